@@ -1,0 +1,11 @@
+// Command clawledger turns everything an OpenClaw agent leaves on disk into
+// one queryable ledger.
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}

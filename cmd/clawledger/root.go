@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/sqlite"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitUsage    = 2
+	exitWarnings = 3 // the run completed, with warnings (malformed lines, unreadable files)
+)
+
+// app holds the global flags and the streams of one invocation.
+type app struct {
+	stdout, stderr io.Writer
+	db             string
+	states         []string
+	json           bool
+	quiet          bool
+	verbose        bool
+	getenv         func(string) string
+	exitCode       int
+}
+
+// usageError marks an error in how the command was called.
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(stderr, "clawledger: "+oneLine(err))
+		var ue usageError
+		if errors.As(err, &ue) || isCobraUsage(err) {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	return a.exitCode
+}
+
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// isCobraUsage recognizes cobra's own argument and flag errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument", "flag needs an argument", "required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "clawledger",
+		Short:         "A queryable, trustworthy ledger of everything an OpenClaw agent leaves on disk",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.db, "db", "", "ledger database (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db)")
+	pf.StringArrayVar(&a.states, "state", nil, "OpenClaw state directory (repeatable; default: discovered)")
+	pf.BoolVar(&a.json, "json", false, "print machine-readable JSON")
+	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing but errors")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "print more detail")
+	root.AddCommand(
+		a.ingestCommand(),
+		a.statusCommand(),
+		a.sessionsCommand(),
+		a.showCommand(),
+		a.exportCommand(),
+	)
+	return root
+}
+
+// dbPath resolves the ledger path: --db, $CLAWLEDGER_DB, then the XDG data dir.
+func (a *app) dbPath() string {
+	if a.db != "" {
+		return a.db
+	}
+	if p := a.getenv("CLAWLEDGER_DB"); p != "" {
+		return p
+	}
+	dir := a.getenv("XDG_DATA_HOME")
+	if dir == "" {
+		dir = filepath.Join(openclaw.UserHome(), ".local", "share")
+	}
+	return filepath.Join(dir, "clawledger", "ledger.db")
+}
+
+func (a *app) openDB(ctx context.Context) (*sqlite.DB, error) {
+	return sqlite.Open(ctx, a.dbPath(), sqlite.Options{})
+}
+
+// openReader opens an existing ledger for queries.
+func (a *app) openReader(ctx context.Context) (*sqlite.DB, error) {
+	return sqlite.Open(ctx, a.dbPath(), sqlite.Options{ReadOnly: true})
+}
+
+// stateDirs resolves the state directories: --state, else discovery.
+func (a *app) stateDirs() ([]string, error) {
+	if len(a.states) > 0 {
+		var out []string
+		for _, s := range a.states {
+			fi, err := os.Stat(s)
+			if err != nil {
+				return nil, usagef("state directory %s: %v", s, errors.Unwrap(err))
+			}
+			if !fi.IsDir() {
+				return nil, usagef("state directory %s is not a directory", s)
+			}
+			abs, _ := filepath.Abs(s)
+			out = append(out, abs)
+		}
+		return out, nil
+	}
+	return openclaw.DefaultStateDirs(openclaw.OS, a.home(), a.getenv), nil
+}
+
+func (a *app) home() string {
+	if h := a.getenv("HOME"); h != "" {
+		return h
+	}
+	return openclaw.UserHome()
+}
+
+// interactive reports whether progress may be drawn on stderr.
+func (a *app) interactive() bool {
+	if a.json || a.quiet {
+		return false
+	}
+	f, ok := a.stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func (a *app) printf(format string, args ...any) {
+	if !a.quiet {
+		fmt.Fprintf(a.stdout, format, args...)
+	}
+}
+
+func (a *app) warnf(format string, args ...any) {
+	if !a.quiet {
+		fmt.Fprintf(a.stderr, format, args...)
+	}
+}

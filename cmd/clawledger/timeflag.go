@@ -1,0 +1,36 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// parseTime reads a --since/--until value: an RFC 3339 time, a date
+// (YYYY-MM-DD, midnight in loc), or an age such as 30m, 12h, 7d or 2w.
+func parseTime(s string, now time.Time, loc *time.Location) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UnixMilli(), nil
+	}
+	for _, layout := range []string{"2006-01-02", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02T15:04:05", "20060102"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t.UnixMilli(), nil
+		}
+	}
+	if n := len(s); n > 1 {
+		unit := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[s[n-1]]
+		if unit != 0 {
+			if k, err := strconv.Atoi(s[:n-1]); err == nil {
+				return now.Add(-time.Duration(k) * unit).UnixMilli(), nil
+			}
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(-d).UnixMilli(), nil
+	}
+	return 0, usagef("cannot read time %q: use YYYY-MM-DD, an RFC 3339 time, or an age like 12h, 7d", s)
+}

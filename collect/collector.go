@@ -1,0 +1,344 @@
+// Package collect reads OpenClaw state directories into the ledger:
+// incrementally by byte offset, exactly once, and crash-safe. Each file's
+// new lines and its new cursor commit in one transaction.
+package collect
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/openclaw"
+)
+
+// Store is what the collector needs from a ledger store.
+type Store interface {
+	clawledger.Writer
+	SetAgents(ctx context.Context, stateDirID int64, agents []string) error
+}
+
+// Progress receives the collector's progress in bytes.
+type Progress interface {
+	Start(totalBytes int64, files int)
+	Add(bytes int64)
+	Finish()
+}
+
+type noProgress struct{}
+
+func (noProgress) Start(int64, int) {}
+func (noProgress) Add(int64)        {}
+func (noProgress) Finish()          {}
+
+// Collector ingests state directories into a Store.
+type Collector struct {
+	Store    Store
+	FS       openclaw.FS
+	Progress Progress
+	// ChunkBytes bounds a transaction when a file is read for the first time
+	// or appended to: the lines read so far and the cursor are committed every
+	// ChunkBytes. Re-reads of replaced files always commit in one transaction.
+	ChunkBytes int64
+	Now        func() time.Time
+}
+
+// Warning is something a run could not read; the run goes on.
+type Warning struct {
+	StateDir string `json:"state_dir"`
+	Path     string `json:"path"`
+	Message  string `json:"message"`
+}
+
+// Report says what one run did.
+type Report struct {
+	StateDirs      []string  `json:"state_dirs"`
+	FilesScanned   int       `json:"files_scanned"`
+	FilesIngested  int       `json:"files_ingested"`
+	FilesReplaced  int       `json:"files_replaced"`
+	FilesRenamed   int       `json:"files_renamed"`
+	FilesGone      int       `json:"files_gone"`
+	FilesSkipped   int       `json:"files_skipped"`
+	LinesIngested  int64     `json:"lines_ingested"`
+	MalformedLines int64     `json:"malformed_lines"`
+	BytesRead      int64     `json:"bytes_read"`
+	PendingTails   int       `json:"pending_tails"`
+	PendingBytes   int64     `json:"pending_bytes"`
+	Warnings       []Warning `json:"warnings"`
+}
+
+func (c *Collector) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// Run ingests every given state directory.
+func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error) {
+	if c.FS == nil {
+		c.FS = openclaw.OS
+	}
+	if c.Progress == nil {
+		c.Progress = noProgress{}
+	}
+	if c.ChunkBytes <= 0 {
+		c.ChunkBytes = 64 << 20
+	}
+	rep := &Report{StateDirs: stateDirs, Warnings: []Warning{}}
+	var plans []*dirPlan
+	for _, dir := range stateDirs {
+		p, err := c.plan(ctx, dir, rep)
+		if err != nil {
+			return rep, err
+		}
+		plans = append(plans, p)
+	}
+	var total int64
+	var files int
+	for _, p := range plans {
+		for _, w := range p.work {
+			total += w.estimate
+			files++
+		}
+	}
+	c.Progress.Start(total, files)
+	defer c.Progress.Finish()
+	for _, p := range plans {
+		if err := c.execute(ctx, p, rep); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// dirPlan is what a scan of one state dir decided to do.
+type dirPlan struct {
+	dir     string
+	id      int64
+	tree    *openclaw.Tree
+	work    []*work
+	cron    []*work // jobs.json and its state sidecar, handled together
+	gone    []*clawledger.Source
+	renamed int
+}
+
+type work struct {
+	src      *clawledger.Source
+	found    openclaw.Found
+	estimate int64
+}
+
+func (c *Collector) warn(rep *Report, dir, rel string, format string, args ...any) {
+	rep.Warnings = append(rep.Warnings, Warning{StateDir: dir, Path: rel, Message: fmt.Sprintf(format, args...)})
+}
+
+func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	tree := openclaw.Scan(c.FS, abs)
+	for _, p := range tree.Problems {
+		c.warn(rep, abs, p.Rel, "%s", p.Err)
+	}
+	rep.FilesSkipped += len(tree.Skipped)
+	id, err := c.Store.StateDirID(ctx, abs)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Store.SetAgents(ctx, id, tree.Agents); err != nil {
+		return nil, err
+	}
+	known, err := c.Store.Sources(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	byRel := make(map[string]*clawledger.Source, len(known))
+	for _, s := range known {
+		byRel[s.Rel] = s
+	}
+	present := make(map[string]bool, len(tree.Files))
+	for _, f := range tree.Files {
+		present[f.Rel] = true
+	}
+	// sources whose file vanished may have been renamed (a soft delete renames
+	// <id>.jsonl to <id>.jsonl.deleted.<ts>): match them by device and inode
+	missing := map[[2]uint64]*clawledger.Source{}
+	for _, s := range known {
+		if !present[s.Rel] && s.Cursor.Inode != 0 {
+			missing[[2]uint64{s.Cursor.Dev, s.Cursor.Inode}] = s
+		}
+	}
+	p := &dirPlan{dir: abs, id: id, tree: tree}
+	for _, f := range tree.Files {
+		rep.FilesScanned++
+		src := byRel[f.Rel]
+		if src == nil {
+			dev, ino := openclaw.FileID(f.Info)
+			if old := missing[[2]uint64{dev, ino}]; old != nil && old.Kind == f.Kind && c.sameHead(old, abs, f.Rel) {
+				delete(missing, [2]uint64{dev, ino})
+				delete(byRel, old.Rel)
+				old.Rel, old.Class, old.SessionID, old.Topic, old.AgentID = f.Rel, f.Class, f.SessionID, f.Topic, f.AgentID
+				if err := c.Store.UpdateSource(ctx, old); err != nil {
+					return nil, err
+				}
+				byRel[f.Rel] = old
+				src = old
+				p.renamed++
+			} else {
+				src, err = c.Store.EnsureSource(ctx, &clawledger.Source{StateDirID: id, Rel: f.Rel, Kind: f.Kind, Class: f.Class,
+					AgentID: f.AgentID, SessionID: f.SessionID, Topic: f.Topic})
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		src.StateDir = abs
+		if unchanged(src, f.Info) {
+			continue
+		}
+		w := &work{src: src, found: f, estimate: f.Info.Size() - src.Cursor.Offset}
+		if w.estimate < 0 {
+			w.estimate = f.Info.Size()
+		}
+		if f.Kind == clawledger.KindCronJobs {
+			p.cron = append(p.cron, w)
+			continue
+		}
+		p.work = append(p.work, w)
+	}
+	for _, s := range known {
+		if !present[s.Rel] && s.GoneAt == 0 && byRel[s.Rel] == s {
+			p.gone = append(p.gone, s)
+		}
+	}
+	// big files last, so a progress bar moves early and small sessions land first
+	sort.SliceStable(p.work, func(i, j int) bool { return p.work[i].estimate < p.work[j].estimate })
+	return p, nil
+}
+
+// unchanged is the no-op check: same file, same size, same mtime.
+func unchanged(src *clawledger.Source, fi fs.FileInfo) bool {
+	dev, ino := openclaw.FileID(fi)
+	c := &src.Cursor
+	return src.GoneAt == 0 && c.MtimeNs != 0 && c.Dev == dev && c.Inode == ino && c.Size == fi.Size() && c.MtimeNs == fi.ModTime().UnixNano()
+}
+
+// sameHead reports whether the file at rel starts with the bytes a source
+// was fingerprinted with (so a matching inode is a rename, not a reuse).
+func (c *Collector) sameHead(src *clawledger.Source, dir, rel string) bool {
+	f, err := c.FS.Open(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	n := min(src.Cursor.Offset, headBytes)
+	return bytes.Equal(hashRange(f, 0, n), src.Cursor.HeadHash)
+}
+
+func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error {
+	rep.FilesRenamed += p.renamed
+	for _, w := range p.work {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var err error
+		switch w.src.Kind {
+		case clawledger.KindTranscript, clawledger.KindCronRuns:
+			err = c.ingestLines(ctx, w, rep)
+		case clawledger.KindIndex:
+			err = c.ingestIndex(ctx, w, rep)
+		case clawledger.KindWorkspace:
+			err = c.ingestWorkspace(ctx, w, rep)
+		}
+		if w.src.Kind != clawledger.KindTranscript && w.src.Kind != clawledger.KindCronRuns {
+			c.Progress.Add(w.estimate)
+		}
+		if err != nil {
+			var fe *fileError
+			if errors.As(err, &fe) {
+				c.warn(rep, p.dir, w.src.Rel, "%v", fe.err)
+				continue
+			}
+			return fmt.Errorf("%s: %w", filepath.Join(p.dir, w.src.Rel), err)
+		}
+	}
+	if len(p.cron) > 0 {
+		if err := c.ingestCronJobs(ctx, p, rep); err != nil {
+			return err
+		}
+	}
+	now := c.now().UnixMilli()
+	for _, s := range p.gone {
+		s.GoneAt = now
+		if err := c.Store.UpdateSource(ctx, s); err != nil {
+			return err
+		}
+		switch s.Kind {
+		case clawledger.KindIndex:
+			if err := c.Store.ReplaceIndex(ctx, s, nil); err != nil {
+				return err
+			}
+		case clawledger.KindCronJobs:
+			if !anyCronPresent(p.tree) {
+				if err := c.Store.ReplaceCronJobs(ctx, p.id, nil, []*clawledger.Source{s}); err != nil {
+					return err
+				}
+			}
+		}
+		rep.FilesGone++
+	}
+	return nil
+}
+
+func anyCronPresent(t *openclaw.Tree) bool {
+	for _, f := range t.Files {
+		if f.Kind == clawledger.KindCronJobs {
+			return true
+		}
+	}
+	return false
+}
+
+// fileError is a problem with one file: reported, and the run goes on.
+type fileError struct{ err error }
+
+func (e *fileError) Error() string { return e.err.Error() }
+
+const headBytes = 1024
+
+// hashRange returns the sha256 of bytes [off, off+n) of r, or nil when they
+// cannot all be read.
+func hashRange(r io.ReaderAt, off, n int64) []byte {
+	h := sha256.New()
+	if _, err := io.CopyN(h, io.NewSectionReader(r, off, n), n); err != nil {
+		return nil
+	}
+	return h.Sum(nil)
+}
+
+// prefixHash restores the running sha256 of a source's committed bytes.
+func prefixHash(state []byte) hash.Hash {
+	h := sha256.New()
+	if len(state) > 0 {
+		if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(state); err != nil {
+			return nil
+		}
+	}
+	return h
+}
+
+func marshalHash(h hash.Hash) []byte {
+	b, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
+	return b
+}

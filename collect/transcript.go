@@ -1,0 +1,201 @@
+package collect
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+)
+
+// transcript derives a session's summary and each record's resolved fields
+// (synthetic ids, attributed model, usage key) from its entries in file
+// order. Its state lives in the Session, so an incremental batch continues
+// exactly where the previous one stopped.
+type transcript struct {
+	s *clawledger.Session
+}
+
+func (t *transcript) apply(rec *clawledger.Record) {
+	s := t.s
+	if rec.Line.Status == clawledger.LineMalformed {
+		s.Malformed++
+	}
+	e := rec.Entry
+	if e == nil {
+		return
+	}
+	if h := e.Header; h != nil {
+		if s.Version == "" {
+			s.Version = h.Version
+		}
+		if h.ID != "" {
+			s.SessionID = h.ID
+		}
+		s.Cwd = firstNonEmpty(s.Cwd, h.Cwd)
+		s.ParentSession = firstNonEmpty(s.ParentSession, h.ParentSession)
+		if s.StartedAt == 0 {
+			s.StartedAt = h.Timestamp
+		}
+		if h.ModelID != "" && s.Model == "" { // v1 headers carry the model
+			s.Provider, s.Model = h.Provider, h.ModelID
+		}
+		if h.ThinkingLevel != "" && s.ThinkingLevel == "" {
+			s.ThinkingLevel = h.ThinkingLevel
+		}
+		t.seen(e.Timestamp)
+		return
+	}
+
+	// v1 files have no ids: a stable synthetic id per line and a linear chain
+	rec.EntryID, rec.ParentID = e.ID, e.ParentID
+	if rec.EntryID == "" {
+		rec.EntryID = "line-" + strconv.FormatInt(rec.Line.No, 10)
+	}
+	if !e.HasParent && e.ID == "" {
+		rec.ParentID = s.LastEntryID
+	}
+	s.LastEntryID = rec.EntryID
+	s.LeafID = rec.EntryID
+	if e.LeafTarget != "" {
+		s.LeafID = e.LeafTarget
+	}
+	s.Entries++
+
+	switch {
+	case e.ModelChange != nil:
+		mc := e.ModelChange
+		switch mc.Kind {
+		case "thinking":
+			s.ThinkingLevel = mc.ThinkingLevel
+		default:
+			if mc.ModelID != "" {
+				s.Provider, s.Model = mc.Provider, mc.ModelID
+			}
+			if mc.API != "" {
+				s.API = mc.API
+			}
+		}
+	case e.Compaction != nil:
+		if e.Compaction.Kind == "compaction" {
+			s.Compactions++
+		}
+	case e.SessionName != "":
+		s.Name = e.SessionName
+	}
+	if m := e.Message; m != nil {
+		t.message(rec, m)
+		t.seen(firstNonZero(m.Timestamp, e.Timestamp))
+	} else {
+		t.seen(e.Timestamp)
+	}
+}
+
+func (t *transcript) seen(ts int64) {
+	s := t.s
+	if ts == 0 {
+		return
+	}
+	if s.FirstAt == 0 || ts < s.FirstAt {
+		s.FirstAt = ts
+	}
+	if ts > s.LastAt {
+		s.LastAt = ts
+	}
+}
+
+func (t *transcript) message(rec *clawledger.Record, m *clawledger.Message) {
+	s := t.s
+	s.Messages++
+	switch m.Role {
+	case "user":
+		s.UserMessages++
+		if s.FirstUserText == "" {
+			s.FirstUserText = clip(strings.TrimSpace(m.Text), 500)
+		}
+	case "assistant":
+		s.AssistantMessages++
+		rec.Model, rec.Provider = m.Model, m.Provider
+		if rec.Model == "" {
+			rec.Model, rec.Provider = s.Model, s.Provider
+		}
+		if m.API != "" {
+			s.API = m.API
+		}
+		if u := m.Usage; u != nil {
+			rec.UsageKey = usageKey(rec, m)
+			s.InputTokens += u.Input
+			s.OutputTokens += u.Output
+			s.CacheReadTokens += u.CacheRead
+			s.CacheWriteTokens += u.CacheWrite
+			s.Cost += u.Cost.Total
+			if rec.Model != "" && !contains(s.Models, rec.Model) {
+				s.Models = append(s.Models, rec.Model)
+			}
+		}
+	case "toolResult":
+		s.ToolResults++
+		if m.IsError {
+			s.ToolErrors++
+		}
+	}
+	s.ToolCalls += int64(len(m.ToolCalls))
+}
+
+// usageKey identifies one assistant message across the copies of it that
+// resets, deletions and forks leave behind, so its usage is counted once.
+// Entry ids are short (8 hex digits) and can collide across sessions, so
+// the message's own timestamp and token counts go into the key too; entries
+// without an id are identified by their bytes.
+func usageKey(rec *clawledger.Record, m *clawledger.Message) string {
+	h := sha256.New()
+	if rec.Entry.ID != "" {
+		u := m.Usage
+		h.Write([]byte(rec.Entry.ID))
+		for _, n := range []int64{m.Timestamp, rec.Entry.Timestamp, u.Input, u.Output, u.CacheRead, u.CacheWrite} {
+			h.Write([]byte{'|'})
+			h.Write(strconv.AppendInt(nil, n, 10))
+		}
+	} else {
+		h.Write(rec.Line.Raw)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func firstNonZero(v ...int64) int64 {
+	for _, x := range v {
+		if x != 0 {
+			return x
+		}
+	}
+	return 0
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,42 @@
+// Command genstate writes synthetic OpenClaw state directories for tests,
+// demos and benchmarks.
+//
+//	go run ./internal/cmd/genstate -kind edge  -home /tmp/home
+//	go run ./internal/cmd/genstate -kind sample -home /tmp/home
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/clawledger/clawledger/internal/fixture"
+)
+
+func main() {
+	kind := flag.String("kind", "edge", "edge (every edge case) or sample (small and clean)")
+	home := flag.String("home", "", "directory to write the state dir(s) into (a fake $HOME)")
+	flag.Parse()
+	if *home == "" {
+		fmt.Fprintln(os.Stderr, "genstate: -home is required")
+		os.Exit(2)
+	}
+	var err error
+	switch *kind {
+	case "edge":
+		var m *fixture.Manifest
+		m, err = fixture.WriteEdgeCases(*home)
+		if err == nil {
+			fmt.Printf("wrote %d transcripts and run logs (%d lines, %d malformed) under %s\n", len(m.Exported), m.Lines, m.MalformedLines, *home)
+		}
+	case "sample":
+		err = fixture.WriteSample(filepath.Join(*home, ".openclaw"))
+	default:
+		err = fmt.Errorf("unknown -kind %q", *kind)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "genstate:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,117 @@
+package openclaw
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+)
+
+// SessionFile is what a file name in a sessions directory says about the file.
+type SessionFile struct {
+	Class      clawledger.FileClass
+	SessionID  string // from the name; the header's id wins when present
+	Topic      string // decoded topic of a topic file
+	Compressed bool   // a .zst archive
+	Reason     string // why a skipped or unknown file is not ingested
+}
+
+var (
+	sessionIDPattern = regexp.MustCompile(`(?i)^[a-z0-9][a-z0-9._-]{0,127}$`)
+	forkPattern      = regexp.MustCompile(`(?i)^\d{4}-\d{2}-\d{2}T[0-9_.:-]+Z?_([a-z0-9][a-z0-9._-]*)$`)
+	bakPattern       = regexp.MustCompile(`\.bak-[0-9]+-[0-9]+$|\.bak-[^/]*$`)
+	checkpointRe     = regexp.MustCompile(`\.checkpoint\.[^./]+\.jsonl$`)
+	archivePattern   = regexp.MustCompile(`^(.+\.jsonl)\.(deleted|reset)\.(.+)$`)
+)
+
+// ValidSessionID reports whether s is a session id OpenClaw would write.
+func ValidSessionID(s string) bool { return sessionIDPattern.MatchString(s) }
+
+// ClassifySessionFile classifies a file name found in a sessions directory
+// (formats doc §3). Files that duplicate others (backups, checkpoints),
+// locks and sidecars are ClassSkipped; names OpenClaw is not known to write
+// are ClassUnknown.
+func ClassifySessionFile(name string) SessionFile {
+	switch {
+	case name == "sessions.json":
+		return SessionFile{Class: clawledger.ClassIndex}
+	case strings.HasPrefix(name, "sessions.json."):
+		return skipped("index backup or temp file")
+	case strings.HasSuffix(name, ".lock"):
+		return skipped("lock file")
+	case bakPattern.MatchString(name):
+		return skipped("backup written before a line repair")
+	case checkpointRe.MatchString(name):
+		return skipped("pre-compaction checkpoint copy")
+	case strings.HasSuffix(name, ".trajectory.jsonl"), strings.HasSuffix(name, ".trajectory-path.json"):
+		return skipped("trajectory sidecar")
+	case strings.HasSuffix(name, ".tmp"):
+		return skipped("temporary file")
+	}
+	if m := archivePattern.FindStringSubmatch(name); m != nil {
+		sf := classifyJSONL(m[1])
+		if sf.Class == clawledger.ClassUnknown {
+			return sf
+		}
+		sf.Class = clawledger.FileClass(m[2])
+		sf.Compressed = strings.HasSuffix(name, ".zst")
+		return sf
+	}
+	if base, ok := strings.CutSuffix(name, ".jsonl.migrated"); ok {
+		sf := classifyJSONL(base + ".jsonl")
+		if sf.Class != clawledger.ClassUnknown {
+			sf.Class = clawledger.ClassMigrated
+		}
+		return sf
+	}
+	if strings.HasSuffix(name, ".jsonl") {
+		return classifyJSONL(name)
+	}
+	return SessionFile{Class: clawledger.ClassUnknown, Reason: "not a transcript name"}
+}
+
+func skipped(reason string) SessionFile {
+	return SessionFile{Class: clawledger.ClassSkipped, Reason: reason}
+}
+
+func classifyJSONL(name string) SessionFile {
+	stem := strings.TrimSuffix(name, ".jsonl")
+	if m := forkPattern.FindStringSubmatch(stem); m != nil {
+		return SessionFile{Class: clawledger.ClassFork, SessionID: m[1]}
+	}
+	if i := strings.Index(stem, "-topic-"); i > 0 {
+		topic, err := url.PathUnescape(stem[i+len("-topic-"):])
+		if err != nil {
+			topic = stem[i+len("-topic-"):]
+		}
+		return SessionFile{Class: clawledger.ClassTopic, SessionID: stem[:i], Topic: topic}
+	}
+	if !ValidSessionID(stem) {
+		return SessionFile{Class: clawledger.ClassUnknown, Reason: "not a valid session id"}
+	}
+	return SessionFile{Class: clawledger.ClassLive, SessionID: stem}
+}
+
+// credentialNames are files and directories a collector must never open or
+// stat: they hold secrets (formats doc §1).
+var credentialNames = map[string]bool{
+	"auth-profiles.json":  true,
+	"auth.json":           true,
+	"credentials":         true,
+	"identity":            true,
+	"devices":             true,
+	".env":                true,
+	"exec-approvals.json": true,
+}
+
+// IsCredentialPath reports whether a path (relative to a state directory,
+// slash-separated) is or lies inside a credential file or directory.
+func IsCredentialPath(rel string) bool {
+	for _, part := range strings.Split(rel, "/") {
+		if credentialNames[part] || strings.HasPrefix(part, ".env.") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,221 @@
+package openclaw
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/clawledger/clawledger"
+	"github.com/titanous/json5"
+)
+
+// decodeLenient decodes standard JSON, falling back to JSON5 (OpenClaw reads
+// its own files with JSON5, so hand-edited files may use it).
+func decodeLenient(data []byte, v any) error {
+	if err := json.Unmarshal(data, v); err == nil {
+		return nil
+	}
+	var doc any
+	if err := json5.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("neither JSON nor JSON5: %v", err)
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+type rawCronJob struct {
+	ID          flexString      `json:"id"`
+	AgentID     flexString      `json:"agentId"`
+	SessionKey  flexString      `json:"sessionKey"`
+	Name        flexString      `json:"name"`
+	Description flexString      `json:"description"`
+	Enabled     *flexBool       `json:"enabled"`
+	CreatedAtMs json.RawMessage `json:"createdAtMs"`
+	CreatedAt   json.RawMessage `json:"createdAt"`
+	UpdatedAtMs json.RawMessage `json:"updatedAtMs"`
+	UpdatedAt   json.RawMessage `json:"updatedAt"`
+	Schedule    json.RawMessage `json:"schedule"`
+	Payload     json.RawMessage `json:"payload"`
+	Prompt      flexString      `json:"prompt"` // an older shape keeps the prompt at the top
+	Delivery    json.RawMessage `json:"delivery"`
+	State       json.RawMessage `json:"state"`
+}
+
+// CronJobFromJSON decodes one job object.
+func CronJobFromJSON(raw []byte) (clawledger.CronJob, error) {
+	var r rawCronJob
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return clawledger.CronJob{}, err
+	}
+	j := clawledger.CronJob{
+		ID:          string(r.ID),
+		AgentID:     string(r.AgentID),
+		SessionKey:  string(r.SessionKey),
+		Name:        string(r.Name),
+		Description: string(r.Description),
+		Enabled:     r.Enabled == nil || bool(*r.Enabled),
+		CreatedAt:   firstTimestamp(r.CreatedAtMs, r.CreatedAt),
+		UpdatedAt:   firstTimestamp(r.UpdatedAtMs, r.UpdatedAt),
+		Schedule:    r.Schedule,
+		Payload:     r.Payload,
+		Delivery:    r.Delivery,
+		State:       r.State,
+		Raw:         json.RawMessage(raw),
+	}
+	if len(j.Payload) == 0 && r.Prompt != "" {
+		j.Payload, _ = json.Marshal(map[string]string{"kind": "agentTurn", "message": string(r.Prompt)})
+	}
+	return j, nil
+}
+
+func firstTimestamp(raws ...json.RawMessage) int64 {
+	for _, r := range raws {
+		if t := Timestamp(r); t != 0 {
+			return t
+		}
+	}
+	return 0
+}
+
+// ParseCronJobs decodes cron/jobs.json: {"version":1,"jobs":[...]} or a bare
+// array of jobs, in JSON or JSON5.
+func ParseCronJobs(data []byte) ([]clawledger.CronJob, error) {
+	var raws []json.RawMessage
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '[' {
+		if err := decodeLenient(data, &raws); err != nil {
+			return nil, err
+		}
+	} else {
+		var doc struct {
+			Jobs []json.RawMessage `json:"jobs"`
+		}
+		if err := decodeLenient(data, &doc); err != nil {
+			return nil, err
+		}
+		raws = doc.Jobs
+	}
+	var jobs []clawledger.CronJob
+	for _, r := range raws {
+		j, err := CronJobFromJSON(r)
+		if err != nil || j.ID == "" {
+			continue
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, nil
+}
+
+// ParseCronState decodes the jobs-state.json sidecar into job id -> state,
+// accepting {"jobs":{id:state}}, {"jobs":[{id,state}]} and a bare {id:state}.
+func ParseCronState(data []byte) (map[string]json.RawMessage, error) {
+	var doc map[string]json.RawMessage
+	if err := decodeLenient(data, &doc); err != nil {
+		return nil, err
+	}
+	out := map[string]json.RawMessage{}
+	jobs, ok := doc["jobs"]
+	if !ok {
+		for k, v := range doc {
+			if len(v) > 0 && v[0] == '{' {
+				out[k] = v
+			}
+		}
+		return out, nil
+	}
+	var byID map[string]json.RawMessage
+	if json.Unmarshal(jobs, &byID) == nil {
+		for k, v := range byID {
+			out[k] = stateOf(v)
+		}
+		return out, nil
+	}
+	var list []struct {
+		ID    flexString      `json:"id"`
+		JobID flexString      `json:"jobId"`
+		State json.RawMessage `json:"state"`
+	}
+	if err := json.Unmarshal(jobs, &list); err != nil {
+		return nil, err
+	}
+	for _, x := range list {
+		if id := firstNonEmpty(string(x.ID), string(x.JobID)); id != "" && len(x.State) > 0 {
+			out[id] = x.State
+		}
+	}
+	return out, nil
+}
+
+// stateOf unwraps {"state":{...}} when a sidecar nests it.
+func stateOf(v json.RawMessage) json.RawMessage {
+	var w struct {
+		State json.RawMessage `json:"state"`
+	}
+	if json.Unmarshal(v, &w) == nil && len(w.State) > 0 && w.State[0] == '{' {
+		return w.State
+	}
+	return v
+}
+
+type rawCronRun struct {
+	Ts             json.RawMessage `json:"ts"`
+	Timestamp      json.RawMessage `json:"timestamp"`
+	JobID          flexString      `json:"jobId"`
+	Action         flexString      `json:"action"`
+	Status         flexString      `json:"status"`
+	Error          json.RawMessage `json:"error"`
+	Summary        flexString      `json:"summary"`
+	Delivered      *flexBool       `json:"delivered"`
+	DeliveryStatus flexString      `json:"deliveryStatus"`
+	SessionID      flexString      `json:"sessionId"`
+	SessionKey     flexString      `json:"sessionKey"`
+	RunAtMs        json.RawMessage `json:"runAtMs"`
+	DurationMs     flexInt         `json:"durationMs"`
+	NextRunAtMs    json.RawMessage `json:"nextRunAtMs"`
+	Model          flexString      `json:"model"`
+	Provider       flexString      `json:"provider"`
+	Usage          json.RawMessage `json:"usage"`
+}
+
+// ParseCronRun decodes one line of a cron run log. Lines whose action is not
+// "finished" decode too (the caller decides what to keep).
+func ParseCronRun(line []byte) (*clawledger.CronRun, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil, ErrBlank
+	}
+	if line[0] != '{' {
+		return nil, malformed(line)
+	}
+	var r rawCronRun
+	if err := json.Unmarshal(line, &r); err != nil {
+		return nil, &MalformedError{Reason: "invalid JSON: " + shortErr(err)}
+	}
+	run := &clawledger.CronRun{
+		Ts:             firstTimestamp(r.Ts, r.Timestamp),
+		JobID:          string(r.JobID),
+		Action:         string(r.Action),
+		Status:         string(r.Status),
+		Error:          errorText(r.Error),
+		Summary:        string(r.Summary),
+		DeliveryStatus: string(r.DeliveryStatus),
+		SessionID:      string(r.SessionID),
+		SessionKey:     string(r.SessionKey),
+		RunAt:          Timestamp(r.RunAtMs),
+		DurationMs:     int64(r.DurationMs),
+		NextRunAt:      Timestamp(r.NextRunAtMs),
+		Model:          string(r.Model),
+		Provider:       string(r.Provider),
+	}
+	if r.Delivered != nil {
+		d := bool(*r.Delivered)
+		run.Delivered = &d
+	}
+	if len(r.Usage) > 0 && r.Usage[0] == '{' {
+		run.Usage = DecodeUsage(r.Usage)
+	}
+	return run, nil
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package openclaw
+
+import "io/fs"
+
+// FileID returns the device and inode numbers of a file (0, 0 when unknown).
+func FileID(fi fs.FileInfo) (dev, ino uint64) { return 0, 0 }

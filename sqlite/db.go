@@ -1,0 +1,195 @@
+// Package sqlite is the ledger store on SQLite (pure Go, modernc.org/sqlite):
+// schema, migrations and queries. One writer connection with immediate
+// transactions; readers use their own pool and never block the writer (WAL).
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DB is an open ledger.
+type DB struct {
+	Path string
+	w    *sql.DB // the single writer connection
+	r    *sql.DB // read pool
+
+	stmts map[string]*sql.Stmt // writer statements, prepared once
+}
+
+// Options tune Open.
+type Options struct {
+	ReadOnly bool // open an existing ledger for reading only; no migrations
+}
+
+// Open opens (creating when needed, mode 0600) the ledger at path and brings
+// its schema up to date.
+func Open(ctx context.Context, path string, opt Options) (*DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if opt.ReadOnly {
+		if _, err := os.Stat(abs); err != nil {
+			return nil, fmt.Errorf("no ledger at %s (run `clawledger ingest` first)", abs)
+		}
+	} else if err := createPrivate(abs); err != nil {
+		return nil, err
+	}
+	db := &DB{Path: abs, stmts: map[string]*sql.Stmt{}}
+	db.r, err = sql.Open("sqlite", dsn(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)"))
+	if err != nil {
+		return nil, err
+	}
+	db.r.SetMaxOpenConns(4)
+	if opt.ReadOnly {
+		if err := db.r.PingContext(ctx); err != nil {
+			db.r.Close()
+			return nil, openError(abs, err)
+		}
+		return db, nil
+	}
+	db.w, err = sql.Open("sqlite", dsn(abs,
+		"_pragma=busy_timeout(30000)",
+		"_pragma=journal_mode(WAL)",
+		"_pragma=synchronous(NORMAL)",
+		"_pragma=cache_size(-32000)",
+		"_pragma=secure_delete(ON)",
+		"_txlock=immediate"))
+	if err != nil {
+		db.r.Close()
+		return nil, err
+	}
+	db.w.SetMaxOpenConns(1)
+	db.w.SetConnMaxLifetime(0)
+	db.w.SetConnMaxIdleTime(0)
+	if err := db.migrate(ctx); err != nil {
+		db.Close()
+		return nil, openError(abs, err)
+	}
+	// prepared before any transaction holds the single writer connection
+	for _, q := range preparedWrites {
+		s, err := db.w.PrepareContext(ctx, q)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		db.stmts[q] = s
+	}
+	return db, nil
+}
+
+func openError(path string, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "file is not a database") || strings.Contains(msg, "malformed") {
+		return fmt.Errorf("%s is not a clawledger database (or it is corrupt): %v", path, err)
+	}
+	return fmt.Errorf("open ledger %s: %v", path, err)
+}
+
+// createPrivate creates the database file with mode 0600 (and its directory
+// with 0700) before SQLite opens it; SQLite gives its -wal and -shm files the
+// same mode. An existing file is tightened to 0600.
+func createPrivate(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create ledger directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("create ledger: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return f.Chmod(0o600)
+	}
+	return nil
+}
+
+func dsn(path string, params ...string) string {
+	u := url.URL{Scheme: "file", Path: path}
+	return u.String() + "?" + strings.Join(params, "&")
+}
+
+// SchemaVersion is the newest migration this build knows.
+func SchemaVersion() (int64, error) {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return 0, err
+	}
+	var v int64
+	for _, n := range names {
+		var x int64
+		if _, err := fmt.Sscanf(filepath.Base(n), "%d_", &x); err == nil && x > v {
+			v = x
+		}
+	}
+	return v, nil
+}
+
+func (db *DB) migrate(ctx context.Context) error {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db.w, sub, goose.WithTableName("schema_migrations"))
+	if err != nil {
+		return err
+	}
+	cur, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if want, _ := SchemaVersion(); cur > want {
+		return fmt.Errorf("the ledger has schema version %d, newer than this clawledger (%d): upgrade clawledger", cur, want)
+	}
+	_, err = p.Up(ctx)
+	return err
+}
+
+// Version returns the ledger's schema version.
+func (db *DB) Version(ctx context.Context) (int64, error) {
+	var v sql.NullInt64
+	err := db.r.QueryRowContext(ctx, `SELECT max(version_id) FROM schema_migrations WHERE is_applied`).Scan(&v)
+	return v.Int64, err
+}
+
+// Close closes the ledger.
+func (db *DB) Close() error {
+	var errs []error
+	for _, s := range db.stmts {
+		errs = append(errs, s.Close())
+	}
+	if db.w != nil {
+		errs = append(errs, db.w.Close())
+	}
+	if db.r != nil {
+		errs = append(errs, db.r.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// stmt returns a writer statement prepared at Open.
+func (db *DB) stmt(query string) (*sql.Stmt, error) {
+	if s, ok := db.stmts[query]; ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("statement not prepared: %.40s", query)
+}

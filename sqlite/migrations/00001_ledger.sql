@@ -1,0 +1,293 @@
+-- +goose Up
+-- The agents ledger. lines holds the exact bytes of every ingested source
+-- line and is the record of truth; every other table is derived from it.
+
+CREATE TABLE state_dirs (
+  id          INTEGER PRIMARY KEY,
+  path        TEXT NOT NULL UNIQUE,
+  last_scan_ms INTEGER
+);
+
+CREATE TABLE agents (
+  state_dir_id INTEGER NOT NULL REFERENCES state_dirs(id),
+  agent_id     TEXT NOT NULL,
+  PRIMARY KEY (state_dir_id, agent_id)
+) WITHOUT ROWID;
+
+CREATE TABLE sources (
+  id            INTEGER PRIMARY KEY,
+  state_dir_id  INTEGER NOT NULL REFERENCES state_dirs(id),
+  rel_path      TEXT NOT NULL,
+  kind          TEXT NOT NULL,
+  class         TEXT NOT NULL DEFAULT '',
+  agent_id      TEXT NOT NULL DEFAULT '',
+  file_session_id TEXT NOT NULL DEFAULT '',
+  topic         TEXT NOT NULL DEFAULT '',
+  dev           INTEGER NOT NULL DEFAULT 0,
+  inode         INTEGER NOT NULL DEFAULT 0,
+  size          INTEGER NOT NULL DEFAULT 0,
+  mtime_ns      INTEGER NOT NULL DEFAULT 0,
+  head_hash     BLOB,
+  tail_hash     BLOB,
+  prefix_hash   BLOB,
+  offset        INTEGER NOT NULL DEFAULT 0,
+  line_count    INTEGER NOT NULL DEFAULT 0,
+  malformed_count INTEGER NOT NULL DEFAULT 0,
+  pending_bytes INTEGER NOT NULL DEFAULT 0,
+  gone_at_ms    INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (state_dir_id, rel_path)
+);
+
+CREATE TABLE lines (
+  id        INTEGER PRIMARY KEY,
+  source_id INTEGER NOT NULL,
+  offset    INTEGER NOT NULL,
+  line_no   INTEGER NOT NULL,
+  status    INTEGER NOT NULL DEFAULT 0, -- 0 ok, 1 malformed, 2 blank, 3 repaired
+  error     TEXT,
+  raw       BLOB NOT NULL
+);
+CREATE UNIQUE INDEX lines_source_offset ON lines(source_id, offset);
+CREATE INDEX lines_malformed ON lines(source_id, line_no) WHERE status = 1;
+
+-- one row per transcript source
+CREATE TABLE sessions (
+  source_id     INTEGER PRIMARY KEY REFERENCES sources(id),
+  agent_id      TEXT NOT NULL DEFAULT '',
+  session_id    TEXT NOT NULL DEFAULT '',
+  version       TEXT NOT NULL DEFAULT '',
+  cwd           TEXT NOT NULL DEFAULT '',
+  parent_session TEXT NOT NULL DEFAULT '',
+  name          TEXT NOT NULL DEFAULT '',
+  started_ms    INTEGER NOT NULL DEFAULT 0,
+  first_ms      INTEGER NOT NULL DEFAULT 0,
+  last_ms       INTEGER NOT NULL DEFAULT 0,
+  first_user_text TEXT NOT NULL DEFAULT '',
+  entries       INTEGER NOT NULL DEFAULT 0,
+  messages      INTEGER NOT NULL DEFAULT 0,
+  user_messages INTEGER NOT NULL DEFAULT 0,
+  assistant_messages INTEGER NOT NULL DEFAULT 0,
+  tool_calls    INTEGER NOT NULL DEFAULT 0,
+  tool_results  INTEGER NOT NULL DEFAULT 0,
+  tool_errors   INTEGER NOT NULL DEFAULT 0,
+  compactions   INTEGER NOT NULL DEFAULT 0,
+  input_tokens  INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+  cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+  cost          REAL NOT NULL DEFAULT 0,
+  models        TEXT NOT NULL DEFAULT '[]',
+  last_entry_id TEXT NOT NULL DEFAULT '',
+  leaf_id       TEXT NOT NULL DEFAULT '',
+  provider      TEXT NOT NULL DEFAULT '',
+  model         TEXT NOT NULL DEFAULT '',
+  api           TEXT NOT NULL DEFAULT '',
+  thinking_level TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX sessions_session_id ON sessions(session_id);
+CREATE INDEX sessions_last ON sessions(last_ms);
+
+-- the entry tree
+CREATE TABLE entries (
+  line_id   INTEGER PRIMARY KEY,
+  source_id INTEGER NOT NULL,
+  entry_id  TEXT NOT NULL DEFAULT '',
+  parent_id TEXT NOT NULL DEFAULT '',
+  synthetic INTEGER NOT NULL DEFAULT 0,
+  type      TEXT NOT NULL,
+  ts_ms     INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX entries_source_entry ON entries(source_id, entry_id);
+
+CREATE TABLE messages (
+  line_id   INTEGER PRIMARY KEY,
+  source_id INTEGER NOT NULL,
+  entry_id  TEXT NOT NULL DEFAULT '',
+  role      TEXT NOT NULL,
+  ts_ms     INTEGER NOT NULL DEFAULT 0,
+  text      TEXT NOT NULL DEFAULT '',
+  model     TEXT NOT NULL DEFAULT '',
+  provider  TEXT NOT NULL DEFAULT '',
+  api       TEXT NOT NULL DEFAULT '',
+  stop_reason TEXT NOT NULL DEFAULT '',
+  error_message TEXT NOT NULL DEFAULT '',
+  -- usage of assistant messages (usage_key set only when a usage was written)
+  usage_key TEXT,
+  input_tokens  INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+  cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+  total_tokens  INTEGER NOT NULL DEFAULT 0,
+  cost_input    REAL NOT NULL DEFAULT 0,
+  cost_output   REAL NOT NULL DEFAULT 0,
+  cost_cache_read  REAL NOT NULL DEFAULT 0,
+  cost_cache_write REAL NOT NULL DEFAULT 0,
+  cost_total    REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX messages_source ON messages(source_id);
+CREATE INDEX messages_usage ON messages(ts_ms) WHERE usage_key IS NOT NULL;
+
+CREATE TABLE tool_calls (
+  line_id   INTEGER NOT NULL,
+  idx       INTEGER NOT NULL,
+  source_id INTEGER NOT NULL,
+  call_id   TEXT NOT NULL DEFAULT '',
+  name      TEXT NOT NULL DEFAULT '',
+  arguments TEXT NOT NULL DEFAULT '',
+  ts_ms     INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (line_id, idx)
+) WITHOUT ROWID;
+CREATE INDEX tool_calls_source_call ON tool_calls(source_id, call_id);
+
+CREATE TABLE tool_results (
+  line_id   INTEGER PRIMARY KEY,
+  source_id INTEGER NOT NULL,
+  call_id   TEXT NOT NULL DEFAULT '',
+  tool_name TEXT NOT NULL DEFAULT '',
+  is_error  INTEGER NOT NULL DEFAULT 0,
+  error_text TEXT NOT NULL DEFAULT '',
+  duration_ms INTEGER,
+  exit_code INTEGER,
+  ts_ms     INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX tool_results_source_call ON tool_results(source_id, call_id);
+
+-- tool calls paired with their results by toolCallId within a transcript
+CREATE VIEW tool_calls_paired AS
+SELECT c.source_id, c.line_id, c.idx, c.call_id, c.name, c.arguments, c.ts_ms,
+       r.line_id AS result_line_id, r.is_error, r.error_text, r.duration_ms, r.exit_code,
+       r.ts_ms AS result_ts_ms
+FROM tool_calls c
+LEFT JOIN tool_results r ON r.source_id = c.source_id AND r.call_id = c.call_id AND c.call_id <> '';
+
+CREATE TABLE compactions (
+  line_id   INTEGER PRIMARY KEY,
+  source_id INTEGER NOT NULL,
+  kind      TEXT NOT NULL,
+  summary   TEXT NOT NULL DEFAULT '',
+  first_kept_entry_id TEXT NOT NULL DEFAULT '',
+  tokens_before INTEGER NOT NULL DEFAULT 0,
+  tokens_after  INTEGER NOT NULL DEFAULT 0,
+  read_files     TEXT NOT NULL DEFAULT '[]',
+  modified_files TEXT NOT NULL DEFAULT '[]',
+  from_hook INTEGER NOT NULL DEFAULT 0,
+  ts_ms     INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX compactions_source ON compactions(source_id);
+
+-- model_change, thinking_level_change and model-snapshot entries
+CREATE TABLE model_changes (
+  line_id   INTEGER PRIMARY KEY,
+  source_id INTEGER NOT NULL,
+  kind      TEXT NOT NULL,
+  provider  TEXT NOT NULL DEFAULT '',
+  model     TEXT NOT NULL DEFAULT '',
+  api       TEXT NOT NULL DEFAULT '',
+  thinking_level TEXT NOT NULL DEFAULT '',
+  ts_ms     INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX model_changes_source ON model_changes(source_id);
+
+-- sessions.json (one row per session key)
+CREATE TABLE session_index (
+  source_id   INTEGER NOT NULL REFERENCES sources(id),
+  agent_id    TEXT NOT NULL,
+  session_key TEXT NOT NULL,
+  session_id  TEXT NOT NULL,
+  updated_ms  INTEGER NOT NULL DEFAULT 0,
+  session_file TEXT NOT NULL DEFAULT '',
+  chat_type   TEXT NOT NULL DEFAULT '',
+  channel     TEXT NOT NULL DEFAULT '',
+  last_channel TEXT NOT NULL DEFAULT '',
+  last_to     TEXT NOT NULL DEFAULT '',
+  label       TEXT NOT NULL DEFAULT '',
+  display_name TEXT NOT NULL DEFAULT '',
+  subject     TEXT NOT NULL DEFAULT '',
+  group_id    TEXT NOT NULL DEFAULT '',
+  model_provider TEXT NOT NULL DEFAULT '',
+  model       TEXT NOT NULL DEFAULT '',
+  thinking_level TEXT NOT NULL DEFAULT '',
+  spawned_by  TEXT NOT NULL DEFAULT '',
+  parent_session_key TEXT NOT NULL DEFAULT '',
+  input_tokens  INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  total_tokens  INTEGER NOT NULL DEFAULT 0,
+  cache_read    INTEGER NOT NULL DEFAULT 0,
+  cache_write   INTEGER NOT NULL DEFAULT 0,
+  context_tokens INTEGER NOT NULL DEFAULT 0,
+  compaction_count INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (source_id, session_key)
+);
+CREATE INDEX session_index_session ON session_index(session_id);
+
+CREATE TABLE cron_jobs (
+  state_dir_id INTEGER NOT NULL REFERENCES state_dirs(id),
+  job_id      TEXT NOT NULL,
+  agent_id    TEXT NOT NULL DEFAULT '',
+  session_key TEXT NOT NULL DEFAULT '',
+  name        TEXT NOT NULL DEFAULT '',
+  description TEXT NOT NULL DEFAULT '',
+  enabled     INTEGER NOT NULL DEFAULT 1,
+  created_ms  INTEGER NOT NULL DEFAULT 0,
+  updated_ms  INTEGER NOT NULL DEFAULT 0,
+  schedule    TEXT NOT NULL DEFAULT '',
+  payload     TEXT NOT NULL DEFAULT '',
+  delivery    TEXT NOT NULL DEFAULT '',
+  state       TEXT NOT NULL DEFAULT '',
+  job_json    TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (state_dir_id, job_id)
+);
+
+CREATE TABLE cron_runs (
+  line_id     INTEGER PRIMARY KEY,
+  source_id   INTEGER NOT NULL,
+  job_id      TEXT NOT NULL DEFAULT '',
+  ts_ms       INTEGER NOT NULL DEFAULT 0,
+  action      TEXT NOT NULL DEFAULT '',
+  status      TEXT NOT NULL DEFAULT '',
+  error       TEXT NOT NULL DEFAULT '',
+  summary     TEXT NOT NULL DEFAULT '',
+  delivered   INTEGER,
+  delivery_status TEXT NOT NULL DEFAULT '',
+  session_id  TEXT NOT NULL DEFAULT '',
+  session_key TEXT NOT NULL DEFAULT '',
+  run_at_ms   INTEGER NOT NULL DEFAULT 0,
+  duration_ms INTEGER NOT NULL DEFAULT 0,
+  next_run_at_ms INTEGER NOT NULL DEFAULT 0,
+  model       TEXT NOT NULL DEFAULT '',
+  provider    TEXT NOT NULL DEFAULT '',
+  input_tokens  INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  total_tokens  INTEGER NOT NULL DEFAULT 0,
+  cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+  cache_write_tokens INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX cron_runs_job ON cron_runs(job_id, ts_ms);
+CREATE INDEX cron_runs_source ON cron_runs(source_id);
+
+CREATE TABLE workspace_files (
+  source_id   INTEGER PRIMARY KEY REFERENCES sources(id),
+  agent_id    TEXT NOT NULL DEFAULT '',
+  size        INTEGER NOT NULL,
+  mtime_ns    INTEGER NOT NULL,
+  sha256      TEXT NOT NULL,
+  content     TEXT NOT NULL
+);
+
+-- +goose Down
+DROP TABLE workspace_files;
+DROP TABLE cron_runs;
+DROP TABLE cron_jobs;
+DROP TABLE session_index;
+DROP TABLE model_changes;
+DROP TABLE compactions;
+DROP VIEW tool_calls_paired;
+DROP TABLE tool_results;
+DROP TABLE tool_calls;
+DROP TABLE messages;
+DROP TABLE entries;
+DROP TABLE sessions;
+DROP TABLE lines;
+DROP TABLE sources;
+DROP TABLE agents;
+DROP TABLE state_dirs;

@@ -1,0 +1,318 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+)
+
+var _ clawledger.Reader = (*DB)(nil)
+
+// sessionSelect joins each transcript's derived summary with its source and
+// with the newest index entry naming it in the same state dir and agent.
+var sessionSelect = `SELECT src.id, d.path, src.rel_path, src.kind, src.class, src.topic, src.gone_at_ms, src.line_count,
+	src.malformed_count, s.` + sessionStateColumnsPrefixed + `,
+	i.session_key, i.updated_ms, i.session_file, i.chat_type, i.channel, i.last_channel, i.last_to, i.label, i.display_name,
+	i.subject, i.group_id, i.model_provider, i.model, i.thinking_level, i.spawned_by, i.parent_session_key,
+	i.input_tokens, i.output_tokens, i.total_tokens, i.cache_read, i.cache_write, i.context_tokens, i.compaction_count
+FROM sessions s
+JOIN sources src ON src.id = s.source_id
+JOIN state_dirs d ON d.id = src.state_dir_id
+LEFT JOIN session_index i ON i.rowid = (
+	SELECT i2.rowid FROM session_index i2 JOIN sources x ON x.id = i2.source_id
+	WHERE i2.session_id = s.session_id AND i2.agent_id = s.agent_id AND x.state_dir_id = src.state_dir_id AND x.gone_at_ms = 0
+	ORDER BY i2.updated_ms DESC LIMIT 1)`
+
+var sessionStateColumnsPrefixed = strings.ReplaceAll(strings.Join(strings.Fields(sessionStateColumns), " "), ", ", ", s.")
+
+func scanSession(rows *sql.Rows) (*clawledger.Session, error) {
+	s := &clawledger.Session{}
+	var kind, class, models string
+	var gone int64
+	var key, file, chatType, channel, lastChannel, lastTo, label, display, subject, group, mprov, model, thinking, spawned, parentKey sql.NullString
+	var updated, in, out, total, cr, cw, ctxTok, comp sql.NullInt64
+	dest := []any{&s.SourceID, &s.StateDir, &s.Path, &kind, &class, &s.Topic, &gone, &s.Lines, &s.Malformed}
+	dest = append(dest, sessionStateFields(s, &models)...)
+	dest = append(dest, &key, &updated, &file, &chatType, &channel, &lastChannel, &lastTo, &label, &display, &subject, &group,
+		&mprov, &model, &thinking, &spawned, &parentKey, &in, &out, &total, &cr, &cw, &ctxTok, &comp)
+	if err := rows.Scan(dest...); err != nil {
+		return nil, err
+	}
+	s.Kind, s.Class, s.Gone = clawledger.SourceKind(kind), clawledger.FileClass(class), gone != 0
+	_ = json.Unmarshal([]byte(models), &s.Models)
+	if key.Valid {
+		s.Key = key.String
+		s.Index = &clawledger.IndexEntry{Key: key.String, SessionID: s.SessionID, UpdatedAt: updated.Int64, SessionFile: file.String,
+			ChatType: chatType.String, Channel: channel.String, LastChannel: lastChannel.String, LastTo: lastTo.String,
+			Label: label.String, DisplayName: display.String, Subject: subject.String, GroupID: group.String,
+			ModelProvider: mprov.String, Model: model.String, ThinkingLevel: thinking.String, SpawnedBy: spawned.String,
+			ParentSessionKey: parentKey.String, InputTokens: in.Int64, OutputTokens: out.Int64, TotalTokens: total.Int64,
+			CacheRead: cr.Int64, CacheWrite: cw.Int64, ContextTokens: ctxTok.Int64, CompactionCount: comp.Int64}
+	}
+	return s, nil
+}
+
+func (db *DB) querySessions(ctx context.Context, where string, args ...any) ([]*clawledger.Session, error) {
+	rows, err := db.r.QueryContext(ctx, sessionSelect+" "+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*clawledger.Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Sessions lists transcripts, newest activity first.
+func (db *DB) Sessions(ctx context.Context, f clawledger.SessionFilter) ([]*clawledger.Session, error) {
+	var conds []string
+	var args []any
+	if f.Agent != "" {
+		conds = append(conds, "s.agent_id = ?")
+		args = append(args, f.Agent)
+	}
+	if f.Channel != "" {
+		conds = append(conds, "(i.channel = ? OR i.last_channel = ?)")
+		args = append(args, f.Channel, f.Channel)
+	}
+	if f.Since > 0 {
+		conds = append(conds, "s.last_ms >= ?")
+		args = append(args, f.Since)
+	}
+	if f.Until > 0 {
+		conds = append(conds, "s.first_ms < ?")
+		args = append(args, f.Until)
+	}
+	if f.SessionID != "" {
+		conds = append(conds, "s.session_id = ?")
+		args = append(args, f.SessionID)
+	}
+	if !f.IncludeDeleted {
+		conds = append(conds, "src.class NOT IN ('deleted', 'reset') AND src.gone_at_ms = 0")
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = "WHERE " + strings.Join(conds, " AND ")
+	}
+	where += " ORDER BY s.last_ms DESC, src.id"
+	if f.Limit > 0 {
+		where += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+	return db.querySessions(ctx, where, args...)
+}
+
+// FindSessions resolves a session id, a unique id prefix or a source path.
+func (db *DB) FindSessions(ctx context.Context, ref string) ([]*clawledger.Session, error) {
+	exact, err := db.querySessions(ctx, "WHERE s.session_id = ? OR src.rel_path = ? ORDER BY src.gone_at_ms <> 0, src.class <> 'live', src.id", ref, ref)
+	if err != nil || len(exact) > 0 {
+		return exact, err
+	}
+	like := strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(ref)
+	return db.querySessions(ctx, `WHERE s.session_id LIKE ? ESCAPE '\' OR src.rel_path LIKE ? ESCAPE '\' ORDER BY src.id`, like+"%", "%/"+like)
+}
+
+// Entries streams a transcript's lines in file order, each with its entry
+// fields and whether it lies on the active branch.
+func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.EntryView) error) error {
+	branch, err := db.activeBranch(ctx, sourceID)
+	if err != nil {
+		return err
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT l.offset, l.line_no, l.status, coalesce(l.error, ''), l.raw,
+		coalesce(e.entry_id, ''), coalesce(e.parent_id, ''), coalesce(e.type, ''), coalesce(e.ts_ms, 0)
+		FROM lines l LEFT JOIN entries e ON e.line_id = l.id WHERE l.source_id = ? ORDER BY l.offset`, sourceID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		v := &clawledger.EntryView{}
+		var status int
+		if err := rows.Scan(&v.Line.Offset, &v.Line.No, &status, &v.Line.Error, &v.Line.Raw, &v.EntryID, &v.ParentID, &v.Type, &v.Ts); err != nil {
+			return err
+		}
+		v.Line.Status = clawledger.LineStatus(status)
+		v.OnBranch = v.Type == "session" || branch[v.EntryID]
+		if err := fn(v); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// activeBranch returns the entry ids from the current leaf up to the root.
+func (db *DB) activeBranch(ctx context.Context, sourceID int64) (map[string]bool, error) {
+	var leaf string
+	if err := db.r.QueryRowContext(ctx, `SELECT leaf_id FROM sessions WHERE source_id = ?`, sourceID).Scan(&leaf); err != nil {
+		if err == sql.ErrNoRows {
+			return map[string]bool{}, nil
+		}
+		return nil, err
+	}
+	rows, err := db.r.QueryContext(ctx, `WITH RECURSIVE branch(id, depth) AS (
+		SELECT ?, 0
+		UNION
+		SELECT e.parent_id, b.depth + 1 FROM entries e JOIN branch b ON e.source_id = ? AND e.entry_id = b.id
+		WHERE e.parent_id <> '' AND b.depth < 10000000)
+		SELECT id FROM branch`, leaf, sourceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// ExportSources lists the line-based sources an export writes.
+func (db *DB) ExportSources(ctx context.Context, includeGone bool) ([]*clawledger.Source, error) {
+	q := `SELECT ` + sourceColumns + ` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
+		WHERE s.kind IN ('transcript', 'cron_runs')`
+	if !includeGone {
+		q += ` AND s.gone_at_ms = 0`
+	}
+	rows, err := db.r.QueryContext(ctx, q+` ORDER BY d.path, s.rel_path`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*clawledger.Source
+	for rows.Next() {
+		s, err := scanSource(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Lines streams a source's stored lines in file order.
+func (db *DB) Lines(ctx context.Context, sourceID int64, fn func(*clawledger.Line) error) error {
+	rows, err := db.r.QueryContext(ctx, `SELECT offset, line_no, status, coalesce(error, ''), raw FROM lines
+		WHERE source_id = ? ORDER BY offset`, sourceID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var l clawledger.Line
+	for rows.Next() {
+		var status int
+		if err := rows.Scan(&l.Offset, &l.No, &status, &l.Error, &l.Raw); err != nil {
+			return err
+		}
+		l.Status = clawledger.LineStatus(status)
+		if err := fn(&l); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Status summarizes the ledger: per state dir counts, every malformed line
+// (up to malformedLimit; negative means all) and every pending tail.
+func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Status, error) {
+	st := &clawledger.Status{StateDirs: []clawledger.StateDirStatus{}, Malformed: []clawledger.MalformedLine{}, Pending: []clawledger.PendingTail{}}
+	rows, err := db.r.QueryContext(ctx, `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0),
+		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'transcript' AND s.gone_at_ms = 0),
+		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'cron_runs' AND s.gone_at_ms = 0),
+		(SELECT count(*) FROM cron_jobs j WHERE j.state_dir_id = d.id),
+		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'workspace' AND s.gone_at_ms = 0),
+		(SELECT count(*) FROM sessions x JOIN sources s ON s.id = x.source_id WHERE s.state_dir_id = d.id),
+		(SELECT coalesce(sum(line_count), 0) FROM sources s WHERE s.state_dir_id = d.id),
+		(SELECT coalesce(sum(offset), 0) FROM sources s WHERE s.state_dir_id = d.id)
+		FROM state_dirs d ORDER BY d.path`)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		var d clawledger.StateDirStatus
+		if err := rows.Scan(&id, &d.Path, &d.LastScan, &d.Transcripts, &d.CronRunLogs, &d.CronJobs, &d.WorkspaceFiles, &d.Sessions, &d.Lines, &d.Bytes); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+		st.StateDirs = append(st.StateDirs, d)
+	}
+	rows.Close()
+	for i, id := range ids {
+		agents, err := db.strings(ctx, `SELECT agent_id FROM agents WHERE state_dir_id = ? ORDER BY agent_id`, id)
+		if err != nil {
+			return nil, err
+		}
+		st.StateDirs[i].Agents = agents
+	}
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(line_count), 0), coalesce(sum(gone_at_ms <> 0), 0) FROM sources`).
+		Scan(&st.Sources, &st.Lines, &st.Gone); err != nil {
+		return nil, err
+	}
+	var total int64
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM lines WHERE status = 1`).Scan(&total); err != nil {
+		return nil, err
+	}
+	mrows, err := db.r.QueryContext(ctx, `SELECT d.path, s.rel_path, l.line_no, coalesce(l.error, '') FROM lines l
+		JOIN sources s ON s.id = l.source_id JOIN state_dirs d ON d.id = s.state_dir_id
+		WHERE l.status = 1 ORDER BY d.path, s.rel_path, l.line_no LIMIT ?`, malformedLimit)
+	if err != nil {
+		return nil, err
+	}
+	for mrows.Next() {
+		var m clawledger.MalformedLine
+		if err := mrows.Scan(&m.StateDir, &m.Path, &m.Line, &m.Error); err != nil {
+			mrows.Close()
+			return nil, err
+		}
+		st.Malformed = append(st.Malformed, m)
+	}
+	mrows.Close()
+	st.MalformedMore = total - int64(len(st.Malformed))
+	prows, err := db.r.QueryContext(ctx, `SELECT d.path, s.rel_path, s.pending_bytes FROM sources s
+		JOIN state_dirs d ON d.id = s.state_dir_id WHERE s.pending_bytes > 0 AND s.gone_at_ms = 0 ORDER BY d.path, s.rel_path`)
+	if err != nil {
+		return nil, err
+	}
+	defer prows.Close()
+	for prows.Next() {
+		var p clawledger.PendingTail
+		if err := prows.Scan(&p.StateDir, &p.Path, &p.Bytes); err != nil {
+			return nil, err
+		}
+		st.Pending = append(st.Pending, p)
+	}
+	return st, prows.Err()
+}
+
+func (db *DB) strings(ctx context.Context, q string, args ...any) ([]string, error) {
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

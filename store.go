@@ -1,0 +1,239 @@
+package clawledger
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotFound is returned by lookups that match nothing.
+var ErrNotFound = errors.New("not found")
+
+// Source is one tracked file (or, in the SQLite era, one database session)
+// with the cursor that makes its ingest incremental and exactly-once.
+type Source struct {
+	ID         int64
+	StateDirID int64
+	StateDir   string // absolute path of the state dir
+	Rel        string // slash path relative to the state dir
+	Kind       SourceKind
+	Class      FileClass
+	AgentID    string
+	SessionID  string // from the file name
+	Topic      string
+	Cursor     Cursor
+	GoneAt     int64 // epoch ms the file was last seen missing; 0 while present
+}
+
+// Cursor remembers how far a source has been ingested and how to recognize
+// the same file next time.
+type Cursor struct {
+	Dev, Inode uint64
+	Size       int64  // bytes seen at the last read (committed lines plus pending tail)
+	MtimeNs    int64  // modification time at the last read
+	HeadHash   []byte // sha256 of the first min(1 KiB, Offset) bytes
+	TailHash   []byte // sha256 of the up to 1 KiB before Offset
+	PrefixHash []byte // serialized sha256 state over bytes [0, Offset)
+	Offset     int64  // end of the last complete line stored
+	Lines      int64  // complete lines stored (blank and malformed included)
+	Malformed  int64  // malformed lines among them
+	Pending    int64  // bytes after Offset still waiting for their newline
+}
+
+// LineStatus says how a stored line decoded.
+type LineStatus int
+
+const (
+	LineOK        LineStatus = 0
+	LineMalformed LineStatus = 1
+	LineBlank     LineStatus = 2
+	LineRepaired  LineStatus = 3 // decoded after escaping raw control characters
+)
+
+// Line is the exact bytes of one complete source line: the record of truth.
+type Line struct {
+	Offset int64  // byte offset of its first byte
+	No     int64  // 1-based line number
+	Raw    []byte // without the terminating '\n' (a '\r' before it is kept)
+	Status LineStatus
+	Error  string // why it is malformed
+}
+
+// Record is one line together with what was derived from it.
+type Record struct {
+	Line     Line
+	Entry    *Entry   // transcript entry, nil when malformed or blank
+	EntryID  string   // the entry's id, or a stable synthetic one (v1 files)
+	ParentID string   // resolved parent (v1 files: the previous entry)
+	Model    string   // model of an assistant message: its own, else the latest model change
+	Provider string   //
+	UsageKey string   // identifies an assistant message's usage across copies of it
+	CronRun  *CronRun // cron run log line
+}
+
+// Session is one transcript: the facts derived from its entries merged with
+// what the session index says about it.
+type Session struct {
+	SourceID  int64
+	StateDir  string
+	Path      string // relative to the state dir
+	Kind      SourceKind
+	AgentID   string
+	SessionID string
+	Key       string // session key from the index, when the index names it
+	Class     FileClass
+	Topic     string
+	Gone      bool // the file no longer exists; its lines are kept
+
+	Version       string
+	Cwd           string
+	ParentSession string
+	Name          string // session_info name
+	StartedAt     int64  // header timestamp
+	FirstAt       int64
+	LastAt        int64
+	FirstUserText string
+
+	Entries           int64
+	Messages          int64
+	UserMessages      int64
+	AssistantMessages int64
+	ToolCalls         int64
+	ToolResults       int64
+	ToolErrors        int64
+	Compactions       int64
+	Malformed         int64
+	Lines             int64
+
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	Cost             float64
+	Models           []string
+
+	// state carried across incremental batches
+	LastEntryID   string
+	LeafID        string
+	Provider      string
+	Model         string
+	API           string
+	ThinkingLevel string
+
+	Index *IndexEntry // nil for orphans: sessions the index does not name
+}
+
+// Orphan reports whether the session index does not name this session.
+func (s *Session) Orphan() bool { return s.Index == nil }
+
+// IngestTx writes one source's new lines, its derived rows, its session
+// summary and its cursor in one transaction, so a crash never loses or
+// duplicates a line.
+type IngestTx interface {
+	Add(rec *Record) error
+	Commit(cur Cursor, sess *Session) error
+	Rollback() error
+}
+
+// WorkspaceFile is a workspace markdown file (MEMORY.md, memory/*.md, ...).
+type WorkspaceFile struct {
+	StateDirID int64
+	StateDir   string
+	AgentID    string
+	Rel        string
+	Size       int64
+	MtimeNs    int64
+	SHA256     string
+	Content    []byte
+}
+
+// Writer is the ingest side of a ledger store. One writer at a time.
+type Writer interface {
+	StateDirID(ctx context.Context, path string) (int64, error)
+	Sources(ctx context.Context, stateDirID int64) ([]*Source, error)
+	// EnsureSource inserts the source when new and returns it with its id.
+	EnsureSource(ctx context.Context, src *Source) (*Source, error)
+	// UpdateSource stores a source's path, class, cursor and gone mark
+	// without touching its lines (renames, stat-only changes, vanished files).
+	UpdateSource(ctx context.Context, src *Source) error
+	// Begin starts writing a source; replace deletes its stored lines and
+	// derived rows first, in the same transaction. The returned session is
+	// the stored summary to continue from (empty when replacing).
+	Begin(ctx context.Context, src *Source, replace bool) (IngestTx, *Session, error)
+	ReplaceIndex(ctx context.Context, src *Source, entries []IndexEntry) error
+	ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []CronJob, srcs []*Source) error
+	PutWorkspaceFile(ctx context.Context, src *Source, f *WorkspaceFile) error
+}
+
+// SessionFilter selects sessions.
+type SessionFilter struct {
+	Agent          string
+	Channel        string
+	Since, Until   int64 // epoch ms on last activity; 0 = open
+	IncludeDeleted bool  // include deleted and reset archives and vanished files
+	SessionID      string
+	Limit          int
+}
+
+// Status summarizes what a ledger holds.
+type Status struct {
+	StateDirs     []StateDirStatus
+	Sources       int64
+	Lines         int64
+	Malformed     []MalformedLine
+	MalformedMore int64
+	Pending       []PendingTail
+	Gone          int64
+}
+
+// StateDirStatus is what one state dir contributed.
+type StateDirStatus struct {
+	Path           string
+	Agents         []string
+	Transcripts    int64
+	CronRunLogs    int64
+	CronJobs       int64
+	WorkspaceFiles int64
+	Sessions       int64
+	Lines          int64
+	Bytes          int64
+	LastScan       int64
+}
+
+// MalformedLine locates one malformed line.
+type MalformedLine struct {
+	StateDir string
+	Path     string
+	Line     int64
+	Error    string
+}
+
+// PendingTail is an unterminated last line held back until its newline arrives.
+type PendingTail struct {
+	StateDir string
+	Path     string
+	Bytes    int64
+}
+
+// EntryView is one transcript entry as read back from the ledger.
+type EntryView struct {
+	Line     Line
+	EntryID  string
+	ParentID string
+	Type     string
+	Ts       int64
+	OnBranch bool // on the active branch (root to current leaf)
+}
+
+// Reader is the query side of a ledger store.
+type Reader interface {
+	Status(ctx context.Context, malformedLimit int) (*Status, error)
+	Sessions(ctx context.Context, f SessionFilter) ([]*Session, error)
+	// FindSessions resolves a user's session reference: a session id, a
+	// unique id prefix, or a source path.
+	FindSessions(ctx context.Context, ref string) ([]*Session, error)
+	// Entries streams a transcript's entries in file order.
+	Entries(ctx context.Context, sourceID int64, fn func(*EntryView) error) error
+	// Lines streams the stored lines of every line-based source (or one).
+	ExportSources(ctx context.Context, includeGone bool) ([]*Source, error)
+	Lines(ctx context.Context, sourceID int64, fn func(*Line) error) error
+}
