@@ -58,6 +58,9 @@ unreadable files, a corrupt index); 1 means it failed.`,
 			if err != nil {
 				return err
 			}
+			if err := a.refreshDerived(ctx, db); err != nil {
+				return err
+			}
 			if len(rep.Warnings) > 0 || rep.MalformedLines > 0 {
 				a.exitCode = exitWarnings
 			}

@@ -1,0 +1,124 @@
+// Package redact finds and masks secrets (API keys, tokens, private keys)
+// and personal data (emails, phone numbers) in text. Every layer that copies
+// text out of the ledger (search index, episodic events) passes it through
+// here first.
+package redact
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Match is one finding: its kind and byte range.
+type Match struct {
+	Kind       string
+	Start, End int
+}
+
+type pattern struct {
+	kind string
+	re   *regexp.Regexp
+}
+
+// secretPatterns recognize credentials. Prefixes are specific enough that
+// ordinary prose does not match.
+var secretPatterns = []pattern{
+	{"private_key", regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)`)},
+	{"anthropic_key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{16,}`)},
+	{"openai_key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{16,}`)},
+	{"aws_access_key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
+	{"github_token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`)},
+	{"slack_token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{8,}`)},
+	{"google_api_key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
+	{"stripe_key", regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`)},
+	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+	{"bearer_token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}`)},
+	{"credential_assignment", regexp.MustCompile(`(?i)\b(?:api[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|password|passwd)\b["']?\s*[:=]\s*["']?[^\s"',;]{8,}`)},
+}
+
+var piiPatterns = []pattern{
+	{"email", regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b`)},
+	{"phone", regexp.MustCompile(`(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?|\b\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}\b`)},
+}
+
+func find(s string, pats []pattern) []Match {
+	var out []Match
+	for _, p := range pats {
+		for _, loc := range p.re.FindAllStringIndex(s, -1) {
+			out = append(out, Match{Kind: p.kind, Start: loc[0], End: loc[1]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Start != out[j].Start {
+			return out[i].Start < out[j].Start
+		}
+		return out[i].End > out[j].End
+	})
+	// drop matches nested in or overlapping an earlier one
+	var merged []Match
+	for _, m := range out {
+		if n := len(merged); n > 0 && m.Start < merged[n-1].End {
+			if m.End > merged[n-1].End {
+				merged[n-1].End = m.End
+			}
+			continue
+		}
+		merged = append(merged, m)
+	}
+	return merged
+}
+
+// FindSecrets returns the credentials found in s, in order.
+func FindSecrets(s string) []Match { return find(s, secretPatterns) }
+
+// ContainsSecret reports whether s holds anything that looks like a credential.
+func ContainsSecret(s string) bool {
+	for _, p := range secretPatterns {
+		if p.re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// SecretKinds lists the kinds of credentials found in s, without the values.
+func SecretKinds(s string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range FindSecrets(s) {
+		if !seen[m.Kind] {
+			seen[m.Kind] = true
+			out = append(out, m.Kind)
+		}
+	}
+	return out
+}
+
+func replace(s string, ms []Match, mask func(Match) string) string {
+	if len(ms) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		b.WriteString(s[last:m.Start])
+		b.WriteString(mask(m))
+		last = m.End
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// Secrets replaces every credential in s with [REDACTED:<kind>].
+func Secrets(s string) string {
+	return replace(s, FindSecrets(s), func(m Match) string { return "[REDACTED:" + m.Kind + "]" })
+}
+
+// PII masks email addresses and phone numbers in s.
+func PII(s string) string {
+	return replace(s, find(s, piiPatterns), func(m Match) string { return "[" + strings.ToUpper(m.Kind) + "]" })
+}
+
+// All masks secrets, then personal data.
+func All(s string) string { return PII(Secrets(s)) }

@@ -1,0 +1,65 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSecrets(t *testing.T) {
+	cases := []struct {
+		name, in, kind string
+	}{
+		{"openai", "key is sk-abcdefghijklmnopqrstuvwx yes", "openai_key"},
+		{"openai project", "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx_12-34", "openai_key"},
+		{"anthropic", "ANTHROPIC=sk-ant-api03-abcdefghijklmnopqrstuv", "anthropic_key"},
+		{"aws", "AKIAIOSFODNN7EXAMPLE", "aws_access_key"},
+		{"github classic", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "github_token"},
+		{"github fine-grained", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "github_token"},
+		{"slack", "xoxb-123456789012-abcdefghijkl", "slack_token"},
+		{"bearer", "Authorization: Bearer abcdefghijklmnop0123456789", "bearer_token"},
+		{"pem", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", "private_key"},
+		{"pem unterminated", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA", "private_key"},
+		{"assignment", `password = "hunter2hunter2"`, "credential_assignment"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !ContainsSecret(c.in) {
+				t.Fatalf("ContainsSecret(%q) = false", c.in)
+			}
+			got := Secrets(c.in)
+			if !strings.Contains(got, "[REDACTED:"+c.kind+"]") {
+				t.Fatalf("Secrets(%q) = %q, want a %s mask", c.in, got, c.kind)
+			}
+		})
+	}
+}
+
+func TestNoFalsePositives(t *testing.T) {
+	for _, s := range []string{
+		"Disk report: the workspace volume has plenty of free space",
+		"skip-ahead to the task list",
+		"the sk- prefix marks OpenAI keys",
+		"2026-11-21T10:36:37.499Z",
+		"call_17952573970062 toolu_01ABCDEF",
+		"Bearer tokens are sent in headers",
+	} {
+		if ContainsSecret(s) {
+			t.Errorf("ContainsSecret(%q) = true; kinds %v", s, SecretKinds(s))
+		}
+	}
+}
+
+func TestPII(t *testing.T) {
+	cases := map[string]string{
+		"mail dana@example.com now":  "mail [EMAIL] now",
+		"call +1 415 555 0100 today": "call [PHONE] today",
+		"call (415) 555-0100":        "call [PHONE]",
+		"version 2026.9.6":           "version 2026.9.6",
+		"at 10:36 on 2026-11-21":     "at 10:36 on 2026-11-21",
+	}
+	for in, want := range cases {
+		if got := PII(in); got != want {
+			t.Errorf("PII(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
