@@ -1,0 +1,71 @@
+// Package testenv gives tests the module root, the shared corpus of genuine
+// OpenClaw state dirs (skipping cleanly without it) and a built binary.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// ModuleRoot returns the directory holding go.mod.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+// Corpus returns ../shared/corpus beside the module (or $CLAWLEDGER_CORPUS),
+// skipping the test when it is absent.
+func Corpus(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("CLAWLEDGER_CORPUS")
+	if dir == "" {
+		dir = filepath.Join(filepath.Dir(ModuleRoot(t)), "shared", "corpus")
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Skipf("shared corpus not found at %s", dir)
+	}
+	return dir
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+	buildOut  []byte
+)
+
+// Binary builds cmd/clawledger once per test process and returns its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "clawledger-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "clawledger")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/clawledger")
+		cmd.Dir = ModuleRoot(t)
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("build clawledger: %v\n%s", buildErr, buildOut)
+	}
+	return binPath
+}
