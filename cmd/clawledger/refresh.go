@@ -38,7 +38,7 @@ func (a *app) refresh(ctx context.Context) error {
 // refreshDerived brings the derived layers (search index, episodes, ...)
 // up to date after an ingest. Each layer updates incrementally.
 func (a *app) refreshDerived(ctx context.Context, db *sqlite.DB) error {
-	return nil
+	return a.refreshSearch(ctx, db)
 }
 
 // addRefreshFlag gives a query command --no-refresh and returns a hook that
@@ -49,6 +49,7 @@ func (a *app) addRefreshFlag(cmd *cobra.Command) func(ctx context.Context) error
 		if *noRefresh {
 			return nil
 		}
+		a.queryPath = true
 		return a.refresh(ctx)
 	}
 }

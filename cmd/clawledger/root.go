@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/embed"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/sqlite"
 )
@@ -37,6 +39,10 @@ type app struct {
 	verbose        bool
 	getenv         func(string) string
 	exitCode       int
+
+	queryPath   bool                // refreshing before a query: no network calls
+	embedder    clawledger.Embedder // opened once per process
+	embedderCfg embed.Config
 }
 
 // usageError marks an error in how the command was called.
@@ -98,6 +104,9 @@ func (a *app) rootCommand() *cobra.Command {
 		a.sessionsCommand(),
 		a.showCommand(),
 		a.exportCommand(),
+		a.searchCommand(),
+		a.reindexCommand(),
+		a.embedCommand(),
 	)
 	return root
 }

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/clawledger/clawledger/search"
+	"github.com/clawledger/clawledger/sqlite"
+)
+
+type reindexJSON struct {
+	Docs    int   `json:"docs"`
+	Chunks  int   `json:"chunks"`
+	Vectors int64 `json:"vectors"`
+}
+
+func (a *app) reindexCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "reindex",
+		Short: "Rebuild the search index from the ledger",
+		Long: `Drop the search index and build it again from the ledger: messages,
+compaction summaries and memory files are re-read, redacted and chunked.
+Ingest keeps the index current by itself; reindex is for after an upgrade
+that changes chunking or redaction. Vectors are rebuilt from the embedding
+cache where it has them (the provider is asked only for the rest).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			db, err := a.openDB(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if err := db.ClearSearchIndex(ctx); err != nil {
+				return err
+			}
+			st, err := db.UpdateSearchIndex(ctx, a.countBar("indexing"))
+			if err != nil {
+				return err
+			}
+			if err := a.embedNew(ctx, db); err != nil {
+				a.warnf("warning: embeddings: %v\n", err)
+				a.exitCode = exitWarnings
+			}
+			_, vectors, err := db.SearchIndexCounts(ctx)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(reindexJSON{Docs: st.Docs, Chunks: st.Chunks, Vectors: vectors})
+			}
+			a.printf("indexed    %d documents in %d chunks, %d with vectors\n", st.Docs, st.Chunks, vectors)
+			return nil
+		},
+	}
+}
+
+// refreshSearch updates the search index after an ingest and embeds the
+// new chunks. An embedding failure (a provider down, say) is a warning:
+// the text index is current regardless.
+func (a *app) refreshSearch(ctx context.Context, db *sqlite.DB) error {
+	var prog search.Progress
+	if !a.queryPath {
+		prog = a.countBar("indexing")
+	}
+	if _, err := db.UpdateSearchIndex(ctx, prog); err != nil {
+		return err
+	}
+	if err := a.embedNew(ctx, db); err != nil {
+		if a.verbose || !a.queryPath {
+			a.warnf("warning: embeddings: %v\n", err)
+		}
+		if !a.queryPath {
+			a.exitCode = exitWarnings
+		}
+	}
+	return nil
+}
+
+// countBar draws a progress bar of items on a terminal; nil elsewhere.
+func (a *app) countBar(desc string) search.Progress {
+	if !a.interactive() {
+		return nil
+	}
+	return &itemBar{a: a, desc: desc}
+}
+
+type itemBar struct {
+	a    *app
+	desc string
+	bar  *progressbar.ProgressBar
+}
+
+func (p *itemBar) Start(total int64) {
+	if total <= 0 {
+		return
+	}
+	p.bar = progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(p.a.stderr),
+		progressbar.OptionSetDescription(p.desc),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100_000_000),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+func (p *itemBar) Add(n int64) {
+	if p.bar != nil {
+		_ = p.bar.Add64(n)
+	}
+}
+
+func (p *itemBar) Finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

@@ -1,0 +1,246 @@
+package search
+
+import (
+	"crypto/sha256"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Document kinds.
+const (
+	KindMessage    = "message"    // a user or assistant message
+	KindCompaction = "compaction" // a compaction or branch summary
+	KindMemory     = "memory"     // a workspace memory file
+)
+
+// Sources a query can be limited to.
+const (
+	SourceSessions = "sessions"
+	SourceMemory   = "memory"
+)
+
+// OpenClaw's memory chunking: ~400 tokens of ~4 characters each, with ~80
+// tokens of whole trailing lines carried into the next chunk.
+const (
+	ChunkChars   = 1600
+	OverlapChars = 320
+)
+
+// Doc is one indexable document as read from the ledger.
+type Doc struct {
+	Kind      string
+	SourceID  int64
+	LineID    int64 // ledger line of a message or compaction
+	LineNo    int64 // its 1-based line number in the transcript
+	AgentID   string
+	SessionID string
+	EntryID   string
+	Role      string // user, assistant, compaction, branch_summary; memory for files
+	TsMs      int64
+	Path      string // memory: path relative to the state dir
+	MtimeMs   int64  // memory: file modification time
+	Text      string // as stored in the ledger, unredacted
+}
+
+// Chunk is one indexed piece of a document.
+type Chunk struct {
+	ID        int64
+	Kind      string
+	SourceID  int64
+	LineID    int64
+	AgentID   string
+	SessionID string
+	EntryID   string
+	Role      string
+	TsMs      int64
+	StartLine int64
+	EndLine   int64
+	Part      int
+	Hash      []byte
+	Text      string // redacted
+}
+
+// ChunkDoc redacts a document and cuts it into chunks. Messages and
+// summaries are whitespace-collapsed (one line) and cut at word boundaries
+// when long; memory files are cut by lines the way OpenClaw does it.
+func ChunkDoc(d *Doc) []Chunk {
+	base := Chunk{Kind: d.Kind, SourceID: d.SourceID, LineID: d.LineID, AgentID: d.AgentID, SessionID: d.SessionID,
+		EntryID: d.EntryID, Role: d.Role, TsMs: d.TsMs}
+	var out []Chunk
+	if d.Kind == KindMemory {
+		base.TsMs = MemoryTime(d.Path, d.MtimeMs)
+		for _, p := range ChunkLines(redactKeepLines(d.Text), ChunkChars, OverlapChars) {
+			c := base
+			c.StartLine, c.EndLine, c.Text = int64(p.StartLine), int64(p.EndLine), p.Text
+			out = append(out, c)
+		}
+	} else {
+		for _, seg := range splitLong(collapse(redactKeepLines(d.Text)), ChunkChars, OverlapChars) {
+			c := base
+			c.StartLine, c.EndLine, c.Text = d.LineNo, d.LineNo, seg
+			out = append(out, c)
+		}
+	}
+	for i := range out {
+		sum := sha256.Sum256([]byte(out[i].Text))
+		out[i].Part, out[i].Hash = i, sum[:]
+	}
+	return out
+}
+
+// LineChunk is a piece of a line-based text with its 1-based line range.
+type LineChunk struct {
+	StartLine, EndLine int
+	Text               string
+}
+
+// ChunkLines cuts text into chunks of at most maxChars characters made of
+// whole lines, each starting with up to overlapChars characters of the
+// previous chunk's trailing whole lines (OpenClaw's chunkMarkdown). A line
+// longer than maxChars is cut at word boundaries into pieces that keep its
+// line number. Unlike OpenClaw, a line longer than the overlap is not
+// carried over (OpenClaw then emits the same text twice). Chunks of blank
+// lines only are dropped.
+func ChunkLines(text string, maxChars, overlapChars int) []LineChunk {
+	type piece struct {
+		text string
+		no   int
+		size int // characters, newline included
+	}
+	overlapCap := min(overlapChars, maxChars/2)
+	var out []LineChunk
+	var cur []piece
+	curSize := 0
+	flush := func() {
+		if len(cur) == 0 {
+			return
+		}
+		var b strings.Builder
+		for i, p := range cur {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(p.text)
+		}
+		if s := b.String(); strings.TrimSpace(s) != "" {
+			out = append(out, LineChunk{StartLine: cur[0].no, EndLine: cur[len(cur)-1].no, Text: s})
+		}
+	}
+	carry := func() {
+		acc, keep := 0, len(cur)
+		for keep > 0 && acc+cur[keep-1].size <= overlapCap {
+			keep--
+			acc += cur[keep].size
+		}
+		cur = append(cur[:0:0], cur[keep:]...)
+		curSize = acc
+	}
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		for _, seg := range splitLong(line, maxChars, 0) {
+			n := utf8.RuneCountInString(seg) + 1
+			if curSize+n > maxChars && len(cur) > 0 {
+				flush()
+				carry()
+			}
+			cur = append(cur, piece{seg, i + 1, n})
+			curSize += n
+		}
+	}
+	flush()
+	return out
+}
+
+// splitLong cuts s into pieces of at most maxChars characters, preferring
+// to cut after a space in the last fifth of a piece, each piece after the
+// first starting up to overlap characters before the previous one's end
+// (at a word boundary). A short s is returned whole; an empty one as "".
+func splitLong(s string, maxChars, overlap int) []string {
+	if utf8.RuneCountInString(s) <= maxChars {
+		return []string{s}
+	}
+	r := []rune(s)
+	var out []string
+	for start := 0; start < len(r); {
+		end := min(start+maxChars, len(r))
+		if end < len(r) {
+			for i := end; i > start+maxChars*4/5; i-- {
+				if unicode.IsSpace(r[i-1]) {
+					end = i
+					break
+				}
+			}
+		}
+		out = append(out, strings.TrimSpace(string(r[start:end])))
+		if end == len(r) {
+			break
+		}
+		next := end
+		if overlap > 0 {
+			next = max(end-overlap, start+1)
+			for i := next; i < end; i++ {
+				if unicode.IsSpace(r[i-1]) {
+					next = i
+					break
+				}
+			}
+		}
+		start = next
+	}
+	return out
+}
+
+// datedMemory matches a daily memory file: memory/YYYY-MM-DD.md, also with
+// a slug after the date (the session-memory hook's YYYY-MM-DD-slug.md).
+var datedMemory = regexp.MustCompile(`(?:^|/)memory/(?:.*/)?(\d{4}-\d{2}-\d{2})(?:[-_. ][^/]*)?\.md$`)
+
+// WorkspacePath is a workspace file's path inside its workspace:
+// "workspace-ops/memory/x.md" -> "memory/x.md".
+func WorkspacePath(rel string) string {
+	if i := strings.IndexByte(rel, '/'); i >= 0 && strings.HasPrefix(rel, "workspace") {
+		return rel[i+1:]
+	}
+	return rel
+}
+
+// MemoryDate is the day a dated memory file is about (UTC midnight, epoch
+// ms), or 0 for an undated one.
+func MemoryDate(rel string) int64 {
+	m := datedMemory.FindStringSubmatch(WorkspacePath(rel))
+	if m == nil {
+		return 0
+	}
+	t, err := time.Parse("2006-01-02", m[1])
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// Evergreen reports whether a memory file never decays with age: MEMORY.md,
+// USER.md and every undated file (OpenClaw's temporal decay exempts them).
+func Evergreen(rel string) bool { return MemoryDate(rel) == 0 }
+
+// MemoryTime is the time a memory chunk is filed under: the date in its
+// name, else the file's modification time.
+func MemoryTime(rel string, mtimeMs int64) int64 {
+	if d := MemoryDate(rel); d != 0 {
+		return d
+	}
+	return mtimeMs
+}
+
+// IsMemoryFile reports whether a workspace file belongs in the memory
+// corpus: MEMORY.md (or memory.md), USER.md and memory/**/*.md.
+func IsMemoryFile(rel string) bool {
+	p := WorkspacePath(rel)
+	switch p {
+	case "MEMORY.md", "memory.md", "USER.md":
+		return true
+	}
+	return strings.HasPrefix(p, "memory/") && path.Ext(p) == ".md"
+}

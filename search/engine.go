@@ -1,0 +1,414 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/clawledger/clawledger"
+)
+
+// Filter narrows a search. Every filter applies before candidates are
+// cut to the limit, in SQL for the lexical lane and in the scan for the
+// vector lane, so filters never starve results.
+type Filter struct {
+	AgentID   string
+	SourceIDs []int64 // transcripts picked by --session; nil means all
+	Role      string  // user, assistant, compaction, branch_summary, memory
+	Source    string  // SourceSessions, SourceMemory, or "" for both
+	Since     int64   // epoch ms, inclusive; 0 = open
+	Until     int64   // epoch ms, exclusive; 0 = open
+}
+
+// Keep reports whether a chunk with this metadata passes the filter.
+func (f *Filter) Keep(m *VectorMeta) bool {
+	if f.AgentID != "" && m.AgentID != f.AgentID {
+		return false
+	}
+	if f.Role != "" && m.Role != f.Role {
+		return false
+	}
+	switch f.Source {
+	case SourceSessions:
+		if m.Kind == KindMemory {
+			return false
+		}
+	case SourceMemory:
+		if m.Kind != KindMemory {
+			return false
+		}
+	}
+	if f.Since > 0 && m.TsMs < f.Since || f.Until > 0 && m.TsMs >= f.Until {
+		return false
+	}
+	if f.SourceIDs != nil {
+		for _, id := range f.SourceIDs {
+			if id == m.SourceID {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// LexicalHit is a chunk the word index matched, with FTS5's bm25() rank.
+type LexicalHit struct {
+	ID   int64
+	Rank float64
+}
+
+// HitInfo is an indexed chunk with where it came from.
+type HitInfo struct {
+	Chunk
+	StateDir string
+	Path     string // transcript or memory file, relative to the state dir
+	Class    string // transcript class (live, reset, deleted, ...); "" for memory
+	Gone     bool   // the file no longer exists
+}
+
+// Store is the index as the engine queries it.
+type Store interface {
+	// Lexical returns the chunks matching an FTS5 expression that pass f,
+	// ranking at most window of the newest matches (0: all of them);
+	// complete reports that every match was ranked.
+	Lexical(ctx context.Context, expr string, f *Filter, window int) (hits []LexicalHit, complete bool, err error)
+	// Hits returns the chunks with these ids.
+	Hits(ctx context.Context, ids []int64) (map[int64]*HitInfo, error)
+	// LoadVectors adds every stored chunk vector to x.
+	LoadVectors(ctx context.Context, x *VectorIndex) error
+}
+
+// Request is one search.
+type Request struct {
+	Query        string
+	Filter       Filter
+	Limit        int    // hits wanted (default 10)
+	PerSession   int    // at most this many hits per session; 0 = no cap
+	Mode         string // lexical, vector, hybrid; "" = hybrid when vectors exist
+	Fusion       string // weighted (default) or rrf
+	MMR          bool   // diversify by maximal marginal relevance
+	MMRLambda    float64
+	Decay        bool // temporal decay (MEMORY.md, USER.md and undated files exempt)
+	HalfLifeDays float64
+	MinScore     float64
+	Window       int   // lexical lane: rank at most this many newest matches (0 = all)
+	Now          int64 // epoch ms, for decay
+}
+
+// Hit is one result.
+type Hit struct {
+	*HitInfo
+	Rank    int
+	Score   float64
+	Snippet string // with MarkStart/MarkEnd around matches
+	Explain Explain
+}
+
+// Explain says how a hit was ranked.
+type Explain struct {
+	LexicalRank  int // 1-based; 0 when the lexical lane did not find it
+	BM25         float64
+	TextScore    float64
+	VectorRank   int
+	Cosine       float64
+	VectorScore  float64
+	Decay        float64 // multiplier applied; 1 when none
+	MMRPick      int     // MMR's pick order; 0 without MMR
+	FusedScore   float64 // before decay
+	Fusion       string
+	SessionGroup int // with PerSession: the hit's session group, 1-based
+}
+
+// Result is a search's answer.
+type Result struct {
+	Mode            string
+	Fusion          string
+	Note            string // why the mode is what it is, when not asked for
+	FTS             string // the MATCH expression
+	Candidates      int    // per lane
+	LexicalMatches  int    // matches ranked by the lexical lane
+	LexicalComplete bool   // false: only the newest Window matches were ranked
+	VectorChunks    int    // vectors scanned
+	Hits            []Hit
+}
+
+// Engine answers searches over a Store. It keeps the vector matrix in
+// memory once loaded.
+type Engine struct {
+	Store    Store
+	Embedder clawledger.Embedder // nil: lexical only
+	// NoVectors explains why Embedder is nil ("no embedding provider
+	// configured", ...); shown when a search falls back to lexical.
+	NoVectors string
+	vectors   *VectorIndex
+}
+
+// ErrNoVectors is returned when vector search is asked for but impossible.
+var ErrNoVectors = errors.New("vector search unavailable")
+
+// Vectors loads (once) and returns the vector matrix.
+func (e *Engine) Vectors(ctx context.Context) (*VectorIndex, error) {
+	if e.vectors == nil {
+		x := NewVectorIndex(0)
+		if err := e.Store.LoadVectors(ctx, x); err != nil {
+			return nil, err
+		}
+		e.vectors = x
+	}
+	return e.vectors, nil
+}
+
+// Search runs one request.
+func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
+	p, err := Parse(req.Query)
+	if err != nil {
+		return nil, err
+	}
+	if req.Limit <= 0 {
+		req.Limit = 10
+	}
+	if req.Fusion == "" {
+		req.Fusion = FusionWeighted
+	}
+	if req.MMRLambda == 0 {
+		req.MMRLambda = MMRLambda
+	}
+	if req.HalfLifeDays == 0 {
+		req.HalfLifeDays = HalfLifeDays
+	}
+	res := &Result{Mode: req.Mode, Fusion: req.Fusion, FTS: p.FTS()}
+	var vx *VectorIndex
+	if req.Mode != ModeLexical && e.Embedder != nil {
+		if vx, err = e.Vectors(ctx); err != nil {
+			return nil, err
+		}
+		res.VectorChunks = vx.Len()
+	}
+	switch {
+	case req.Mode == "" && vx != nil && vx.Len() > 0:
+		res.Mode = ModeHybrid
+	case req.Mode == "":
+		res.Mode = ModeLexical
+		res.Note = e.NoVectors
+		if res.Note == "" && vx != nil {
+			res.Note = "no chunk is embedded yet (run `clawledger embed`): full-text search only"
+		}
+	case req.Mode != ModeLexical && e.Embedder == nil:
+		return nil, fmt.Errorf("%w: %s", ErrNoVectors, e.NoVectors)
+	case req.Mode != ModeLexical && vx.Len() == 0:
+		return nil, fmt.Errorf("%w: no chunk is embedded yet (run `clawledger embed`)", ErrNoVectors)
+	}
+
+	var qvec []float32
+	if res.Mode != ModeLexical {
+		vs, err := e.Embedder.Embed(ctx, []string{req.Query})
+		switch {
+		case err != nil && req.Mode == "":
+			res.Mode, res.Note = ModeLexical, fmt.Sprintf("vector lane skipped: embed the query: %v", err)
+		case err != nil:
+			return nil, fmt.Errorf("embed the query: %w", err)
+		default:
+			qvec = vs[0]
+		}
+	}
+	var lex []laneHit
+	if res.Mode != ModeVector {
+		hits, complete, err := e.Store.Lexical(ctx, res.FTS, &req.Filter, req.Window)
+		if err != nil {
+			return nil, err
+		}
+		res.LexicalMatches, res.LexicalComplete = len(hits), complete
+		sort.SliceStable(hits, func(i, j int) bool {
+			if hits[i].Rank != hits[j].Rank {
+				return hits[i].Rank < hits[j].Rank
+			}
+			return hits[i].ID > hits[j].ID
+		})
+		lex = make([]laneHit, len(hits))
+		for i, h := range hits {
+			lex[i] = laneHit{id: h.ID, raw: h.Rank, score: BM25Score(h.Rank)}
+		}
+	}
+	// Widen the candidate pool until enough hits survive de-duplication
+	// and the per-session cap, or the lanes run dry.
+	k := CandidateFactor * req.Limit
+	if req.PerSession == 0 {
+		k = min(k, max(maxCandidateHits, req.Limit))
+	}
+	for {
+		res.Candidates = k
+		var vec []laneHit
+		if qvec != nil {
+			ns, err := vx.Search(qvec, k, req.Filter.Keep)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range ns {
+				vec = append(vec, laneHit{id: n.ID, raw: n.Cosine, score: math.Max(0, n.Cosine)})
+			}
+		}
+		lexK := lex[:min(k, len(lex))]
+		hits, err := e.rank(ctx, p, &req, res.Mode, lexK, vec)
+		if err != nil {
+			return nil, err
+		}
+		exhausted := len(lexK) == len(lex) && len(vec) < k
+		if len(hits) >= req.Limit || exhausted {
+			res.Hits = hits[:min(len(hits), req.Limit)]
+			return res, nil
+		}
+		k *= 4
+	}
+}
+
+// rank fuses the lanes' candidates and turns the best into hits.
+func (e *Engine) rank(ctx context.Context, p *Parsed, req *Request, mode string, lex, vec []laneHit) ([]Hit, error) {
+	vw, tw := VectorWeight, TextWeight
+	switch mode {
+	case ModeLexical:
+		vw, tw = 0, 1
+	case ModeVector:
+		vw, tw = 1, 0
+	}
+	fs := fuse(lex, vec, req.Fusion, vw, tw)
+	ids := make([]int64, len(fs))
+	for i, f := range fs {
+		ids[i] = f.id
+	}
+	info, err := e.Store.Hits(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	kept := fs[:0]
+	for _, f := range fs {
+		h := info[f.id]
+		if h == nil {
+			continue // removed since the lanes looked
+		}
+		if req.Decay && !(h.Kind == KindMemory && Evergreen(h.Path)) {
+			f.decay = decayFactor(req.Now-h.TsMs, req.HalfLifeDays)
+		}
+		kept = append(kept, f)
+	}
+	fs = kept
+	fusedScore := map[int64]float64{}
+	for _, f := range fs {
+		fusedScore[f.id] = f.score
+		f.score *= f.decay
+	}
+	sortFused(fs)
+	fs = distinct(fs, info)
+	if req.MMR {
+		words := map[int64]map[string]bool{}
+		for _, f := range fs {
+			words[f.id] = wordSet(info[f.id].Text)
+		}
+		fs = mmr(fs, words, req.MMRLambda)
+	}
+	if req.MinScore > 0 {
+		kept := fs[:0]
+		for _, f := range fs {
+			if f.score >= req.MinScore {
+				kept = append(kept, f)
+			}
+		}
+		fs = kept
+	}
+	groups := map[string]int{}
+	if req.PerSession > 0 {
+		fs = perSession(fs, info, req.PerSession, req.Limit, groups)
+	}
+	ms := p.matchers()
+	hits := make([]Hit, 0, min(len(fs), req.Limit))
+	for i, f := range fs {
+		if i == req.Limit {
+			break
+		}
+		h := info[f.id]
+		hits = append(hits, Hit{HitInfo: h, Rank: i + 1, Score: f.score, Snippet: Snippet(h.Text, ms), Explain: Explain{
+			LexicalRank: f.lexRank, BM25: f.lex.raw, TextScore: f.lex.score,
+			VectorRank: f.vecRank, Cosine: f.vec.raw, VectorScore: f.vec.score,
+			Decay: f.decay, MMRPick: f.mmrPicked, FusedScore: fusedScore[f.id], Fusion: req.Fusion,
+			SessionGroup: groups[groupKey(h)],
+		}})
+	}
+	return hits, nil
+}
+
+// distinct keeps the best chunk of each message or summary (a long one
+// has several), and one copy of an entry a fork or topic file duplicated.
+func distinct(fs []*fused, info map[int64]*HitInfo) []*fused {
+	seen := map[string]bool{}
+	out := fs[:0]
+	for _, f := range fs {
+		h := info[f.id]
+		var key string
+		if h.Kind == KindMemory {
+			key = fmt.Sprintf("c:%d", h.ID)
+		} else {
+			key = fmt.Sprintf("d:%d", h.LineID)
+			dup := fmt.Sprintf("e:%s:%x", h.EntryID, h.Hash)
+			if h.EntryID != "" && seen[dup] {
+				continue
+			}
+			seen[dup] = true
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, f)
+	}
+	return out
+}
+
+func groupKey(h *HitInfo) string {
+	if h.Kind == KindMemory {
+		return "memory:" + h.StateDir + "/" + h.Path
+	}
+	return fmt.Sprintf("session:%d", h.SourceID)
+}
+
+// perSession keeps at most n hits per session (memory files count as one
+// group each) and orders the hits by group, groups by their best hit.
+func perSession(fs []*fused, info map[int64]*HitInfo, n, limit int, groups map[string]int) []*fused {
+	var order []string
+	members := map[string][]*fused{}
+	total := 0
+	for _, f := range fs {
+		k := groupKey(info[f.id])
+		if len(members[k]) >= n {
+			continue
+		}
+		if members[k] == nil {
+			order = append(order, k)
+			groups[k] = len(order)
+		}
+		members[k] = append(members[k], f)
+		if total++; total == limit {
+			break
+		}
+	}
+	out := make([]*fused, 0, total)
+	for _, k := range order {
+		out = append(out, members[k]...)
+	}
+	return out
+}
+
+// IndexStats reports an index update.
+type IndexStats struct {
+	Docs    int // documents (re)indexed
+	Chunks  int // chunks written
+	Removed int // chunks removed (replaced transcripts, changed memory files)
+}
+
+// Progress follows a long index or embedding run.
+type Progress interface {
+	Start(total int64)
+	Add(n int64)
+	Finish()
+}

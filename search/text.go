@@ -1,0 +1,168 @@
+// Package search is the derived search layer: it turns ledger rows
+// (messages, compaction summaries, memory files) into redacted chunks,
+// parses queries into safe FTS5 expressions, and ranks hits from the
+// lexical (BM25) and vector lanes, alone or fused. It holds no SQL: the
+// store behind the Store interface does.
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/clawledger/clawledger/redact"
+)
+
+// isCJK reports whether r belongs to a script written without spaces
+// between words, which a word tokenizer cannot split.
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+// isWordRune mirrors the token characters of FTS5's unicode61 tokenizer
+// (letters, numbers, private use; combining marks stay with their letter).
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) || unicode.Is(unicode.Mn, r)
+}
+
+// IndexText is the text handed to the word index: CJK runs become
+// overlapping bigrams followed by their last character alone, so that a
+// query for any substring of two or more characters is a phrase of
+// consecutive bigrams, and a single character is a prefix of one of them.
+// Everything else is left to the unicode61 tokenizer.
+func IndexText(s string) string {
+	return cjkBigrams(s, false)
+}
+
+// cjkBigrams rewrites the CJK runs of s. For a query the trailing single
+// character of a run is left out (the index has it as a bigram's first
+// half or as a run's last character, both reachable as a phrase).
+func cjkBigrams(s string, query bool) string {
+	if !hasCJK(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) * 2)
+	var run []rune
+	flush := func() {
+		if len(run) == 0 {
+			return
+		}
+		b.WriteByte(' ')
+		for i := 0; i+1 < len(run); i++ {
+			b.WriteRune(run[i])
+			b.WriteRune(run[i+1])
+			b.WriteByte(' ')
+		}
+		if !query || len(run) == 1 {
+			b.WriteRune(run[len(run)-1])
+			b.WriteByte(' ')
+		}
+		run = run[:0]
+	}
+	for _, r := range s {
+		if isCJK(r) {
+			run = append(run, r)
+			continue
+		}
+		flush()
+		b.WriteRune(r)
+	}
+	flush()
+	return b.String()
+}
+
+func hasCJK(s string) bool {
+	for _, r := range s {
+		if r >= 0x1100 && isCJK(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// token is one word of a text, by byte range, in folded form. Every CJK
+// character is a token of its own.
+type token struct {
+	start, end int
+	folded     string
+}
+
+// tokenize splits s the way the index sees it, keeping byte offsets into s
+// for highlighting.
+func tokenize(s string) []token {
+	var out []token
+	start := -1
+	for i, r := range s {
+		switch {
+		case isCJK(r):
+			if start >= 0 {
+				out = append(out, token{start, i, fold(s[start:i])})
+				start = -1
+			}
+			n := utf8.RuneLen(r)
+			out = append(out, token{i, i + n, s[i : i+n]})
+		case isWordRune(r):
+			if start < 0 {
+				start = i
+			}
+		default:
+			if start >= 0 {
+				out = append(out, token{start, i, fold(s[start:i])})
+				start = -1
+			}
+		}
+	}
+	if start >= 0 {
+		out = append(out, token{start, len(s), fold(s[start:])})
+	}
+	return out
+}
+
+// fold lowercases s and strips diacritics, as unicode61 with
+// remove_diacritics does.
+func fold(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(s)
+	}
+	var b strings.Builder
+	for _, r := range norm.NFD.String(s) {
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// collapse joins the words of s with single spaces.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// redactKeepLines masks every credential in s, keeping as many newlines as
+// each masked span held so that line numbers stay true.
+func redactKeepLines(s string) string {
+	ms := redact.FindSecrets(s)
+	if len(ms) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		b.WriteString(s[last:m.Start])
+		b.WriteString("[REDACTED:" + m.Kind + "]")
+		b.WriteString(strings.Repeat("\n", strings.Count(s[m.Start:m.End], "\n")))
+		last = m.End
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}

@@ -1,0 +1,211 @@
+package search
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+)
+
+// VectorMeta is what the vector lane filters on, kept beside each vector.
+type VectorMeta struct {
+	SourceID int64
+	TsMs     int64
+	AgentID  string
+	Role     string
+	Kind     string
+}
+
+// VectorIndex holds every chunk vector of one embedder in one contiguous
+// matrix, unit-normalized, so that a query is a brute-force scan of dot
+// products: exact, with no vector extension, and fast enough for hundreds
+// of thousands of chunks. It is loaded once per process.
+type VectorIndex struct {
+	Dims int
+	ids  []int64
+	meta []VectorMeta
+	data []float32
+	seen map[string]string // interned metadata strings
+}
+
+// NewVectorIndex returns an empty index for vectors of dims dimensions
+// (0: taken from the first vector added).
+func NewVectorIndex(dims int) *VectorIndex {
+	return &VectorIndex{Dims: dims, seen: map[string]string{}}
+}
+
+// Len is the number of vectors held.
+func (x *VectorIndex) Len() int { return len(x.ids) }
+
+func (x *VectorIndex) intern(s string) string {
+	if v, ok := x.seen[s]; ok {
+		return v
+	}
+	x.seen[s] = s
+	return s
+}
+
+// Add appends one chunk's vector.
+func (x *VectorIndex) Add(id int64, m VectorMeta, vec []float32) error {
+	if x.Dims == 0 {
+		x.Dims = len(vec)
+	}
+	if len(vec) != x.Dims {
+		return fmt.Errorf("vector of chunk %d has %d dimensions, the index %d", id, len(vec), x.Dims)
+	}
+	m.AgentID, m.Role, m.Kind = x.intern(m.AgentID), x.intern(m.Role), x.intern(m.Kind)
+	x.ids = append(x.ids, id)
+	x.meta = append(x.meta, m)
+	start := len(x.data)
+	x.data = append(x.data, vec...)
+	Normalize(x.data[start:])
+	return nil
+}
+
+// Normalize scales v to unit length (a zero vector stays zero).
+func Normalize(v []float32) {
+	var s float64
+	for _, f := range v {
+		s += float64(f) * float64(f)
+	}
+	if s == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(s))
+	for i := range v {
+		v[i] *= inv
+	}
+}
+
+// Neighbor is one vector lane hit: a chunk and its cosine similarity.
+type Neighbor struct {
+	ID     int64
+	Cosine float64
+}
+
+// Search returns the k chunks most similar to q that pass keep (nil keeps
+// all), most similar first. The scan is split across the CPUs.
+func (x *VectorIndex) Search(q []float32, k int, keep func(*VectorMeta) bool) ([]Neighbor, error) {
+	if len(q) != x.Dims {
+		return nil, fmt.Errorf("query vector has %d dimensions, the index %d (re-embed with `clawledger embed`)", len(q), x.Dims)
+	}
+	if k <= 0 || len(x.ids) == 0 {
+		return nil, nil
+	}
+	qn := append([]float32(nil), q...)
+	Normalize(qn)
+	n := len(x.ids)
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/20000))
+	parts := make([]neighborHeap, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		wg.Add(1)
+		go func(h *neighborHeap) {
+			defer wg.Done()
+			x.scan(qn, lo, hi, k, keep, h)
+		}(&parts[w])
+	}
+	wg.Wait()
+	var all neighborHeap
+	for _, p := range parts {
+		for _, e := range p {
+			pushBounded(&all, e, k)
+		}
+	}
+	out := make([]Neighbor, len(all))
+	for i := len(all) - 1; i >= 0; i-- {
+		e := heap.Pop(&all).(scored)
+		out[i] = Neighbor{ID: x.ids[e.idx], Cosine: float64(e.score)}
+	}
+	return out, nil
+}
+
+func (x *VectorIndex) scan(q []float32, lo, hi, k int, keep func(*VectorMeta) bool, h *neighborHeap) {
+	d := x.Dims
+	for i := lo; i < hi; i++ {
+		if keep != nil && !keep(&x.meta[i]) {
+			continue
+		}
+		s := Dot(q, x.data[i*d:(i+1)*d])
+		if len(*h) < k || s > (*h)[0].score {
+			pushBounded(h, scored{i, s}, k)
+		}
+	}
+}
+
+// Dot is the dot product of two equally long vectors.
+func Dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i]*b[i] + a[i+4]*b[i+4]
+		s1 += a[i+1]*b[i+1] + a[i+5]*b[i+5]
+		s2 += a[i+2]*b[i+2] + a[i+6]*b[i+6]
+		s3 += a[i+3]*b[i+3] + a[i+7]*b[i+7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+type scored struct {
+	idx   int
+	score float32
+}
+
+// neighborHeap is a min-heap on score holding the best k seen.
+type neighborHeap []scored
+
+func (h neighborHeap) Len() int { return len(h) }
+func (h neighborHeap) Less(i, j int) bool {
+	if h[i].score != h[j].score {
+		return h[i].score < h[j].score
+	}
+	return h[i].idx < h[j].idx
+}
+func (h neighborHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *neighborHeap) Push(v any)   { *h = append(*h, v.(scored)) }
+func (h *neighborHeap) Pop() any {
+	old := *h
+	v := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return v
+}
+
+func pushBounded(h *neighborHeap, e scored, k int) {
+	if len(*h) < k {
+		heap.Push(h, e)
+		return
+	}
+	if e.score > (*h)[0].score || (e.score == (*h)[0].score && e.idx > (*h)[0].idx) {
+		(*h)[0] = e
+		heap.Fix(h, 0)
+	}
+}
+
+// EncodeVector stores a vector as little-endian float32 bytes.
+func EncodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+// DecodeVector reads a vector stored by EncodeVector.
+func DecodeVector(b []byte) ([]float32, error) {
+	if len(b)%4 != 0 {
+		return nil, errors.New("vector blob is not a whole number of float32s")
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, nil
+}

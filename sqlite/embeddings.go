@@ -1,0 +1,227 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/search"
+)
+
+// SearchMeta reads a search_meta value ("" when unset).
+func (db *DB) SearchMeta(ctx context.Context, key string) (string, error) {
+	var v string
+	err := db.r.QueryRowContext(ctx, `SELECT value FROM search_meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+// SetSearchMeta stores a search_meta value; "" deletes it.
+func (db *DB) SetSearchMeta(ctx context.Context, key, value string) error {
+	var err error
+	if value == "" {
+		_, err = db.w.ExecContext(ctx, `DELETE FROM search_meta WHERE key = ?`, key)
+	} else {
+		_, err = db.w.ExecContext(ctx, `INSERT INTO search_meta(key, value) VALUES(?, ?)
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
+	}
+	return err
+}
+
+// UseVectorSpace makes space the one search_vectors holds: when another
+// space's vectors are stored they are deleted (never mixed). It returns how
+// many were deleted.
+func (db *DB) UseVectorSpace(ctx context.Context, space string) (int64, error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	var cur string
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM search_meta WHERE key = 'vector_space'`).Scan(&cur); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	if cur == space {
+		return 0, nil
+	}
+	var n int64
+	if space == "" || cur != "" {
+		res, err := tx.ExecContext(ctx, `DELETE FROM search_vectors`)
+		if err != nil {
+			return 0, err
+		}
+		n, _ = res.RowsAffected()
+	}
+	if space == "" {
+		_, err = tx.ExecContext(ctx, `DELETE FROM search_meta WHERE key = 'vector_space'`)
+	} else {
+		_, err = tx.ExecContext(ctx, `INSERT INTO search_meta(key, value) VALUES('vector_space', ?)
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value`, space)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
+}
+
+// UnembeddedChunks returns up to limit chunks past afterID that have no
+// vector yet, in id order.
+func (db *DB) UnembeddedChunks(ctx context.Context, afterID int64, limit int) ([]search.PendingChunk, error) {
+	rows, err := db.w.QueryContext(ctx, `SELECT c.id, c.text FROM search_chunks c
+		WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM search_vectors v WHERE v.chunk_id = c.id)
+		ORDER BY c.id LIMIT ?`, afterID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []search.PendingChunk
+	for rows.Next() {
+		var p search.PendingChunk
+		if err := rows.Scan(&p.ID, &p.Text); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// CountUnembedded counts the chunks without a vector.
+func (db *DB) CountUnembedded(ctx context.Context) (int64, error) {
+	var n int64
+	err := db.w.QueryRowContext(ctx, `SELECT count(*) FROM search_chunks c
+		WHERE NOT EXISTS (SELECT 1 FROM search_vectors v WHERE v.chunk_id = c.id)`).Scan(&n)
+	return n, err
+}
+
+// PutVectors stores chunk vectors (a chunk deleted meanwhile is skipped).
+func (db *DB) PutVectors(ctx context.Context, ids []int64, vecs [][]float32) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO search_vectors(chunk_id, vec)
+		SELECT id, ? FROM search_chunks WHERE id = ?`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for i, id := range ids {
+		if _, err := st.ExecContext(ctx, search.EncodeVector(vecs[i]), id); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// GetEmbeddings implements embed.Cache; hits are marked used now.
+func (db *DB) GetEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, hashes [][]byte) (map[string][]float32, error) {
+	out := map[string][]float32{}
+	var used []any
+	for rest := hashes; len(rest) > 0; {
+		n := min(len(rest), 500)
+		args := []any{sp.Provider, sp.Model, sp.Key}
+		for _, h := range rest[:n] {
+			args = append(args, h)
+		}
+		rest = rest[n:]
+		rows, err := db.r.QueryContext(ctx, `SELECT hash, vec FROM embedding_cache WHERE provider = ? AND model = ? AND provider_key = ?
+			AND hash IN (`+strings.TrimPrefix(strings.Repeat(",?", n), ",")+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var h, blob []byte
+			if err := rows.Scan(&h, &blob); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			v, err := search.DecodeVector(blob)
+			if err != nil {
+				continue
+			}
+			out[string(h)] = v
+			used = append(used, h)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+	}
+	if len(used) == 0 || db.w == nil {
+		return out, nil
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return out, err
+	}
+	defer tx.Rollback()
+	for _, h := range used {
+		if _, err := tx.ExecContext(ctx, `UPDATE embedding_cache SET used_ms = ? WHERE provider = ? AND model = ? AND provider_key = ? AND hash = ?`,
+			nowMs(), sp.Provider, sp.Model, sp.Key, h); err != nil {
+			return out, err
+		}
+	}
+	return out, tx.Commit()
+}
+
+// PutEmbeddings implements embed.Cache.
+func (db *DB) PutEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, hashes [][]byte, vecs [][]float32) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO embedding_cache(provider, model, provider_key, hash, vec, used_ms)
+		VALUES(?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	now := nowMs()
+	for i, h := range hashes {
+		if _, err := st.ExecContext(ctx, sp.Provider, sp.Model, sp.Key, h, search.EncodeVector(vecs[i]), now); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// PruneEmbeddingCache evicts the least recently used cache entries until
+// the vectors it holds take at most maxBytes. It returns how many went.
+func (db *DB) PruneEmbeddingCache(ctx context.Context, maxBytes int64) (int64, error) {
+	var total int64
+	if err := db.w.QueryRowContext(ctx, `SELECT coalesce(sum(length(vec)), 0) FROM embedding_cache`).Scan(&total); err != nil {
+		return 0, err
+	}
+	if total <= maxBytes {
+		return 0, nil
+	}
+	// walk from the oldest use until enough bytes are freed, then delete
+	// everything used no later than that point
+	rows, err := db.w.QueryContext(ctx, `SELECT used_ms, length(vec) FROM embedding_cache ORDER BY used_ms`)
+	if err != nil {
+		return 0, err
+	}
+	var cutoff int64
+	excess := total - maxBytes
+	for rows.Next() && excess > 0 {
+		var used, size int64
+		if err := rows.Scan(&used, &size); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		cutoff, excess = used, excess-size
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	res, err := db.w.ExecContext(ctx, `DELETE FROM embedding_cache WHERE used_ms <= ?`, cutoff)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

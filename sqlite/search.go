@@ -1,0 +1,472 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/clawledger/clawledger/search"
+)
+
+var _ search.Store = (*DB)(nil)
+
+// indexBatch is how many documents one index transaction takes.
+const indexBatch = 2000
+
+// changedSource is a source whose index is behind the ledger.
+type changedSource struct {
+	id         int64
+	kind       string
+	rel        string
+	stale      bool  // rows replaced: rebuild all its chunks
+	indexedMax int64 // last ledger line indexed
+	lineCount  int64 // lines the ledger holds now
+	behind     int64 // lines not yet looked at (progress)
+}
+
+// UpdateSearchIndex brings the search index up to date with the ledger:
+// transcripts whose rows were replaced are rebuilt, appended messages and
+// summaries added, changed memory files re-chunked. It only reads what
+// changed, so an update after an ingest that found nothing new costs two
+// small queries. Each batch commits with its progress, so an interrupted
+// update resumes where it stopped. progress, when set, is told how many
+// ledger lines are behind and then how many were handled.
+func (db *DB) UpdateSearchIndex(ctx context.Context, progress search.Progress) (search.IndexStats, error) {
+	var st search.IndexStats
+	srcs, err := db.changedSources(ctx)
+	if err != nil {
+		return st, err
+	}
+	if progress != nil {
+		var total int64
+		for _, s := range srcs {
+			total += s.behind
+		}
+		progress.Start(total)
+		defer progress.Finish()
+	}
+	for _, s := range srcs {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		if s.kind == "workspace" {
+			err = db.indexWorkspaceFile(ctx, s, &st)
+		} else {
+			err = db.indexTranscript(ctx, s, &st, progress)
+		}
+		if err != nil {
+			return st, fmt.Errorf("search index: %s: %w", s.rel, err)
+		}
+	}
+	return st, nil
+}
+
+func (db *DB) changedSources(ctx context.Context) ([]changedSource, error) {
+	rows, err := db.w.QueryContext(ctx, `SELECT s.id, s.kind, s.rel_path, x.source_id IS NOT NULL,
+		coalesce(i.max_line_id, 0), s.line_count, s.line_count - coalesce(i.line_count, 0)
+		FROM sources s
+		LEFT JOIN search_sources i ON i.source_id = s.id
+		LEFT JOIN search_stale x ON x.source_id = s.id
+		LEFT JOIN workspace_files w ON w.source_id = s.id
+		WHERE (s.kind = 'transcript' AND (x.source_id IS NOT NULL OR i.source_id IS NULL OR i.line_count <> s.line_count))
+		   OR (s.kind = 'workspace' AND w.source_id IS NOT NULL AND (i.source_id IS NULL OR i.sha256 <> w.sha256))
+		ORDER BY s.id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []changedSource
+	for rows.Next() {
+		var c changedSource
+		if err := rows.Scan(&c.id, &c.kind, &c.rel, &c.stale, &c.indexedMax, &c.lineCount, &c.behind); err != nil {
+			return nil, err
+		}
+		if c.stale {
+			c.indexedMax, c.behind = 0, c.lineCount
+		}
+		c.behind = max(c.behind, 0)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// deleteChunks removes a source's chunks from every index table.
+func deleteChunks(ctx context.Context, tx *sql.Tx, sourceID int64) (int, error) {
+	for _, q := range []string{
+		`DELETE FROM search_fts WHERE rowid IN (SELECT id FROM search_chunks WHERE source_id = ?)`,
+		`DELETE FROM search_vectors WHERE chunk_id IN (SELECT id FROM search_chunks WHERE source_id = ?)`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, sourceID); err != nil {
+			return 0, err
+		}
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM search_chunks WHERE source_id = ?`, sourceID)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// chunkWriter inserts chunks within one transaction.
+type chunkWriter struct {
+	chunk, fts *sql.Stmt
+}
+
+func newChunkWriter(ctx context.Context, tx *sql.Tx) (*chunkWriter, error) {
+	c, err := tx.PrepareContext(ctx, `INSERT INTO search_chunks(kind, source_id, line_id, agent_id, session_id, entry_id, role,
+		ts_ms, start_line, end_line, part, hash, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return nil, err
+	}
+	f, err := tx.PrepareContext(ctx, `INSERT INTO search_fts(rowid, text) VALUES(?, ?)`)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &chunkWriter{chunk: c, fts: f}, nil
+}
+
+func (w *chunkWriter) close() { w.chunk.Close(); w.fts.Close() }
+
+func (w *chunkWriter) add(ctx context.Context, d *search.Doc, st *search.IndexStats) error {
+	st.Docs++
+	for _, c := range search.ChunkDoc(d) {
+		res, err := w.chunk.ExecContext(ctx, c.Kind, c.SourceID, c.LineID, c.AgentID, c.SessionID, c.EntryID, c.Role,
+			c.TsMs, c.StartLine, c.EndLine, c.Part, c.Hash, c.Text)
+		if err != nil {
+			return err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		if _, err := w.fts.ExecContext(ctx, id, search.IndexText(c.Text)); err != nil {
+			return err
+		}
+		st.Chunks++
+	}
+	return nil
+}
+
+// indexTranscript indexes a transcript's user and assistant messages and
+// its summaries past what is indexed (all of them when it is stale), one
+// batch per transaction.
+func (db *DB) indexTranscript(ctx context.Context, s changedSource, st *search.IndexStats, progress search.Progress) error {
+	var agent, session string
+	err := db.w.QueryRowContext(ctx, `SELECT agent_id, session_id FROM sessions WHERE source_id = ?`, s.id).Scan(&agent, &session)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	after, first := s.indexedMax, true
+	for {
+		tx, err := db.w.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if first && s.stale {
+			n, err := deleteChunks(ctx, tx, s.id)
+			if err != nil {
+				tx.Rollback()
+				return err
+			}
+			st.Removed += n
+			if _, err := tx.ExecContext(ctx, `DELETE FROM search_stale WHERE source_id = ?`, s.id); err != nil {
+				tx.Rollback()
+				return err
+			}
+		}
+		first = false
+		docs, err := transcriptDocs(ctx, tx, s.id, after)
+		if err != nil {
+			tx.Rollback()
+			return err
+		}
+		w, err := newChunkWriter(ctx, tx)
+		if err != nil {
+			tx.Rollback()
+			return err
+		}
+		for i := range docs {
+			docs[i].AgentID, docs[i].SessionID = agent, session
+			if err := w.add(ctx, &docs[i], st); err != nil {
+				w.close()
+				tx.Rollback()
+				return err
+			}
+		}
+		w.close()
+		done := len(docs) < indexBatch
+		if len(docs) > 0 {
+			after = docs[len(docs)-1].LineID
+		}
+		lineCount := s.lineCount
+		if !done {
+			lineCount = -1 // in progress: an interrupted update resumes past max_line_id
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO search_sources(source_id, line_count, max_line_id) VALUES(?, ?, ?)
+			ON CONFLICT(source_id) DO UPDATE SET line_count = excluded.line_count, max_line_id = excluded.max_line_id`,
+			s.id, lineCount, after); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		if done {
+			if progress != nil {
+				progress.Add(s.behind)
+			}
+			return nil
+		}
+	}
+}
+
+// transcriptDocs reads up to indexBatch documents of a transcript past a
+// ledger line: user and assistant messages with text, and summaries.
+func transcriptDocs(ctx context.Context, tx *sql.Tx, sourceID, after int64) ([]search.Doc, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT m.line_id, l.line_no, m.entry_id, m.role, m.ts_ms, m.text
+		FROM messages m JOIN lines l ON l.id = m.line_id
+		WHERE m.source_id = ?1 AND m.line_id > ?2 AND m.role IN ('user', 'assistant') AND m.text <> ''
+		UNION ALL
+		SELECT c.line_id, l.line_no, coalesce(e.entry_id, ''), c.kind, c.ts_ms, c.summary
+		FROM compactions c JOIN lines l ON l.id = c.line_id LEFT JOIN entries e ON e.line_id = c.line_id
+		WHERE c.source_id = ?1 AND c.line_id > ?2 AND c.summary <> ''
+		ORDER BY 1 LIMIT ?3`, sourceID, after, indexBatch)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []search.Doc
+	for rows.Next() {
+		d := search.Doc{Kind: search.KindMessage, SourceID: sourceID}
+		if err := rows.Scan(&d.LineID, &d.LineNo, &d.EntryID, &d.Role, &d.TsMs, &d.Text); err != nil {
+			return nil, err
+		}
+		if d.Role != "user" && d.Role != "assistant" {
+			d.Kind = search.KindCompaction
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// indexWorkspaceFile re-chunks a changed memory file (other workspace
+// files are only remembered as seen).
+func (db *DB) indexWorkspaceFile(ctx context.Context, s changedSource, st *search.IndexStats) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	d := search.Doc{Kind: search.KindMemory, SourceID: s.id, Role: search.KindMemory, Path: s.rel}
+	var sum string
+	var mtimeNs int64
+	if err := tx.QueryRowContext(ctx, `SELECT agent_id, mtime_ns, sha256, content FROM workspace_files WHERE source_id = ?`, s.id).
+		Scan(&d.AgentID, &mtimeNs, &sum, &d.Text); err != nil {
+		return err
+	}
+	d.MtimeMs = mtimeNs / 1e6
+	n, err := deleteChunks(ctx, tx, s.id)
+	if err != nil {
+		return err
+	}
+	st.Removed += n
+	if search.IsMemoryFile(s.rel) {
+		w, err := newChunkWriter(ctx, tx)
+		if err != nil {
+			return err
+		}
+		defer w.close()
+		if err := w.add(ctx, &d, st); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO search_sources(source_id, sha256) VALUES(?, ?)
+		ON CONFLICT(source_id) DO UPDATE SET sha256 = excluded.sha256`, s.id, sum); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// ClearSearchIndex empties the derived search index (vectors included;
+// the embedding cache and the embedder configuration stay), so that the
+// next update rebuilds it from the ledger.
+func (db *DB) ClearSearchIndex(ctx context.Context) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range []string{
+		`INSERT INTO search_fts(search_fts) VALUES('delete-all')`,
+		`DELETE FROM search_vectors`,
+		`DELETE FROM search_chunks`,
+		`DELETE FROM search_sources`,
+		`DELETE FROM search_stale`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// SearchIndexCounts says how big the index is.
+func (db *DB) SearchIndexCounts(ctx context.Context) (chunks, vectors int64, err error) {
+	err = db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM search_chunks), (SELECT count(*) FROM search_vectors)`).Scan(&chunks, &vectors)
+	return
+}
+
+// filterSQL renders a filter as conditions on search_chunks c.
+func filterSQL(f *search.Filter) (string, []any) {
+	var conds []string
+	var args []any
+	if f.AgentID != "" {
+		conds = append(conds, "c.agent_id = ?")
+		args = append(args, f.AgentID)
+	}
+	if f.Role != "" {
+		conds = append(conds, "c.role = ?")
+		args = append(args, f.Role)
+	}
+	switch f.Source {
+	case search.SourceSessions:
+		conds = append(conds, "c.kind <> 'memory'")
+	case search.SourceMemory:
+		conds = append(conds, "c.kind = 'memory'")
+	}
+	if f.Since > 0 {
+		conds = append(conds, "c.ts_ms >= ?")
+		args = append(args, f.Since)
+	}
+	if f.Until > 0 {
+		conds = append(conds, "c.ts_ms < ?")
+		args = append(args, f.Until)
+	}
+	if f.SourceIDs != nil {
+		if len(f.SourceIDs) == 0 {
+			conds = append(conds, "0")
+		} else {
+			conds = append(conds, "c.source_id IN ("+strings.TrimPrefix(strings.Repeat(",?", len(f.SourceIDs)), ",")+")")
+			for _, id := range f.SourceIDs {
+				args = append(args, id)
+			}
+		}
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " AND " + strings.Join(conds, " AND "), args
+}
+
+// Lexical runs an FTS5 query with BM25 ranks. With a window it reads the
+// matches newest first and stops after window of them, so a query for a
+// word in half the corpus costs no more than one for a rare word.
+func (db *DB) Lexical(ctx context.Context, expr string, f *search.Filter, window int) ([]search.LexicalHit, bool, error) {
+	where, args := filterSQL(f)
+	from := `search_fts f JOIN search_chunks c ON c.id = f.rowid`
+	if f.SourceIDs != nil {
+		// a few sessions: walk their chunks, probing the index for each
+		from = `search_chunks c CROSS JOIN search_fts f ON f.rowid = c.id`
+	}
+	q := `SELECT f.rowid, bm25(search_fts) FROM ` + from + ` WHERE search_fts MATCH ?` + where
+	args = append([]any{expr}, args...)
+	if window > 0 {
+		q += ` ORDER BY f.rowid DESC LIMIT ?`
+		args = append(args, window+1)
+	}
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, false, ftsError(err)
+	}
+	defer rows.Close()
+	var out []search.LexicalHit
+	for rows.Next() {
+		var h search.LexicalHit
+		if err := rows.Scan(&h.ID, &h.Rank); err != nil {
+			return nil, false, err
+		}
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, ftsError(err)
+	}
+	complete := window <= 0 || len(out) <= window
+	if !complete {
+		out = out[:window]
+	}
+	return out, complete, nil
+}
+
+func ftsError(err error) error {
+	if strings.Contains(err.Error(), "fts5") {
+		return fmt.Errorf("full-text query: %w", err)
+	}
+	return err
+}
+
+// Hits reads chunks with their sources.
+func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*search.HitInfo, error) {
+	out := make(map[int64]*search.HitInfo, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		ids = ids[n:]
+		rows, err := db.r.QueryContext(ctx, `SELECT c.id, c.kind, c.source_id, c.line_id, c.agent_id, c.session_id, c.entry_id,
+			c.role, c.ts_ms, c.start_line, c.end_line, c.part, c.hash, c.text, d.path, s.rel_path, s.class, s.gone_at_ms <> 0
+			FROM search_chunks c JOIN sources s ON s.id = c.source_id JOIN state_dirs d ON d.id = s.state_dir_id
+			WHERE c.id IN (`+strings.TrimPrefix(strings.Repeat(",?", n), ",")+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			h := &search.HitInfo{}
+			c := &h.Chunk
+			if err := rows.Scan(&c.ID, &c.Kind, &c.SourceID, &c.LineID, &c.AgentID, &c.SessionID, &c.EntryID, &c.Role, &c.TsMs,
+				&c.StartLine, &c.EndLine, &c.Part, &c.Hash, &c.Text, &h.StateDir, &h.Path, &h.Class, &h.Gone); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if c.Kind == search.KindMemory {
+				h.Class = ""
+			}
+			out[c.ID] = h
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// LoadVectors adds every stored chunk vector to x, in chunk order.
+func (db *DB) LoadVectors(ctx context.Context, x *search.VectorIndex) error {
+	rows, err := db.r.QueryContext(ctx, `SELECT v.chunk_id, c.source_id, c.ts_ms, c.agent_id, c.role, c.kind, v.vec
+		FROM search_vectors v JOIN search_chunks c ON c.id = v.chunk_id ORDER BY v.chunk_id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var blob []byte
+	for rows.Next() {
+		var id int64
+		var m search.VectorMeta
+		if err := rows.Scan(&id, &m.SourceID, &m.TsMs, &m.AgentID, &m.Role, &m.Kind, &blob); err != nil {
+			return err
+		}
+		v, err := search.DecodeVector(blob)
+		if err != nil {
+			return fmt.Errorf("chunk %d: %w", id, err)
+		}
+		if err := x.Add(id, m, v); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
