@@ -139,13 +139,18 @@ func ChunkLines(text string, maxChars, overlapChars int) []LineChunk {
 		cur = append(cur[:0:0], cur[keep:]...)
 		curSize = acc
 	}
-	for i, line := range strings.Split(text, "\n") {
+	// a final newline ends the last line; it does not start another
+	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		line = strings.TrimSuffix(line, "\r")
 		for _, seg := range splitLong(line, maxChars, 0) {
 			n := utf8.RuneCountInString(seg) + 1
 			if curSize+n > maxChars && len(cur) > 0 {
 				flush()
 				carry()
+				for len(cur) > 0 && curSize+n > maxChars { // a long line leaves no room for overlap
+					curSize -= cur[0].size
+					cur = cur[1:]
+				}
 			}
 			cur = append(cur, piece{seg, i + 1, n})
 			curSize += n

@@ -54,12 +54,6 @@ func (f *Filter) Keep(m *VectorMeta) bool {
 	return true
 }
 
-// LexicalHit is a chunk the word index matched, with FTS5's bm25() rank.
-type LexicalHit struct {
-	ID   int64
-	Rank float64
-}
-
 // HitInfo is an indexed chunk with where it came from.
 type HitInfo struct {
 	Chunk
@@ -72,9 +66,12 @@ type HitInfo struct {
 // Store is the index as the engine queries it.
 type Store interface {
 	// Lexical returns the chunks matching an FTS5 expression that pass f,
-	// ranking at most window of the newest matches (0: all of them);
-	// complete reports that every match was ranked.
-	Lexical(ctx context.Context, expr string, f *Filter, window int) (hits []LexicalHit, complete bool, err error)
+	// newest first, at most window of them (0: all); complete reports that
+	// there are no more.
+	Lexical(ctx context.Context, expr string, f *Filter, window int) (matches []LexicalMatch, complete bool, err error)
+	// TermCounts returns each phrase's document frequency (over the whole
+	// index, unfiltered) and the corpus totals.
+	TermCounts(ctx context.Context, phrases []string) ([]TermCount, Corpus, error)
 	// Hits returns the chunks with these ids.
 	Hits(ctx context.Context, ids []int64) (map[int64]*HitInfo, error)
 	// LoadVectors adds every stored chunk vector to x.
@@ -216,20 +213,8 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 	var lex []laneHit
 	if res.Mode != ModeVector {
-		hits, complete, err := e.Store.Lexical(ctx, res.FTS, &req.Filter, req.Window)
-		if err != nil {
+		if lex, err = e.lexical(ctx, p, &req, res); err != nil {
 			return nil, err
-		}
-		res.LexicalMatches, res.LexicalComplete = len(hits), complete
-		sort.SliceStable(hits, func(i, j int) bool {
-			if hits[i].Rank != hits[j].Rank {
-				return hits[i].Rank < hits[j].Rank
-			}
-			return hits[i].ID > hits[j].ID
-		})
-		lex = make([]laneHit, len(hits))
-		for i, h := range hits {
-			lex[i] = laneHit{id: h.ID, raw: h.Rank, score: BM25Score(h.Rank)}
 		}
 	}
 	// Widen the candidate pool until enough hits survive de-duplication
@@ -262,6 +247,37 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		}
 		k *= 4
 	}
+}
+
+// lexical runs the lexical lane: the matches (the newest Window of them
+// for a broad query), ranked by BM25.
+func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, res *Result) ([]laneHit, error) {
+	matches, complete, err := e.Store.Lexical(ctx, res.FTS, &req.Filter, req.Window)
+	if err != nil || len(matches) == 0 {
+		return nil, err
+	}
+	res.LexicalMatches, res.LexicalComplete = len(matches), complete
+	ps := p.phrases()
+	exprs := make([]string, len(ps))
+	for i, ph := range ps {
+		exprs[i] = ph.fts
+	}
+	dfs, corpus, err := e.Store.TermCounts(ctx, exprs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]laneHit, len(matches))
+	for i, m := range matches {
+		r := bm25(m.Text, m.Tokens, ps, dfs, corpus)
+		out[i] = laneHit{id: m.ID, raw: r, score: BM25Score(r)}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].raw != out[j].raw {
+			return out[i].raw < out[j].raw
+		}
+		return out[i].id > out[j].id
+	})
+	return out, nil
 }
 
 // rank fuses the lanes' candidates and turns the best into hits.

@@ -60,6 +60,11 @@ func Parse(q string) (*Parsed, error) {
 func lex(q string) []Term {
 	var out []Term
 	r := []rune(q)
+	for i, c := range r {
+		if unicode.IsControl(c) { // a NUL would end FTS5's string early
+			r[i] = ' '
+		}
+	}
 	for i := 0; i < len(r); {
 		if unicode.IsSpace(r[i]) {
 			i++
@@ -142,22 +147,21 @@ func endsWithLoneCJK(s string) bool {
 	return n > 0 && isCJK(r[n-1]) && (n == 1 || !isCJK(r[n-2]))
 }
 
-// Words lists the positive terms' folded tokens, for highlighting and
-// for MMR's similarity.
+// matchers finds the positive terms in texts, for highlighting.
 func (p *Parsed) matchers() []matcher {
 	var out []matcher
-	for _, g := range p.Groups {
-		for _, t := range g {
-			var toks []string
-			for _, tk := range tokenize(t.Text) {
-				toks = append(toks, tk.folded)
-			}
-			if len(toks) > 0 {
-				out = append(out, matcher{toks: toks, prefix: t.Prefix || endsWithLoneCJK(t.Text)})
-			}
-		}
+	for _, ph := range p.phrases() {
+		out = append(out, ph.m)
 	}
 	return out
+}
+
+func newMatcher(t Term) matcher {
+	var toks []string
+	for _, tk := range tokenize(t.Text) {
+		toks = append(toks, tk.folded)
+	}
+	return matcher{toks: toks, prefix: t.Prefix || endsWithLoneCJK(t.Text)}
 }
 
 // matcher finds one term's token sequence in a tokenized text.

@@ -200,28 +200,39 @@ func (db *DB) PruneEmbeddingCache(ctx context.Context, maxBytes int64) (int64, e
 	if total <= maxBytes {
 		return 0, nil
 	}
-	// walk from the oldest use until enough bytes are freed, then delete
-	// everything used no later than that point
-	rows, err := db.w.QueryContext(ctx, `SELECT used_ms, length(vec) FROM embedding_cache ORDER BY used_ms`)
+	// the least recently used first, until enough bytes are freed
+	type key struct {
+		provider, model, pkey string
+		hash                  []byte
+	}
+	rows, err := db.w.QueryContext(ctx, `SELECT provider, model, provider_key, hash, length(vec) FROM embedding_cache ORDER BY used_ms`)
 	if err != nil {
 		return 0, err
 	}
-	var cutoff int64
-	excess := total - maxBytes
-	for rows.Next() && excess > 0 {
-		var used, size int64
-		if err := rows.Scan(&used, &size); err != nil {
+	var evict []key
+	for excess := total - maxBytes; excess > 0 && rows.Next(); {
+		var k key
+		var size int64
+		if err := rows.Scan(&k.provider, &k.model, &k.pkey, &k.hash, &size); err != nil {
 			rows.Close()
 			return 0, err
 		}
-		cutoff, excess = used, excess-size
+		evict = append(evict, k)
+		excess -= size
 	}
 	if err := rows.Close(); err != nil {
 		return 0, err
 	}
-	res, err := db.w.ExecContext(ctx, `DELETE FROM embedding_cache WHERE used_ms <= ?`, cutoff)
+	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
-	return res.RowsAffected()
+	defer tx.Rollback()
+	for _, k := range evict {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM embedding_cache WHERE provider = ? AND model = ? AND provider_key = ? AND hash = ?`,
+			k.provider, k.model, k.pkey, k.hash); err != nil {
+			return 0, err
+		}
+	}
+	return int64(len(evict)), tx.Commit()
 }

@@ -94,6 +94,11 @@ func (db *DB) changedSources(ctx context.Context) ([]changedSource, error) {
 
 // deleteChunks removes a source's chunks from every index table.
 func deleteChunks(ctx context.Context, tx *sql.Tx, sourceID int64) (int, error) {
+	if _, err := tx.ExecContext(ctx, `UPDATE search_stats SET
+		chunks = chunks - (SELECT count(*) FROM search_chunks WHERE source_id = ?1),
+		tokens = tokens - (SELECT coalesce(sum(tokens), 0) FROM search_chunks WHERE source_id = ?1)`, sourceID); err != nil {
+		return 0, err
+	}
 	for _, q := range []string{
 		`DELETE FROM search_fts WHERE rowid IN (SELECT id FROM search_chunks WHERE source_id = ?)`,
 		`DELETE FROM search_vectors WHERE chunk_id IN (SELECT id FROM search_chunks WHERE source_id = ?)`,
@@ -110,14 +115,16 @@ func deleteChunks(ctx context.Context, tx *sql.Tx, sourceID int64) (int, error) 
 	return int(n), err
 }
 
-// chunkWriter inserts chunks within one transaction.
+// chunkWriter inserts chunks within one transaction; close adds them to
+// the corpus totals.
 type chunkWriter struct {
-	chunk, fts *sql.Stmt
+	chunk, fts     *sql.Stmt
+	chunks, tokens int64
 }
 
 func newChunkWriter(ctx context.Context, tx *sql.Tx) (*chunkWriter, error) {
 	c, err := tx.PrepareContext(ctx, `INSERT INTO search_chunks(kind, source_id, line_id, agent_id, session_id, entry_id, role,
-		ts_ms, start_line, end_line, part, hash, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		ts_ms, start_line, end_line, part, hash, tokens, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return nil, err
 	}
@@ -129,13 +136,19 @@ func newChunkWriter(ctx context.Context, tx *sql.Tx) (*chunkWriter, error) {
 	return &chunkWriter{chunk: c, fts: f}, nil
 }
 
-func (w *chunkWriter) close() { w.chunk.Close(); w.fts.Close() }
+func (w *chunkWriter) close(ctx context.Context, tx *sql.Tx) error {
+	w.chunk.Close()
+	w.fts.Close()
+	_, err := tx.ExecContext(ctx, `UPDATE search_stats SET chunks = chunks + ?, tokens = tokens + ?`, w.chunks, w.tokens)
+	return err
+}
 
 func (w *chunkWriter) add(ctx context.Context, d *search.Doc, st *search.IndexStats) error {
 	st.Docs++
 	for _, c := range search.ChunkDoc(d) {
+		tokens := search.TokenCount(c.Text)
 		res, err := w.chunk.ExecContext(ctx, c.Kind, c.SourceID, c.LineID, c.AgentID, c.SessionID, c.EntryID, c.Role,
-			c.TsMs, c.StartLine, c.EndLine, c.Part, c.Hash, c.Text)
+			c.TsMs, c.StartLine, c.EndLine, c.Part, c.Hash, tokens, c.Text)
 		if err != nil {
 			return err
 		}
@@ -147,6 +160,8 @@ func (w *chunkWriter) add(ctx context.Context, d *search.Doc, st *search.IndexSt
 			return err
 		}
 		st.Chunks++
+		w.chunks++
+		w.tokens += int64(tokens)
 	}
 	return nil
 }
@@ -191,13 +206,17 @@ func (db *DB) indexTranscript(ctx context.Context, s changedSource, st *search.I
 		}
 		for i := range docs {
 			docs[i].AgentID, docs[i].SessionID = agent, session
-			if err := w.add(ctx, &docs[i], st); err != nil {
-				w.close()
-				tx.Rollback()
-				return err
+			if err = w.add(ctx, &docs[i], st); err != nil {
+				break
 			}
 		}
-		w.close()
+		if cerr := w.close(ctx, tx); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			tx.Rollback()
+			return err
+		}
 		done := len(docs) < indexBatch
 		if len(docs) > 0 {
 			after = docs[len(docs)-1].LineID
@@ -279,8 +298,11 @@ func (db *DB) indexWorkspaceFile(ctx context.Context, s changedSource, st *searc
 		if err != nil {
 			return err
 		}
-		defer w.close()
-		if err := w.add(ctx, &d, st); err != nil {
+		err = w.add(ctx, &d, st)
+		if cerr := w.close(ctx, tx); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -306,6 +328,7 @@ func (db *DB) ClearSearchIndex(ctx context.Context) error {
 		`DELETE FROM search_chunks`,
 		`DELETE FROM search_sources`,
 		`DELETE FROM search_stale`,
+		`UPDATE search_stats SET chunks = 0, tokens = 0`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
@@ -362,20 +385,20 @@ func filterSQL(f *search.Filter) (string, []any) {
 	return " AND " + strings.Join(conds, " AND "), args
 }
 
-// Lexical runs an FTS5 query with BM25 ranks. With a window it reads the
-// matches newest first and stops after window of them, so a query for a
-// word in half the corpus costs no more than one for a rare word.
-func (db *DB) Lexical(ctx context.Context, expr string, f *search.Filter, window int) ([]search.LexicalHit, bool, error) {
+// Lexical returns the chunks an FTS5 query matches, newest first. With a
+// window it stops after window of them, so a query for a word in half the
+// corpus costs no more than one for a rarer word; ranking is the caller's.
+func (db *DB) Lexical(ctx context.Context, expr string, f *search.Filter, window int) ([]search.LexicalMatch, bool, error) {
 	where, args := filterSQL(f)
-	from := `search_fts f JOIN search_chunks c ON c.id = f.rowid`
+	from, order := `search_fts f JOIN search_chunks c ON c.id = f.rowid`, `f.rowid`
 	if f.SourceIDs != nil {
 		// a few sessions: walk their chunks, probing the index for each
-		from = `search_chunks c CROSS JOIN search_fts f ON f.rowid = c.id`
+		from, order = `search_chunks c CROSS JOIN search_fts f ON f.rowid = c.id`, `c.id`
 	}
-	q := `SELECT f.rowid, bm25(search_fts) FROM ` + from + ` WHERE search_fts MATCH ?` + where
+	q := `SELECT c.id, c.tokens, c.text FROM ` + from + ` WHERE search_fts MATCH ?` + where + ` ORDER BY ` + order + ` DESC`
 	args = append([]any{expr}, args...)
 	if window > 0 {
-		q += ` ORDER BY f.rowid DESC LIMIT ?`
+		q += ` LIMIT ?`
 		args = append(args, window+1)
 	}
 	rows, err := db.r.QueryContext(ctx, q, args...)
@@ -383,13 +406,13 @@ func (db *DB) Lexical(ctx context.Context, expr string, f *search.Filter, window
 		return nil, false, ftsError(err)
 	}
 	defer rows.Close()
-	var out []search.LexicalHit
+	var out []search.LexicalMatch
 	for rows.Next() {
-		var h search.LexicalHit
-		if err := rows.Scan(&h.ID, &h.Rank); err != nil {
+		var m search.LexicalMatch
+		if err := rows.Scan(&m.ID, &m.Tokens, &m.Text); err != nil {
 			return nil, false, err
 		}
-		out = append(out, h)
+		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, ftsError(err)
@@ -399,6 +422,52 @@ func (db *DB) Lexical(ctx context.Context, expr string, f *search.Filter, window
 		out = out[:window]
 	}
 	return out, complete, nil
+}
+
+// dfProbe is how many of a phrase's newest matches are read to count (or,
+// past that, estimate) its document frequency.
+const dfProbe = 1000
+
+// TermCounts returns each phrase's document frequency: exact up to
+// dfProbe documents; beyond that estimated from how densely its newest
+// dfProbe matches lie among the newest chunks, which avoids walking the
+// posting list of a word found in half the corpus.
+func (db *DB) TermCounts(ctx context.Context, phrases []string) ([]search.TermCount, search.Corpus, error) {
+	var c search.Corpus
+	var chunks, tokens, maxID int64
+	if err := db.r.QueryRowContext(ctx, `SELECT chunks, tokens, (SELECT coalesce(max(id), 0) FROM search_chunks) FROM search_stats`).
+		Scan(&chunks, &tokens, &maxID); err != nil {
+		return nil, c, err
+	}
+	c.Chunks = float64(chunks)
+	if chunks > 0 {
+		c.AvgLen = float64(tokens) / float64(chunks)
+	}
+	out := make([]search.TermCount, len(phrases))
+	for i, p := range phrases {
+		rows, err := db.r.QueryContext(ctx, `SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY rowid DESC LIMIT ?`, p, dfProbe)
+		if err != nil {
+			return nil, c, ftsError(err)
+		}
+		n, last := 0, int64(0)
+		for rows.Next() {
+			if err := rows.Scan(&last); err != nil {
+				rows.Close()
+				return nil, c, err
+			}
+			n++
+		}
+		if err := rows.Close(); err != nil {
+			return nil, c, err
+		}
+		out[i] = search.TermCount{DF: float64(n), Exact: n < dfProbe}
+		if n == dfProbe && maxID >= last {
+			// n matches among the chunks with ids in [last, maxID]
+			span := float64(maxID-last+1) * c.Chunks / float64(maxID)
+			out[i].DF = min(c.Chunks, max(float64(n), float64(n)*c.Chunks/span))
+		}
+	}
+	return out, c, nil
 }
 
 func ftsError(err error) error {

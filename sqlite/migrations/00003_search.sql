@@ -25,6 +25,7 @@ CREATE TABLE search_chunks (
   end_line   INTEGER NOT NULL DEFAULT 0,
   part       INTEGER NOT NULL DEFAULT 0,  -- chunk number within its document
   hash       BLOB NOT NULL,               -- sha256 of text: the embedding cache key
+  tokens     INTEGER NOT NULL DEFAULT 0,  -- words in the word index (BM25 document length)
   text       TEXT NOT NULL
 );
 CREATE INDEX search_chunks_source ON search_chunks(source_id);
@@ -39,6 +40,14 @@ CREATE VIRTUAL TABLE search_fts USING fts5(
   contentless_delete = 1,
   tokenize = 'unicode61 remove_diacritics 2'
 );
+
+-- corpus totals for BM25 (chunk count and average length)
+CREATE TABLE search_stats (
+  id     INTEGER PRIMARY KEY CHECK (id = 1),
+  chunks INTEGER NOT NULL,
+  tokens INTEGER NOT NULL
+);
+INSERT INTO search_stats(id, chunks, tokens) VALUES (1, 0, 0);
 
 -- How far each source is indexed. A transcript only grows until it is
 -- replaced, and then it is marked stale (below); each of its appended lines
@@ -94,6 +103,7 @@ DROP TRIGGER search_compactions_replaced;
 DROP TRIGGER search_messages_replaced;
 DROP TABLE search_stale;
 DROP TABLE search_sources;
+DROP TABLE search_stats;
 DROP TABLE search_fts;
 DROP TABLE search_chunks;
 DROP TABLE search_meta;

@@ -1,0 +1,81 @@
+package search
+
+import "math"
+
+// BM25 parameters of FTS5's bm25().
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// Corpus holds the index totals BM25 needs.
+type Corpus struct {
+	Chunks float64 // documents in the index
+	AvgLen float64 // mean document length in tokens
+}
+
+// LexicalMatch is a chunk the word index matched, with what BM25 needs.
+type LexicalMatch struct {
+	ID     int64
+	Tokens int // document length
+	Text   string
+}
+
+// TermCount is one query phrase's document frequency.
+type TermCount struct {
+	DF    float64
+	Exact bool // false: estimated from how dense its newest matches are
+}
+
+// phrase is one positive query term: its FTS5 string and its matcher.
+type phrase struct {
+	fts string
+	m   matcher
+}
+
+func (p *Parsed) phrases() []phrase {
+	var out []phrase
+	for _, g := range p.Groups {
+		for _, t := range g {
+			m := newMatcher(t)
+			if len(m.toks) > 0 {
+				out = append(out, phrase{fts: ftsTerm(t), m: m})
+			}
+		}
+	}
+	return out
+}
+
+// bm25 scores a text the way FTS5's bm25() does (more negative is
+// better): over every query phrase, idf * tf * (k1 + 1) / (tf + k1 * (1 -
+// b + b * len / avglen)), idf = ln((N - df + 0.5) / (df + 0.5)) and at
+// least 1e-6. Computing it here, from the matched texts, avoids bm25()'s
+// scan of each phrase's whole posting list to count its documents, which
+// dominates a query for a common word.
+func bm25(text string, length int, ps []phrase, dfs []TermCount, c Corpus) float64 {
+	toks := tokenize(text)
+	avg := max(c.AvgLen, 1)
+	var score float64
+	for k, p := range ps {
+		tf := 0
+		for i := range toks {
+			if p.m.at(toks, i) {
+				tf++
+			}
+		}
+		if tf == 0 {
+			continue
+		}
+		df := dfs[k].DF
+		idf := math.Log((c.Chunks - df + 0.5) / (df + 0.5))
+		if idf <= 0 {
+			idf = 1e-6
+		}
+		f := float64(tf)
+		score += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(length)/avg))
+	}
+	return -score
+}
+
+// TokenCount is a text's length in the word index.
+func TokenCount(text string) int { return len(tokenize(text)) }

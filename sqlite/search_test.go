@@ -1,0 +1,397 @@
+package sqlite_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/clawledger/clawledger/collect"
+	"github.com/clawledger/clawledger/embed"
+	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/searchbench"
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/search"
+	"github.com/clawledger/clawledger/sqlite"
+)
+
+// ledger is a state dir and a ledger kept up to date by ingest.
+type ledger struct {
+	t     *testing.T
+	state string
+	db    *sqlite.DB
+	rnd   *rand.Rand
+}
+
+func newLedger(t *testing.T) *ledger {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "ledger.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return &ledger{t: t, state: filepath.Join(dir, ".openclaw"), db: db, rnd: rand.New(rand.NewSource(1))}
+}
+
+// transcript writes a session of the given agent whose user and assistant
+// messages alternate through texts.
+func (l *ledger) transcript(agent string, start time.Time, texts ...string) *fixture.Transcript {
+	tr := fixture.NewTranscript(l.rnd, fixture.UUID(l.rnd), 3, start, "/home/x")
+	for i, text := range texts {
+		if i%2 == 0 {
+			tr.User(text)
+		} else {
+			tr.AssistantText(text)
+		}
+	}
+	l.write("agents/"+agent+"/sessions/"+tr.ID+".jsonl", tr.Bytes())
+	return tr
+}
+
+func (l *ledger) write(rel string, data []byte) {
+	path := filepath.Join(l.state, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		l.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+// ingest runs an ingest and the index update, returning its stats.
+func (l *ledger) ingest() search.IndexStats {
+	l.t.Helper()
+	ctx := context.Background()
+	if _, err := (&collect.Collector{Store: l.db, FS: openclaw.OS}).Run(ctx, []string{l.state}); err != nil {
+		l.t.Fatal(err)
+	}
+	st, err := l.db.UpdateSearchIndex(ctx, nil)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return st
+}
+
+func (l *ledger) search(req search.Request, e *search.Engine) []search.Hit {
+	l.t.Helper()
+	if e == nil {
+		e = &search.Engine{Store: l.db}
+	}
+	if req.Limit == 0 {
+		req.Limit = 10
+	}
+	res, err := e.Search(context.Background(), req)
+	if err != nil {
+		l.t.Fatalf("search %q: %v", req.Query, err)
+	}
+	return res.Hits
+}
+
+func texts(hits []search.Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.Text)
+	}
+	return out
+}
+
+func TestIndexFollowsTheLedger(t *testing.T) {
+	l := newLedger(t)
+	tr := l.transcript("main", fixture.Base, "where is the walrus manual", "the walrus manual is in the wiki")
+	l.write("workspace/MEMORY.md", []byte("# Memory\n\n- the narwhal key lives in vault\n"))
+	l.write("workspace/SOUL.md", []byte("narwhal soul, not memory\n"))
+	st := l.ingest()
+	if st.Docs != 3 || st.Chunks != 3 {
+		t.Fatalf("first update: %+v", st)
+	}
+	if hits := l.search(search.Request{Query: "narwhal"}, nil); len(hits) != 1 || hits[0].Path != "workspace/MEMORY.md" || hits[0].StartLine != 1 || hits[0].EndLine != 3 {
+		t.Errorf("memory hit: %+v", hits)
+	}
+	if st := l.ingest(); st != (search.IndexStats{}) {
+		t.Errorf("nothing changed, yet %+v", st)
+	}
+
+	// an append indexes only the new message
+	tr.User("and the walrus backup?")
+	l.write("agents/main/sessions/"+tr.ID+".jsonl", tr.Bytes())
+	if st := l.ingest(); st.Docs != 1 || st.Removed != 0 {
+		t.Errorf("append: %+v", st)
+	}
+	if hits := l.search(search.Request{Query: "walrus"}, nil); len(hits) != 3 {
+		t.Errorf("walrus hits: %q", texts(hits))
+	}
+
+	// a rewritten transcript (repair, say) replaces its chunks
+	tr2 := fixture.NewTranscript(l.rnd, tr.ID, 3, fixture.Base, "/home/x")
+	tr2.User("only the octopus remains")
+	l.write("agents/main/sessions/"+tr.ID+".jsonl", tr2.Bytes())
+	if st := l.ingest(); st.Removed != 3 || st.Docs != 1 {
+		t.Errorf("rewrite: %+v", st)
+	}
+	if hits := l.search(search.Request{Query: "walrus"}, nil); len(hits) != 0 {
+		t.Errorf("stale chunks survived: %q", texts(hits))
+	}
+	if hits := l.search(search.Request{Query: "octopus"}, nil); len(hits) != 1 || hits[0].SessionID != tr.ID || hits[0].EntryID == "" || hits[0].StartLine != 2 {
+		t.Errorf("octopus: %+v", hits)
+	}
+
+	// a changed memory file is re-chunked
+	l.write("workspace/MEMORY.md", []byte("# Memory\n\n- the dolphin key lives in vault\n"))
+	if st := l.ingest(); st.Removed != 1 || st.Chunks != 1 {
+		t.Errorf("memory change: %+v", st)
+	}
+	if hits := l.search(search.Request{Query: "narwhal"}, nil); len(hits) != 0 {
+		t.Errorf("old memory text found: %q", texts(hits))
+	}
+
+	// reindex from scratch gives the same index
+	if err := l.db.ClearSearchIndex(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.ingest(); st.Docs != 2 {
+		t.Errorf("rebuild: %+v", st)
+	}
+	if hits := l.search(search.Request{Query: "dolphin OR octopus"}, nil); len(hits) != 2 {
+		t.Errorf("after rebuild: %q", texts(hits))
+	}
+}
+
+func TestSecretsAreRedactedBeforeIndexing(t *testing.T) {
+	l := newLedger(t)
+	key := "sk-proj-" + strings.Repeat("Zq9x", 12)
+	l.transcript("main", fixture.Base, "deploy with OPENAI key "+key+" please", "done")
+	l.write("workspace/memory/2026-03-14.md", []byte("token: ghp_"+strings.Repeat("a1B2", 10)+"\n"))
+	l.ingest()
+	for _, q := range []string{key, "Zq9xZq9x*", `"` + key + `"`, "ghp*", "a1B2a1B2*"} {
+		if hits := l.search(search.Request{Query: q}, nil); len(hits) != 0 {
+			t.Errorf("query %q found redacted text: %q", q, texts(hits))
+		}
+	}
+	hits := l.search(search.Request{Query: "REDACTED"}, nil)
+	if len(hits) != 2 {
+		t.Fatalf("REDACTED hits: %q", texts(hits))
+	}
+	for _, h := range hits {
+		if strings.Contains(h.Text, "Zq9x") || strings.Contains(h.Snippet, "a1B2") {
+			t.Errorf("secret in hit: %q", h.Text)
+		}
+	}
+}
+
+func TestFiltersNeverStarve(t *testing.T) {
+	l := newLedger(t)
+	// an old quiet session, then 40 sessions that all talk about deploys
+	quiet := l.transcript("quiet", fixture.Base, "deploy notes for the quiet agent", "noted the deploy")
+	var busy []string
+	for i := 0; i < 40; i++ {
+		var msgs []string
+		for k := 0; k < 10; k++ {
+			msgs = append(msgs, fmt.Sprintf("deploy deploy run %d step %d", i, k))
+		}
+		busy = append(busy, l.transcript("busy", fixture.Base.Add(time.Duration(i+1)*time.Hour), msgs...).ID)
+	}
+	l.ingest()
+	for _, c := range []struct {
+		name string
+		req  search.Request
+		want int
+	}{
+		{"agent", search.Request{Query: "deploy", Filter: search.Filter{AgentID: "quiet"}}, 2},
+		{"agent, tiny window", search.Request{Query: "deploy", Filter: search.Filter{AgentID: "quiet"}, Window: 5}, 2},
+		{"role", search.Request{Query: "deploy", Filter: search.Filter{AgentID: "quiet", Role: "assistant"}}, 1},
+		{"until", search.Request{Query: "deploy", Filter: search.Filter{Until: fixture.Base.Add(30 * time.Minute).UnixMilli()}}, 2},
+		{"since", search.Request{Query: "deploy", Filter: search.Filter{Since: fixture.Base.Add(40 * time.Hour).UnixMilli()}, Limit: 50}, 10},
+		{"memory only", search.Request{Query: "deploy", Filter: search.Filter{Source: search.SourceMemory}}, 0},
+	} {
+		hits := l.search(c.req, nil)
+		if len(hits) != c.want {
+			t.Errorf("%s: %d hits, want %d: %q", c.name, len(hits), c.want, texts(hits))
+		}
+	}
+	list, err := l.db.FindSessions(context.Background(), quiet.ID)
+	if err != nil || len(list) != 1 {
+		t.Fatal(list, err)
+	}
+	hits := l.search(search.Request{Query: "deploy", Filter: search.Filter{SourceIDs: []int64{list[0].SourceID}}}, nil)
+	if len(hits) != 2 || hits[0].SessionID != quiet.ID {
+		t.Errorf("session filter: %q", texts(hits))
+	}
+	// one hit per session: 5 different sessions, not the first session's 10
+	hits = l.search(search.Request{Query: "deploy", PerSession: 1, Limit: 5}, nil)
+	seen := map[string]bool{}
+	for _, h := range hits {
+		seen[h.SessionID] = true
+	}
+	if len(hits) != 5 || len(seen) != 5 {
+		t.Errorf("per-session: %d hits in %d sessions", len(hits), len(seen))
+	}
+	hits = l.search(search.Request{Query: "deploy", PerSession: 2, Limit: 6}, nil)
+	for i := 0; i+1 < len(hits); i += 2 {
+		if hits[i].SessionID != hits[i+1].SessionID {
+			t.Errorf("hits are not grouped by session: %d and %d", i, i+1)
+		}
+	}
+	_ = busy
+}
+
+func TestCJKIsFindable(t *testing.T) {
+	l := newLedger(t)
+	l.transcript("main", fixture.Base, "数据库连接超时了，请检查配置", "我喜欢喝咖啡", "東京の天気はどうですか", "한국어 텍스트 검색")
+	l.ingest()
+	for q, want := range map[string]string{
+		"数据库":     "数据库连接超时了，请检查配置",
+		"连接超时":    "数据库连接超时了，请检查配置",
+		"咖啡":      "我喜欢喝咖啡",
+		"啡":       "我喜欢喝咖啡",
+		"喝":       "我喜欢喝咖啡",
+		"天気":      "東京の天気はどうですか",
+		"텍스":      "한국어 텍스트 검색",
+		"检查 配置":   "数据库连接超时了，请检查配置",
+		`"检查配置"`:  "数据库连接超时了，请检查配置",
+		"数据库 -咖啡": "数据库连接超时了，请检查配置",
+	} {
+		hits := l.search(search.Request{Query: q}, nil)
+		if len(hits) != 1 || hits[0].Text != want {
+			t.Errorf("%s: %q", q, texts(hits))
+			continue
+		}
+		if !strings.Contains(hits[0].Snippet, search.MarkStart) {
+			t.Errorf("%s: no highlight in %q", q, hits[0].Snippet)
+		}
+	}
+	if hits := l.search(search.Request{Query: "咖啡店"}, nil); len(hits) != 0 {
+		t.Errorf("咖啡店 should not match: %q", texts(hits))
+	}
+}
+
+// tinyModel writes a static model where car and automobile mean the same.
+func tinyModel(t *testing.T) string {
+	dir := t.TempDir()
+	words := []string{"[PAD]", "[UNK]", "car", "automobile", "vehicle", "grocery", "list"}
+	rows := [][]float32{{0, 0, 0}, {0, 0, 0}, {1, 0, 0}, {1, 0, 0}, {0.9, 0.1, 0}, {0, 1, 0}, {0, 1, 0}}
+	if err := searchbench.WriteStaticModel(dir, words, rows); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestHybridFindsWhatLexicalMisses(t *testing.T) {
+	l := newLedger(t)
+	l.transcript("main", fixture.Base, "my automobile broke down", "grocery list for the week", "the car wash list")
+	l.ingest()
+	ctx := context.Background()
+	m, err := embed.LoadStatic(tinyModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.db.UseVectorSpace(ctx, search.SpaceString(m.Space())); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := search.EmbedPending(ctx, l.db, m, nil); err != nil || n != 3 {
+		t.Fatalf("embedded %d: %v", n, err)
+	}
+	eng := &search.Engine{Store: l.db, Embedder: m}
+	if hits := l.search(search.Request{Query: "vehicle", Mode: search.ModeLexical}, eng); len(hits) != 0 {
+		t.Fatalf("lexical should miss: %q", texts(hits))
+	}
+	hits := l.search(search.Request{Query: "vehicle", Limit: 2}, eng)
+	if len(hits) == 0 || hits[0].Text != "my automobile broke down" {
+		t.Fatalf("hybrid: %q", texts(hits))
+	}
+	if e := hits[0].Explain; e.VectorRank != 1 || e.LexicalRank != 0 || e.Cosine < 0.5 {
+		t.Errorf("explain: %+v", e)
+	}
+	// "car": the literal match is found by both lanes, the synonym by one
+	hits = l.search(search.Request{Query: "car", Limit: 3}, eng)
+	for _, h := range hits {
+		e := h.Explain
+		switch h.Text {
+		case "the car wash list":
+			if e.LexicalRank != 1 || e.VectorRank == 0 {
+				t.Errorf("car wash: %+v", e)
+			}
+		case "my automobile broke down":
+			if e.LexicalRank != 0 || e.VectorRank != 1 {
+				t.Errorf("automobile: %+v", e)
+			}
+		}
+	}
+	hits = l.search(search.Request{Query: "vehicle", Mode: search.ModeVector, Fusion: search.FusionRRF, Limit: 1}, eng)
+	if len(hits) != 1 || hits[0].Text != "my automobile broke down" {
+		t.Errorf("vector rrf: %q", texts(hits))
+	}
+}
+
+func TestEmbeddingCacheAvoidsProviderCalls(t *testing.T) {
+	var texts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Input []string }
+		json.NewDecoder(r.Body).Decode(&req)
+		texts.Add(int32(len(req.Input)))
+		var data []map[string]any
+		for i, s := range req.Input {
+			data = append(data, map[string]any{"index": i, "embedding": []float32{float32(len(s)), 1, float32(i)}})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	defer srv.Close()
+	l := newLedger(t)
+	l.transcript("main", fixture.Base, "alpha one", "beta two", "gamma three")
+	l.ingest()
+	ctx := context.Background()
+	e := &embed.OpenAI{BaseURL: srv.URL + "/v1", Model: "m"}
+	cached := &embed.Cached{Embedder: e, Cache: l.db}
+	if _, err := l.db.UseVectorSpace(ctx, search.SpaceString(e.Space())); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := search.EmbedPending(ctx, l.db, cached, nil); n != 3 || err != nil || texts.Load() != 3 {
+		t.Fatalf("first embed: %d %v, %d texts sent", n, err, texts.Load())
+	}
+	// rebuild the index: every vector comes back from the cache
+	if err := l.db.ClearSearchIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l.ingest()
+	if n, err := search.EmbedPending(ctx, l.db, cached, nil); n != 3 || err != nil {
+		t.Fatalf("second embed: %d %v", n, err)
+	}
+	if texts.Load() != 3 || cached.Hits != 3 {
+		t.Errorf("the provider was asked again: %d texts sent, %d cache hits", texts.Load(), cached.Hits)
+	}
+	// a switch of model drops the old vectors
+	if n, err := l.db.UseVectorSpace(ctx, "other/model/key"); err != nil || n != 3 {
+		t.Errorf("switch dropped %d: %v", n, err)
+	}
+	// LRU eviction down to the cap (each vector is 12 bytes)
+	if n, err := l.db.PruneEmbeddingCache(ctx, 12); err != nil || n != 2 {
+		t.Errorf("evicted %d: %v", n, err)
+	}
+}
+
+func FuzzQueryNeverBreaksFTS(f *testing.F) {
+	for _, s := range []string{`"a b"`, "kube*", "a OR b", "-x y", `NEAR(a b)`, "col:val", "^a", `a"b`, "数据*", "((", "AND", "*", "\x00"} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "l.db"), sqlite.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer db.Close()
+	eng := &search.Engine{Store: db}
+	f.Fuzz(func(t *testing.T, q string) {
+		_, err := eng.Search(context.Background(), search.Request{Query: q, Window: 10})
+		if err != nil && err != search.ErrEmptyQuery {
+			t.Fatalf("query %q: %v", q, err)
+		}
+	})
+}
