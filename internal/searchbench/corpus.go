@@ -27,13 +27,13 @@ var planted = []struct {
 	text  string
 	share float64
 }{
-	{"zanzibarite", 0.00002},    // rare: ~20 per million
-	{"quokkafest", 0.0001},      // rare: ~100 per million
-	{"kubernetes", 0.01},        // mid-frequency: 1%
-	{"postgres", 0.005},         // mid-frequency: 0.5%
-	{"rolling restart", 0.002},  // a phrase
-	{"error", 0.30},             // very common: 30%
-	{"数据库连接超时", 0.002},         // CJK
+	{"zanzibarite", 0.00002},        // rare: ~20 per million
+	{"quokkafest", 0.0001},          // rare: ~100 per million
+	{"kubernetes", 0.01},            // mid-frequency: 1%
+	{"postgres", 0.005},             // mid-frequency: 0.5%
+	{"rolling restart", 0.002},      // a phrase
+	{"error", 0.30},                 // very common: 30%
+	{"数据库连接超时", 0.002},              // CJK
 	{"the deployment failed", 0.01}, // common words in a phrase
 }
 
