@@ -92,47 +92,63 @@ type token struct {
 }
 
 // tokenize splits s the way the index sees it, keeping byte offsets into s
-// for highlighting.
+// for highlighting. ASCII takes a fast path: it is most of what agents write.
 func tokenize(s string) []token {
-	var out []token
+	out := make([]token, 0, len(s)/6+1)
 	start := -1
-	for i, r := range s {
-		switch {
-		case isCJK(r):
-			if start >= 0 {
-				out = append(out, token{start, i, fold(s[start:i])})
-				start = -1
+	end := func(i int) {
+		if start >= 0 {
+			out = append(out, token{start, i, fold(s[start:i])})
+			start = -1
+		}
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+				if start < 0 {
+					start = i
+				}
+			} else {
+				end(i)
 			}
-			n := utf8.RuneLen(r)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r >= 0x1100 && isCJK(r):
+			end(i)
 			out = append(out, token{i, i + n, s[i : i+n]})
 		case isWordRune(r):
 			if start < 0 {
 				start = i
 			}
 		default:
-			if start >= 0 {
-				out = append(out, token{start, i, fold(s[start:i])})
-				start = -1
-			}
+			end(i)
 		}
+		i += n
 	}
-	if start >= 0 {
-		out = append(out, token{start, len(s), fold(s[start:])})
-	}
+	end(len(s))
 	return out
 }
 
 // fold lowercases s and strips diacritics, as unicode61 with
 // remove_diacritics does.
 func fold(s string) string {
-	ascii := true
+	ascii, upper := true, false
 	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
+		c := s[i]
+		if c >= utf8.RuneSelf {
 			ascii = false
 			break
 		}
+		upper = upper || 'A' <= c && c <= 'Z'
 	}
 	if ascii {
+		if !upper {
+			return s
+		}
 		return strings.ToLower(s)
 	}
 	var b strings.Builder

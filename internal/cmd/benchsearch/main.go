@@ -13,6 +13,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"sort"
 	"time"
 
@@ -43,7 +44,19 @@ func main() {
 	model := flag.String("model", "", "static model directory (vector and hybrid modes)")
 	limit := flag.Int("limit", 10, "hits per query")
 	window := flag.Int("window", 10000, "lexical window (0 = rank every match)")
+	only := flag.String("only", "", "run only the queries of this class")
+	profile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, *dbPath, sqlite.Options{ReadOnly: true})
 	if err != nil {
@@ -74,6 +87,9 @@ func main() {
 	}
 	fmt.Println()
 	for _, q := range queries {
+		if *only != "" && q.class != *only {
+			continue
+		}
 		req := search.Request{Query: q.q, Limit: *limit, Mode: *mode, Window: *window, Now: time.Now().UnixMilli()}
 		var lat []time.Duration
 		var res *search.Result

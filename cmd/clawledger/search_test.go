@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/searchbench"
+	"github.com/clawledger/clawledger/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// searchEnv is a sample state dir (file times fixed) and a ledger.
+type searchEnv struct {
+	t            *testing.T
+	dir, db, cfg string
+	state        string
+}
+
+func newSearchEnv(t *testing.T) *searchEnv {
+	t.Helper()
+	dir := t.TempDir()
+	e := &searchEnv{t: t, dir: dir, db: filepath.Join(dir, "ledger.db"), state: filepath.Join(dir, "home", ".openclaw")}
+	if err := fixture.WriteSample(e.state); err != nil {
+		t.Fatal(err)
+	}
+	fixed := time.Date(2026, 3, 20, 12, 0, 0, 0, time.UTC)
+	filepath.Walk(e.state, func(p string, _ os.FileInfo, err error) error {
+		if err == nil {
+			os.Chtimes(p, fixed, fixed)
+		}
+		return nil
+	})
+	for _, k := range []string{"CLAWLEDGER_EMBED_PROVIDER", "CLAWLEDGER_EMBED_BASE_URL", "CLAWLEDGER_EMBED_MODEL", "CLAWLEDGER_EMBED_MODEL_DIR", "CLAWLEDGER_EMBED_API_KEY", "OPENAI_API_KEY", "CLAWLEDGER_DB"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("HOME", filepath.Join(dir, "home"))
+	if code, _, stderr := e.run("ingest"); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	return e
+}
+
+func (e *searchEnv) run(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := run(append([]string{"--db", e.db, "--state", e.state}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// golden compares got with testdata/name.golden (-update rewrites it).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from %s:\n%s", name, path, got)
+	}
+}
+
+func TestSearchJSON(t *testing.T) {
+	e := newSearchEnv(t)
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"search_lexical", []string{"search", "eastore", "--json"}},
+		{"search_explain", []string{"search", "backup* OR deploys", "--json", "--explain", "--limit", "3"}},
+		{"search_memory", []string{"search", "dana", "--source", "memory", "--json"}},
+		{"search_per_session", []string{"search", "eastore OR backup", "--per-session", "1", "--json"}},
+		{"search_none", []string{"search", "zebra", "--json"}},
+	} {
+		code, out, stderr := e.run(c.args...)
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", c.name, code, stderr)
+			continue
+		}
+		golden(t, c.name, out)
+	}
+}
+
+func TestSearchHuman(t *testing.T) {
+	e := newSearchEnv(t)
+	code, out, stderr := e.run("search", "eastore", "--explain")
+	if code != 0 || !strings.Contains(out, "**Eastore**") || !strings.Contains(out, "lexical #1") || !strings.Contains(out, "mode lexical") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	if !strings.Contains(stderr, "no embedding provider configured") {
+		t.Errorf("lexical-only is not said plainly: %q", stderr)
+	}
+	if code, out, _ := e.run("search", "zebra"); code != 0 || !strings.Contains(out, `no hits for "zebra"`) {
+		t.Errorf("no hits: %d %q", code, out)
+	}
+}
+
+func TestSearchUsageErrors(t *testing.T) {
+	e := newSearchEnv(t)
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"search"}, "requires at least 1 arg"},
+		{[]string{"search", "!!!"}, "no words to search for"},
+		{[]string{"search", "x", "--mode", "vector"}, "no embedding provider configured"},
+		{[]string{"search", "x", "--mode", "fuzzy"}, "--mode must be"},
+		{[]string{"search", "x", "--role", "robot"}, "--role must be"},
+		{[]string{"search", "x", "--source", "files"}, "--source must be"},
+		{[]string{"search", "x", "--since", "yesterday-ish"}, "cannot read time"},
+		{[]string{"search", "x", "--session", "nope"}, "no session matches"},
+		{[]string{"search", "x", "--limit", "0"}, "--limit must be"},
+		{[]string{"embed"}, "no embedding provider configured"},
+		{[]string{"embed", "--provider", "static"}, "needs a model directory"},
+	} {
+		code, _, stderr := e.run(c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.msg) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q", c.args, code, stderr)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--db", filepath.Join(e.dir, "none.db"), "search", "x", "--no-refresh"}, &stdout, &stderr); code != exitFailure || !strings.Contains(stderr.String(), "no ledger") {
+		t.Errorf("missing ledger: %d %q", code, stderr.String())
+	}
+}
+
+// sampleModel is a static model over words of the sample, where
+// "copies" means what "backup" means and "shipping" what "release" means.
+func sampleModel(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "tiny-model")
+	words := []string{"[PAD]", "[UNK]", "backup", "backups", "copies", "release", "shipping", "eastore", "disk"}
+	rows := [][]float32{{0, 0, 0, 0}, {0, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}
+	if err := searchbench.WriteStaticModel(dir, words, rows); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestEmbedStaticAndHybridSearch(t *testing.T) {
+	e := newSearchEnv(t)
+	model := sampleModel(t)
+	code, out, stderr := e.run("embed", "--provider", "static", "--model-dir", model, "--json")
+	if code != 0 {
+		t.Fatalf("embed: %d %s", code, stderr)
+	}
+	var rep embedJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Embedded == 0 || rep.Vectors != rep.Chunks || rep.Model != "tiny-model" {
+		t.Fatalf("embed report %s", out)
+	}
+	// lexical misses "copies"; hybrid finds the backup messages
+	if _, out, _ := e.run("search", "nightly copies", "--mode", "lexical", "--json"); !strings.Contains(out, `"hits": []`) {
+		t.Errorf("lexical should miss: %s", out)
+	}
+	code, out, stderr = e.run("search", "copies", "--json", "--explain", "--limit", "3")
+	if code != 0 {
+		t.Fatalf("hybrid: %d %s", code, stderr)
+	}
+	golden(t, "search_hybrid", out)
+	code, out, _ = e.run("search", "shipping", "--mode", "vector", "--fusion", "rrf", "--json", "--limit", "2")
+	if code != 0 || !strings.Contains(out, "Eastore** release") && !strings.Contains(out, "Eastore release") {
+		t.Errorf("vector rrf: %s", out)
+	}
+	code, out, _ = e.run("reindex", "--json")
+	if code != 0 || !strings.Contains(out, `"vectors": `+jsonNumber(rep.Chunks)) {
+		t.Errorf("reindex keeps every chunk embedded: %s", out)
+	}
+	// switching off
+	if code, out, _ := e.run("embed", "--provider", "none"); code != 0 || !strings.Contains(out, "embeddings off") {
+		t.Errorf("embed off: %d %s", code, out)
+	}
+	if _, out, _ := e.run("search", "copies", "--json"); !strings.Contains(out, `"mode": "lexical"`) {
+		t.Errorf("after embed off: %s", out)
+	}
+}
+
+func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestEmbedOpenAICompatibleEndpoint(t *testing.T) {
+	var requests, texts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if r.Header.Get("Authorization") != "Bearer local-key" {
+			http.Error(w, "no key", http.StatusUnauthorized)
+			return
+		}
+		var req struct{ Input []string }
+		json.NewDecoder(r.Body).Decode(&req)
+		texts.Add(int32(len(req.Input)))
+		var data []map[string]any
+		for i, s := range req.Input {
+			v := []float32{1, 0}
+			if strings.Contains(strings.ToLower(s), "backup") {
+				v = []float32{0, 1}
+			}
+			data = append(data, map[string]any{"index": i, "embedding": v})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	defer srv.Close()
+	e := newSearchEnv(t)
+	t.Setenv("CLAWLEDGER_EMBED_API_KEY", "local-key")
+	code, out, stderr := e.run("embed", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "tiny", "--json")
+	if code != 0 {
+		t.Fatalf("embed: %d %s", code, stderr)
+	}
+	var rep embedJSON
+	json.Unmarshal([]byte(out), &rep)
+	if rep.ProviderTexts == 0 || int(texts.Load()) != rep.ProviderTexts || rep.Vectors != rep.Chunks {
+		t.Fatalf("embed report %s, %d texts sent", out, texts.Load())
+	}
+	sent := texts.Load()
+	// a rebuild takes every vector from the cache
+	if code, _, stderr := e.run("reindex"); code != 0 {
+		t.Fatalf("reindex: %s", stderr)
+	}
+	if texts.Load() != sent {
+		t.Errorf("reindex sent %d texts to the provider again", texts.Load()-sent)
+	}
+	// the query is embedded through the endpoint, then cached
+	before := requests.Load()
+	code, out, _ = e.run("search", "backup", "--json", "--no-refresh")
+	if code != 0 || !strings.Contains(out, `"mode": "hybrid"`) || requests.Load() != before+1 {
+		t.Errorf("hybrid search: %d requests, %s", requests.Load()-before, out)
+	}
+	e.run("search", "backup", "--json", "--no-refresh")
+	if requests.Load() != before+1 {
+		t.Errorf("the query embedding was not cached")
+	}
+	// the endpoint down: the default mode falls back to lexical and says so
+	srv.Close()
+	code, out, _ = e.run("search", "disk report", "--json", "--no-refresh")
+	if code != 0 || !strings.Contains(out, `"mode": "lexical"`) || !strings.Contains(out, "vector lane skipped") {
+		t.Errorf("endpoint down: %d %s", code, out)
+	}
+	if code, _, stderr := e.run("search", "disk report", "--mode", "hybrid", "--no-refresh"); code != exitFailure || !strings.Contains(stderr, "embed the query") {
+		t.Errorf("asked for hybrid with the endpoint down: %d %s", code, stderr)
+	}
+}
+
+func TestSearchBinary(t *testing.T) {
+	bin := testenv.Binary(t)
+	dir := t.TempDir()
+	state := filepath.Join(dir, ".openclaw")
+	if err := fixture.WriteSample(state); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "l.db")
+	cmd := exec.Command(bin, "--db", db, "--state", state, "search", "postgres tuning", "--json")
+	cmd.Env = append(os.Environ(), "CLAWLEDGER_EMBED_PROVIDER=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("search (auto-refresh creates the ledger): %v", err)
+	}
+	var res searchJSON
+	if err := json.Unmarshal(out, &res); err != nil || len(res.Hits) == 0 || res.Hits[0].EntryID == "" || res.Hits[0].SessionID == "" {
+		t.Fatalf("%s", out)
+	}
+	show := exec.Command(bin, "--db", db, "show", res.Hits[0].Path, "--json")
+	if out, err := show.Output(); err != nil || !strings.Contains(string(out), res.Hits[0].EntryID) {
+		t.Errorf("the hit's path and entry lead to the entry: %v", err)
+	}
+}
