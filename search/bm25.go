@@ -52,17 +52,12 @@ func (p *Parsed) phrases() []phrase {
 // least 1e-6. Computing it here, from the matched texts, avoids bm25()'s
 // scan of each phrase's whole posting list to count its documents, which
 // dominates a query for a common word.
-func bm25(text string, length int, ps []phrase, dfs []TermCount, c Corpus) float64 {
-	toks := tokenize(text)
+func bm25(text string, length int, ps []phrase, dfs []TermCount, c Corpus, tfs []int) float64 {
+	termFreqs(text, ps, tfs)
 	avg := max(c.AvgLen, 1)
 	var score float64
-	for k, p := range ps {
-		tf := 0
-		for i := range toks {
-			if p.m.at(toks, i) {
-				tf++
-			}
-		}
+	for k := range ps {
+		tf := tfs[k]
 		if tf == 0 {
 			continue
 		}
@@ -77,5 +72,55 @@ func bm25(text string, length int, ps []phrase, dfs []TermCount, c Corpus) float
 	return -score
 }
 
+// ringSize bounds the phrases termFreqs counts in one pass; longer ones
+// take the slow path.
+const ringSize = 8
+
+// termFreqs counts each phrase's occurrences in text into tfs, in one
+// pass over its tokens and without allocating for ASCII text.
+func termFreqs(text string, ps []phrase, tfs []int) {
+	var ring [ringSize]span
+	n, long := 0, false
+	for k := range ps {
+		tfs[k] = 0
+		long = long || len(ps[k].m.toks) > ringSize
+	}
+	scanTokens(text, func(start, end int) {
+		ring[n%ringSize] = span{start, end}
+		n++
+		for k := range ps {
+			m := &ps[k].m
+			l := len(m.toks)
+			if l > n || l > ringSize {
+				continue
+			}
+			ok := true
+			for j := 0; j < l && ok; j++ {
+				r := ring[(n-l+j)%ringSize]
+				ok = tokenIs(text[r.start:r.end], m.toks[j], m.prefix && j == l-1)
+			}
+			if ok {
+				tfs[k]++
+			}
+		}
+	})
+	if long {
+		toks := tokenize(text)
+		for k := range ps {
+			if len(ps[k].m.toks) > ringSize {
+				for i := range toks {
+					if ps[k].m.at(toks, i) {
+						tfs[k]++
+					}
+				}
+			}
+		}
+	}
+}
+
 // TokenCount is a text's length in the word index.
-func TokenCount(text string) int { return len(tokenize(text)) }
+func TokenCount(text string) int {
+	n := 0
+	scanTokens(text, func(int, int) { n++ })
+	return n
+}

@@ -1,11 +1,12 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/clawledger/clawledger"
 )
@@ -267,15 +268,16 @@ func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, res *Resu
 		return nil, err
 	}
 	out := make([]laneHit, len(matches))
+	tfs := make([]int, len(ps))
 	for i, m := range matches {
-		r := bm25(m.Text, m.Tokens, ps, dfs, corpus)
+		r := bm25(m.Text, m.Tokens, ps, dfs, corpus, tfs)
 		out[i] = laneHit{id: m.ID, raw: r, score: BM25Score(r)}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].raw != out[j].raw {
-			return out[i].raw < out[j].raw
+	slices.SortFunc(out, func(a, b laneHit) int {
+		if c := cmp.Compare(a.raw, b.raw); c != 0 {
+			return c
 		}
-		return out[i].id > out[j].id
+		return cmp.Compare(b.id, a.id)
 	})
 	return out, nil
 }

@@ -134,12 +134,42 @@ func TestBM25MatchesFTS5Formula(t *testing.T) {
 	ps := p.phrases()
 	c := Corpus{Chunks: 100, AvgLen: 10}
 	dfs := []TermCount{{DF: 10}, {DF: 30}}
-	got := bm25("alpha alpha beta gamma delta", 5, ps, dfs, c)
+	got := bm25("alpha alpha beta gamma delta", 5, ps, dfs, c, make([]int, 2))
 	idf1 := math.Log((100 - 10 + 0.5) / (10 + 0.5))
 	idf2 := math.Log((100 - 30 + 0.5) / (30 + 0.5))
 	norm := 1 - 0.75 + 0.75*5.0/10
 	want := -(idf1*2*2.2/(2+1.2*norm) + idf2*1*2.2/(1+1.2*norm))
 	if !near(got, want) {
 		t.Errorf("bm25 = %v, want %v", got, want)
+	}
+}
+
+func TestTermFreqsAgreesWithMatchers(t *testing.T) {
+	p, _ := Parse(`error "the build" deplo* 数据库 "a b c d e f g h i" Café`)
+	ps := p.phrases()
+	for _, text := range []string{
+		"Error: the BUILD failed; error again, deployment deployed",
+		"数据库连接 数据库 数据 the build the build",
+		"a b c d e f g h i j a b c d e f g h i",
+		"café CAFE Café cafés",
+		"",
+	} {
+		tfs := make([]int, len(ps))
+		termFreqs(text, ps, tfs)
+		toks := tokenize(text)
+		for k, ph := range ps {
+			want := 0
+			for i := range toks {
+				if ph.m.at(toks, i) {
+					want++
+				}
+			}
+			if tfs[k] != want {
+				t.Errorf("%q in %q: tf %d, want %d", ph.fts, text, tfs[k], want)
+			}
+		}
+	}
+	if n := TokenCount("Go语言 is fun!"); n != 5 {
+		t.Errorf("TokenCount = %d", n)
 	}
 }

@@ -92,16 +92,20 @@ type token struct {
 }
 
 // tokenize splits s the way the index sees it, keeping byte offsets into s
-// for highlighting. ASCII takes a fast path: it is most of what agents write.
+// for highlighting.
 func tokenize(s string) []token {
 	out := make([]token, 0, len(s)/6+1)
+	scanTokens(s, func(start, end int) {
+		out = append(out, token{start, end, fold(s[start:end])})
+	})
+	return out
+}
+
+// scanTokens calls fn with the byte range of every token of s: runs of
+// word characters, and every CJK character alone. ASCII takes a fast
+// path: it is most of what agents write.
+func scanTokens(s string, fn func(start, end int)) {
 	start := -1
-	end := func(i int) {
-		if start >= 0 {
-			out = append(out, token{start, i, fold(s[start:i])})
-			start = -1
-		}
-	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -109,8 +113,9 @@ func tokenize(s string) []token {
 				if start < 0 {
 					start = i
 				}
-			} else {
-				end(i)
+			} else if start >= 0 {
+				fn(start, i)
+				start = -1
 			}
 			i++
 			continue
@@ -118,19 +123,58 @@ func tokenize(s string) []token {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r >= 0x1100 && isCJK(r):
-			end(i)
-			out = append(out, token{i, i + n, s[i : i+n]})
+			if start >= 0 {
+				fn(start, i)
+				start = -1
+			}
+			fn(i, i+n)
 		case isWordRune(r):
 			if start < 0 {
 				start = i
 			}
 		default:
-			end(i)
+			if start >= 0 {
+				fn(start, i)
+				start = -1
+			}
 		}
 		i += n
 	}
-	end(len(s))
-	return out
+	if start >= 0 {
+		fn(start, len(s))
+	}
+}
+
+// tokenIs reports whether the token tok, folded, is want (or starts with
+// it), without allocating for ASCII.
+func tokenIs(tok, want string, prefix bool) bool {
+	ascii := true
+	for i := 0; i < len(tok); i++ {
+		if tok[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		tok = fold(tok)
+		if prefix {
+			return strings.HasPrefix(tok, want)
+		}
+		return tok == want
+	}
+	if len(tok) < len(want) || !prefix && len(tok) != len(want) {
+		return false
+	}
+	for i := 0; i < len(want); i++ {
+		c := tok[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != want[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // fold lowercases s and strips diacritics, as unicode61 with

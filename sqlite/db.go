@@ -1,4 +1,5 @@
-// Package sqlite is the ledger store on SQLite (pure Go, modernc.org/sqlite):
+// Package sqlite is the ledger store on SQLite (pure Go, modernc.org/sqlite;
+// mattn/go-sqlite3 with -tags sqlite_fts5):
 // schema, migrations and queries. One writer connection with immediate
 // transactions; readers use their own pool and never block the writer (WAL).
 package sqlite
@@ -10,13 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
-	"os"
+		"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/pressly/goose/v3"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 //go:embed migrations/*.sql
@@ -51,7 +50,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{Path: abs, stmts: map[string]*sql.Stmt{}}
-	db.r, err = sql.Open("sqlite", dsn(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)"))
+	db.r, err = sql.Open(driverName, dsn(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)"))
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +62,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		}
 		return db, nil
 	}
-	db.w, err = sql.Open("sqlite", dsn(abs,
+	db.w, err = sql.Open(driverName, dsn(abs,
 		"_pragma=busy_timeout(30000)",
 		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous(NORMAL)",
@@ -123,10 +122,6 @@ func createPrivate(path string) error {
 	return nil
 }
 
-func dsn(path string, params ...string) string {
-	u := url.URL{Scheme: "file", Path: path}
-	return u.String() + "?" + strings.Join(params, "&")
-}
 
 // SchemaVersion is the newest migration this build knows.
 func SchemaVersion() (int64, error) {
