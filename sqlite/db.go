@@ -11,7 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-		"os"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -121,7 +121,6 @@ func createPrivate(path string) error {
 	}
 	return nil
 }
-
 
 // SchemaVersion is the newest migration this build knows.
 func SchemaVersion() (int64, error) {
