@@ -10,6 +10,7 @@ require (
 	github.com/titanous/json5 v1.0.0
 	golang.org/x/term v0.47.0
 	golang.org/x/text v0.43.0
+	gonum.org/v1/gonum v0.17.0
 	modernc.org/sqlite v1.60.1
 )
 

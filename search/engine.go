@@ -23,6 +23,10 @@ type Filter struct {
 	Until     int64   // epoch ms, exclusive; 0 = open
 }
 
+func (f *Filter) empty() bool {
+	return f.AgentID == "" && f.Role == "" && f.Source == "" && f.Since == 0 && f.Until == 0 && f.SourceIDs == nil
+}
+
 // Keep reports whether a chunk with this metadata passes the filter.
 func (f *Filter) Keep(m *VectorMeta) bool {
 	if f.AgentID != "" && m.AgentID != f.AgentID {
@@ -228,7 +232,11 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		res.Candidates = k
 		var vec []laneHit
 		if qvec != nil {
-			ns, err := vx.Search(qvec, k, req.Filter.Keep)
+			var keep func(*VectorMeta) bool
+			if !req.Filter.empty() {
+				keep = req.Filter.Keep
+			}
+			ns, err := vx.Search(qvec, k, keep)
 			if err != nil {
 				return nil, err
 			}

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
+
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // VectorMeta is what the vector lane filters on, kept beside each vector.
@@ -48,20 +51,68 @@ func (x *VectorIndex) intern(s string) string {
 	return s
 }
 
+// Grow makes room for n more vectors of the index's dimensions.
+func (x *VectorIndex) Grow(n, dims int) {
+	if x.Dims == 0 {
+		x.Dims = dims
+	}
+	x.ids = slices.Grow(x.ids, n)
+	x.meta = slices.Grow(x.meta, n)
+	x.data = slices.Grow(x.data, n*x.Dims)
+}
+
+func (x *VectorIndex) internBytes(b []byte) string {
+	if v, ok := x.seen[string(b)]; ok {
+		return v
+	}
+	s := string(b)
+	x.seen[s] = s
+	return s
+}
+
 // Add appends one chunk's vector.
 func (x *VectorIndex) Add(id int64, m VectorMeta, vec []float32) error {
-	if x.Dims == 0 {
-		x.Dims = len(vec)
+	if err := x.add(id, m, len(vec)); err != nil {
+		return err
 	}
-	if len(vec) != x.Dims {
-		return fmt.Errorf("vector of chunk %d has %d dimensions, the index %d", id, len(vec), x.Dims)
+	start := len(x.data)
+	x.data = append(x.data, vec...)
+	Normalize(x.data[start:])
+	return nil
+}
+
+// AddEncoded appends a vector stored by EncodeVector, decoding it in
+// place; agent, role and kind fill m's strings (interned, so the bytes
+// may be reused by the caller).
+func (x *VectorIndex) AddEncoded(id int64, m VectorMeta, blob, agent, role, kind []byte) error {
+	if len(blob)%4 != 0 {
+		return fmt.Errorf("vector of chunk %d is not a whole number of float32s", id)
+	}
+	n := len(blob) / 4
+	m.AgentID, m.Role, m.Kind = x.internBytes(agent), x.internBytes(role), x.internBytes(kind)
+	if err := x.add(id, m, n); err != nil {
+		return err
+	}
+	start := len(x.data)
+	x.data = slices.Grow(x.data, n)[:start+n]
+	v := x.data[start:]
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:]))
+	}
+	Normalize(v)
+	return nil
+}
+
+func (x *VectorIndex) add(id int64, m VectorMeta, dims int) error {
+	if x.Dims == 0 {
+		x.Dims = dims
+	}
+	if dims != x.Dims {
+		return fmt.Errorf("vector of chunk %d has %d dimensions, the index %d (re-embed with `clawledger embed`)", id, dims, x.Dims)
 	}
 	m.AgentID, m.Role, m.Kind = x.intern(m.AgentID), x.intern(m.Role), x.intern(m.Kind)
 	x.ids = append(x.ids, id)
 	x.meta = append(x.meta, m)
-	start := len(x.data)
-	x.data = append(x.data, vec...)
-	Normalize(x.data[start:])
 	return nil
 }
 
@@ -137,21 +188,11 @@ func (x *VectorIndex) scan(q []float32, lo, hi, k int, keep func(*VectorMeta) bo
 	}
 }
 
-// Dot is the dot product of two equally long vectors.
+// Dot is the dot product of two equally long vectors (gonum's BLAS
+// kernel: SIMD assembly on amd64, several times a plain Go loop).
 func Dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		s0 += a[i]*b[i] + a[i+4]*b[i+4]
-		s1 += a[i+1]*b[i+1] + a[i+5]*b[i+5]
-		s2 += a[i+2]*b[i+2] + a[i+6]*b[i+6]
-		s3 += a[i+3]*b[i+3] + a[i+7]*b[i+7]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
+	n := len(a)
+	return blas32.Dot(blas32.Vector{N: n, Inc: 1, Data: a}, blas32.Vector{N: n, Inc: 1, Data: b[:n]})
 }
 
 type scored struct {

@@ -514,28 +514,62 @@ func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*search.HitInfo,
 	return out, nil
 }
 
-// LoadVectors adds every stored chunk vector to x, in chunk order.
+// LoadVectors adds every stored chunk vector to x, in chunk order. The
+// vectors and the chunks' metadata are read in two sequential passes
+// (both in id order) rather than joined row by row.
 func (db *DB) LoadVectors(ctx context.Context, x *search.VectorIndex) error {
-	rows, err := db.r.QueryContext(ctx, `SELECT v.chunk_id, c.source_id, c.ts_ms, c.agent_id, c.role, c.kind, v.vec
-		FROM search_vectors v JOIN search_chunks c ON c.id = v.chunk_id ORDER BY v.chunk_id`)
+	conn, err := db.r.Conn(ctx) // one snapshot for both passes
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	var blob []byte
-	for rows.Next() {
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n, dims int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce((SELECT length(vec) / 4 FROM search_vectors LIMIT 1), 0) FROM search_vectors`).
+		Scan(&n, &dims); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	x.Grow(n, dims)
+	meta, err := tx.QueryContext(ctx, `SELECT c.id, c.source_id, c.ts_ms, c.agent_id, c.role, c.kind FROM search_chunks c
+		WHERE c.id IN (SELECT chunk_id FROM search_vectors) ORDER BY c.id`)
+	if err != nil {
+		return err
+	}
+	defer meta.Close()
+	vecs, err := tx.QueryContext(ctx, `SELECT chunk_id, vec FROM search_vectors ORDER BY chunk_id`)
+	if err != nil {
+		return err
+	}
+	defer vecs.Close()
+	var agent, role, kind, blob sql.RawBytes
+	for vecs.Next() {
 		var id int64
-		var m search.VectorMeta
-		if err := rows.Scan(&id, &m.SourceID, &m.TsMs, &m.AgentID, &m.Role, &m.Kind, &blob); err != nil {
+		if err := vecs.Scan(&id, &blob); err != nil {
 			return err
 		}
-		v, err := search.DecodeVector(blob)
-		if err != nil {
-			return fmt.Errorf("chunk %d: %w", id, err)
+		var m search.VectorMeta
+		var cid int64
+		for cid < id && meta.Next() {
+			if err := meta.Scan(&cid, &m.SourceID, &m.TsMs, &agent, &role, &kind); err != nil {
+				return err
+			}
 		}
-		if err := x.Add(id, m, v); err != nil {
+		if cid != id {
+			continue // a vector whose chunk is gone
+		}
+		if err := x.AddEncoded(id, m, blob, agent, role, kind); err != nil {
 			return err
 		}
 	}
-	return rows.Err()
+	if err := meta.Err(); err != nil {
+		return err
+	}
+	return vecs.Err()
 }

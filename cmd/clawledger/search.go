@@ -18,7 +18,7 @@ import (
 
 // lexicalWindow is how many of the newest matches a broad query ranks
 // (--exhaustive ranks all).
-const lexicalWindow = 10000
+const lexicalWindow = 2000
 
 type searchJSON struct {
 	Query   string             `json:"query"`
@@ -91,8 +91,8 @@ Ranking: SQLite FTS5 BM25; with an embedder configured (see clawledger
 embed) hybrid by default: 0.7 x vector + 0.3 x text score, or reciprocal
 rank fusion (--fusion rrf), over 4x --limit candidates per lane. --mmr
 diversifies, --decay favors recent hits (MEMORY.md, USER.md and undated
-memory files never decay). A query matching more than 10,000 chunks ranks
-the newest 10,000 (--exhaustive ranks all). --explain shows each lane's
+memory files never decay). A query matching more than 2,000 chunks ranks
+the newest 2,000 by BM25 (--exhaustive ranks all). --explain shows each lane's
 rank and score.
 
 Each session hit names its transcript path and entry id, for
@@ -172,7 +172,7 @@ clawledger show PATH --around ENTRY.`,
 	fl.Float64Var(&req.HalfLifeDays, "half-life", search.HalfLifeDays, "temporal decay half-life in days")
 	fl.Float64Var(&req.MinScore, "min-score", 0, "drop hits scoring below this")
 	fl.BoolVar(&explain, "explain", false, "show each lane's rank and score")
-	fl.BoolVar(&exhaustive, "exhaustive", false, "rank every lexical match, not only the newest 10,000")
+	fl.BoolVar(&exhaustive, "exhaustive", false, "rank every lexical match, not only the newest 2,000")
 	return cmd
 }
 

@@ -43,7 +43,7 @@ func main() {
 	mode := flag.String("mode", search.ModeLexical, "lexical, vector or hybrid")
 	model := flag.String("model", "", "static model directory (vector and hybrid modes)")
 	limit := flag.Int("limit", 10, "hits per query")
-	window := flag.Int("window", 10000, "lexical window (0 = rank every match)")
+	window := flag.Int("window", 2000, "lexical window (0 = rank every match)")
 	only := flag.String("only", "", "run only the queries of this class")
 	profile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
