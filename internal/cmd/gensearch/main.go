@@ -16,10 +16,8 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/searchbench"
 	"github.com/clawledger/clawledger/sqlite"
 )
@@ -51,70 +49,12 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	stateDir := "/bench/.openclaw"
-	if *raw != "" {
-		stateDir, _ = filepath.Abs(*raw)
-	}
-	sdID, err := db.StateDirID(ctx, stateDir)
-	if err != nil {
-		log.Fatal(err)
-	}
 	start := time.Now()
-	written := 0
-	for s := 0; written < *n; s++ {
-		sess := gen.Session(s, min(*perSession, *n-written))
-		if err := writeSession(ctx, db, sdID, stateDir, *raw, sess); err != nil {
-			log.Fatal(err)
-		}
-		written += len(sess.Messages)
-		if s%1000 == 999 {
-			fmt.Fprintf(os.Stderr, "%d messages, %s\n", written, time.Since(start).Round(time.Second))
-		}
-	}
-	if err := db.SetAgents(ctx, sdID, []string{"main"}); err != nil {
+	counts, err := gen.WriteCorpus(ctx, db, *raw, *n, *perSession)
+	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Fprintf(os.Stderr, "%d messages written in %s\n", written, time.Since(start).Round(time.Second))
-	terms, _ := json.MarshalIndent(gen.Counts(), "", "  ")
+	fmt.Fprintf(os.Stderr, "%d messages written in %s\n", *n, time.Since(start).Round(time.Second))
+	terms, _ := json.MarshalIndent(counts, "", "  ")
 	fmt.Println(string(terms))
-}
-
-func writeSession(ctx context.Context, db *sqlite.DB, sdID int64, stateDir, raw string, s *searchbench.Session) error {
-	rel := "agents/main/sessions/" + s.ID + ".jsonl"
-	src, err := db.EnsureSource(ctx, &clawledger.Source{StateDirID: sdID, Rel: rel, Kind: clawledger.KindTranscript,
-		Class: clawledger.ClassLive, AgentID: "main", SessionID: s.ID})
-	if err != nil {
-		return err
-	}
-	tx, sess, err := db.Begin(ctx, src, false)
-	if err != nil {
-		return err
-	}
-	var file []byte
-	var offset int64
-	lines := s.Lines()
-	for i, l := range lines {
-		rec := &clawledger.Record{Line: clawledger.Line{Offset: offset, No: int64(i + 1), Raw: l.Raw}, Entry: l.Entry, EntryID: l.Entry.ID, ParentID: l.Entry.ParentID}
-		if err := tx.Add(rec); err != nil {
-			tx.Rollback()
-			return err
-		}
-		offset += int64(len(l.Raw) + 1)
-		file = append(append(file, l.Raw...), '\n')
-	}
-	sess.SessionID, sess.AgentID = s.ID, "main"
-	sess.StartedAt, sess.FirstAt, sess.LastAt = s.Start, s.Start, s.End
-	sess.Entries, sess.Messages, sess.Lines = int64(len(lines)-1), int64(len(s.Messages)), int64(len(lines))
-	sess.FirstUserText = s.Messages[0].Text
-	if err := tx.Commit(clawledger.Cursor{Size: offset, Offset: offset, Lines: int64(len(lines))}, sess); err != nil {
-		return err
-	}
-	if raw == "" {
-		return nil
-	}
-	path := filepath.Join(raw, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, file, 0o644)
 }

@@ -1,0 +1,130 @@
+package sqlite_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawledger/clawledger/embed"
+	"github.com/clawledger/clawledger/internal/searchbench"
+	"github.com/clawledger/clawledger/search"
+	"github.com/clawledger/clawledger/sqlite"
+)
+
+var bench struct {
+	once  sync.Once
+	db    *sqlite.DB
+	model string
+	err   error
+}
+
+// benchLedger is the corpus the search benchmarks query: the ledger at
+// $CLAWLEDGER_BENCH_DB with the static model at $CLAWLEDGER_BENCH_MODEL
+// (scripts/bench-search.sh builds both at full size), else 50,000
+// messages built once, embedded with a random 384-dimension model.
+func benchLedger(b *testing.B) (*sqlite.DB, string) {
+	bench.once.Do(func() {
+		ctx := context.Background()
+		if p := os.Getenv("CLAWLEDGER_BENCH_DB"); p != "" {
+			bench.db, bench.err = sqlite.Open(ctx, p, sqlite.Options{ReadOnly: true})
+			bench.model = os.Getenv("CLAWLEDGER_BENCH_MODEL")
+			return
+		}
+		dir, err := os.MkdirTemp("", "clawledger-bench-")
+		if err != nil {
+			bench.err = err
+			return
+		}
+		gen := searchbench.NewGenerator(1)
+		bench.model = filepath.Join(dir, "model")
+		if bench.err = gen.WriteModel(bench.model, 384); bench.err != nil {
+			return
+		}
+		if bench.db, bench.err = sqlite.Open(ctx, filepath.Join(dir, "ledger.db"), sqlite.Options{}); bench.err != nil {
+			return
+		}
+		if _, bench.err = gen.WriteCorpus(ctx, bench.db, "", 50_000, 100); bench.err != nil {
+			return
+		}
+		if _, bench.err = bench.db.UpdateSearchIndex(ctx, nil); bench.err != nil {
+			return
+		}
+		m, err := embed.LoadStatic(bench.model)
+		if err != nil {
+			bench.err = err
+			return
+		}
+		_, bench.err = search.EmbedPending(ctx, bench.db, m, nil)
+	})
+	if bench.err != nil {
+		b.Fatal(bench.err)
+	}
+	return bench.db, bench.model
+}
+
+var benchQueries = []struct{ class, q string }{
+	{"rare", "zanzibarite"},
+	{"rare", "quokkafest"},
+	{"mid", "kubernetes"},
+	{"mid", `"rolling restart"`},
+	{"mid", "数据库"},
+	{"common", "error"},
+	{"common", "the"},
+	{"common", "kube*"},
+}
+
+// BenchmarkLexical is one full-text query (limit 10, default window).
+func BenchmarkLexical(b *testing.B) {
+	db, _ := benchLedger(b)
+	eng := &search.Engine{Store: db}
+	for _, q := range benchQueries {
+		b.Run(q.class+"/"+q.q, func(b *testing.B) {
+			req := search.Request{Query: q.q, Limit: 10, Mode: search.ModeLexical, Window: 2000}
+			for i := 0; i < b.N; i++ {
+				if _, err := eng.Search(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHybrid is one hybrid query (both lanes, weighted fusion).
+func BenchmarkHybrid(b *testing.B) {
+	db, model := benchLedger(b)
+	m, err := embed.LoadStatic(model)
+	if err != nil {
+		b.Skipf("no static model for the bench ledger: %v", err)
+	}
+	eng := &search.Engine{Store: db, Embedder: m}
+	if _, err := eng.Vectors(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range benchQueries {
+		b.Run(q.class+"/"+q.q, func(b *testing.B) {
+			req := search.Request{Query: q.q, Limit: 10, Mode: search.ModeHybrid, Window: 2000, Now: time.Now().UnixMilli()}
+			for i := 0; i < b.N; i++ {
+				if _, err := eng.Search(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkIndexUpdate is the index update after an ingest that found
+// nothing new (it runs after every ingest and before every query).
+func BenchmarkIndexUpdate(b *testing.B) {
+	if os.Getenv("CLAWLEDGER_BENCH_DB") != "" {
+		b.Skip("the shared bench ledger is opened read-only")
+	}
+	db, _ := benchLedger(b)
+	for i := 0; i < b.N; i++ {
+		if _, err := db.UpdateSearchIndex(context.Background(), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
