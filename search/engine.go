@@ -21,10 +21,24 @@ type Filter struct {
 	Source    string  // SourceSessions, SourceMemory, or "" for both
 	Since     int64   // epoch ms, inclusive; 0 = open
 	Until     int64   // epoch ms, exclusive; 0 = open
+
+	sources map[int64]bool // SourceIDs as a set, for the vector scan
 }
 
-func (f *Filter) empty() bool {
-	return f.AgentID == "" && f.Role == "" && f.Source == "" && f.Since == 0 && f.Until == 0 && f.SourceIDs == nil
+// keeper returns the filter as a predicate for the vector scan; nil when
+// it keeps everything.
+func (f *Filter) keeper() func(*VectorMeta) bool {
+	if f.AgentID == "" && f.Role == "" && f.Source == "" && f.Since == 0 && f.Until == 0 && f.SourceIDs == nil {
+		return nil
+	}
+	g := *f
+	if f.SourceIDs != nil {
+		g.sources = make(map[int64]bool, len(f.SourceIDs))
+		for _, id := range f.SourceIDs {
+			g.sources[id] = true
+		}
+	}
+	return g.Keep
 }
 
 // Keep reports whether a chunk with this metadata passes the filter.
@@ -48,13 +62,11 @@ func (f *Filter) Keep(m *VectorMeta) bool {
 	if f.Since > 0 && m.TsMs < f.Since || f.Until > 0 && m.TsMs >= f.Until {
 		return false
 	}
-	if f.SourceIDs != nil {
-		for _, id := range f.SourceIDs {
-			if id == m.SourceID {
-				return true
-			}
-		}
-		return false
+	switch {
+	case f.sources != nil:
+		return f.sources[m.SourceID]
+	case f.SourceIDs != nil:
+		return slices.Contains(f.SourceIDs, m.SourceID)
 	}
 	return true
 }
@@ -224,6 +236,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 	// Widen the candidate pool until enough hits survive de-duplication
 	// and the per-session cap, or the lanes run dry.
+	keep := req.Filter.keeper()
 	k := CandidateFactor * req.Limit
 	if req.PerSession == 0 {
 		k = min(k, max(maxCandidateHits, req.Limit))
@@ -232,10 +245,6 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		res.Candidates = k
 		var vec []laneHit
 		if qvec != nil {
-			var keep func(*VectorMeta) bool
-			if !req.Filter.empty() {
-				keep = req.Filter.Keep
-			}
 			ns, err := vx.Search(qvec, k, keep)
 			if err != nil {
 				return nil, err
@@ -371,21 +380,14 @@ func distinct(fs []*fused, info map[int64]*HitInfo) []*fused {
 	out := fs[:0]
 	for _, f := range fs {
 		h := info[f.id]
-		var key string
-		if h.Kind == KindMemory {
-			key = fmt.Sprintf("c:%d", h.ID)
-		} else {
-			key = fmt.Sprintf("d:%d", h.LineID)
+		if h.Kind != KindMemory {
+			doc := fmt.Sprintf("d:%d", h.LineID)
 			dup := fmt.Sprintf("e:%s:%x", h.EntryID, h.Hash)
-			if h.EntryID != "" && seen[dup] {
+			if seen[doc] || h.EntryID != "" && seen[dup] {
 				continue
 			}
-			seen[dup] = true
+			seen[doc], seen[dup] = true, true
 		}
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
 		out = append(out, f)
 	}
 	return out

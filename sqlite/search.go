@@ -63,6 +63,17 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, progress search.Progress) (
 	return st, nil
 }
 
+// SearchIndexBacklog is how many ledger lines (plus one per changed
+// memory file) the search index has yet to take in.
+func (db *DB) SearchIndexBacklog(ctx context.Context) (int64, error) {
+	srcs, err := db.changedSources(ctx)
+	var n int64
+	for _, s := range srcs {
+		n += max(s.behind, 1)
+	}
+	return n, err
+}
+
 func (db *DB) changedSources(ctx context.Context) ([]changedSource, error) {
 	rows, err := db.w.QueryContext(ctx, `SELECT s.id, s.kind, s.rel_path, x.source_id IS NOT NULL,
 		coalesce(i.max_line_id, 0), s.line_count, s.line_count - coalesce(i.line_count, 0)

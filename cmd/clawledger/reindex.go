@@ -57,6 +57,11 @@ cache where it has them (the provider is asked only for the rest).`,
 	}
 }
 
+// queryPathBacklog is the most ledger lines a query's automatic refresh
+// indexes; past it (a first index of a large ledger, say) the query
+// answers from the index as it is and says so: queries never (re)build it.
+var queryPathBacklog int64 = 20000
+
 // refreshSearch updates the search index after an ingest and embeds the
 // new chunks. An embedding failure (a provider down, say) is a warning:
 // the text index is current regardless.
@@ -64,6 +69,9 @@ func (a *app) refreshSearch(ctx context.Context, db *sqlite.DB) error {
 	var prog search.Progress
 	if !a.queryPath {
 		prog = a.countBar("indexing")
+	} else if n, err := db.SearchIndexBacklog(ctx); err != nil || n > queryPathBacklog {
+		a.searchBehind = n
+		return err
 	}
 	if _, err := db.UpdateSearchIndex(ctx, prog); err != nil {
 		return err

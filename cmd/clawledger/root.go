@@ -40,9 +40,10 @@ type app struct {
 	getenv         func(string) string
 	exitCode       int
 
-	queryPath   bool                // refreshing before a query: no network calls
-	embedder    clawledger.Embedder // opened once per process
-	embedderCfg embed.Config
+	queryPath    bool                // refreshing before a query: no network calls, no index builds
+	searchBehind int64               // ledger lines the search index has yet to take in
+	embedder     clawledger.Embedder // opened once per process
+	embedderCfg  embed.Config
 }
 
 // usageError marks an error in how the command was called.

@@ -146,6 +146,10 @@ clawledger show PATH --around ENTRY.`,
 			if err != nil {
 				return err
 			}
+			if a.searchBehind > 0 {
+				behind := fmt.Sprintf("the search index is %d ledger lines behind (queries never build it): run `clawledger ingest` or `clawledger reindex`", a.searchBehind)
+				res.Note = strings.TrimPrefix(res.Note+"; "+behind, "; ")
+			}
 			if a.json {
 				return a.printJSON(toSearchJSON(req.Query, res, explain))
 			}

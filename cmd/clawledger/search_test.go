@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/searchbench"
 	"github.com/clawledger/clawledger/internal/testenv"
+	"github.com/clawledger/clawledger/sqlite"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -278,5 +280,29 @@ func TestSearchBinary(t *testing.T) {
 	show := exec.Command(bin, "--db", db, "show", res.Hits[0].Path, "--json")
 	if out, err := show.Output(); err != nil || !strings.Contains(string(out), res.Hits[0].EntryID) {
 		t.Errorf("the hit's path and entry lead to the entry: %v", err)
+	}
+}
+
+func TestQueriesNeverBuildTheIndex(t *testing.T) {
+	e := newSearchEnv(t)
+	defer func(n int64) { queryPathBacklog = n }(queryPathBacklog)
+	queryPathBacklog = 5
+	db, err := sqlite.Open(context.Background(), e.db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ClearSearchIndex(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	code, out, _ := e.run("search", "eastore", "--json")
+	if code != 0 || !strings.Contains(out, `"hits": []`) || !strings.Contains(out, "ledger lines behind") {
+		t.Errorf("a query built the index: %s", out)
+	}
+	if code, _, stderr := e.run("ingest"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, out, _ := e.run("search", "eastore", "--json"); strings.Contains(out, `"hits": []`) || strings.Contains(out, "behind") {
+		t.Errorf("ingest did not build the index: %s", out)
 	}
 }
