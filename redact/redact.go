@@ -115,6 +115,15 @@ func Secrets(s string) string {
 	return replace(s, FindSecrets(s), func(m Match) string { return "[REDACTED:" + m.Kind + "]" })
 }
 
+// SecretsKeepLines is Secrets for line-addressed text: each mask is
+// followed by as many newlines as the credential spanned (a private key
+// block, say), so every later line keeps its number.
+func SecretsKeepLines(s string) string {
+	return replace(s, FindSecrets(s), func(m Match) string {
+		return "[REDACTED:" + m.Kind + "]" + strings.Repeat("\n", strings.Count(s[m.Start:m.End], "\n"))
+	})
+}
+
 // PII masks email addresses and phone numbers in s.
 func PII(s string) string {
 	return replace(s, find(s, piiPatterns), func(m Match) string { return "[" + strings.ToUpper(m.Kind) + "]" })

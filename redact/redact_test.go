@@ -63,3 +63,12 @@ func TestPII(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretsKeepLines(t *testing.T) {
+	in := "key:\n-----BEGIN PRIVATE KEY-----\nMIIE\nAAAA\n-----END PRIVATE KEY-----\nline 6 sk-ant-" + strings.Repeat("x", 20) + "\nline 7"
+	got := SecretsKeepLines(in)
+	lines := strings.Split(got, "\n")
+	if len(lines) != 7 || lines[5] != "line 6 [REDACTED:anthropic_key]" || lines[6] != "line 7" || strings.Contains(got, "MIIE") {
+		t.Errorf("SecretsKeepLines = %q", got)
+	}
+}

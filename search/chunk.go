@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/clawledger/clawledger/redact"
 )
 
 // Document kinds.
@@ -73,13 +75,13 @@ func ChunkDoc(d *Doc) []Chunk {
 	var out []Chunk
 	if d.Kind == KindMemory {
 		base.TsMs = MemoryTime(d.Path, d.MtimeMs)
-		for _, p := range ChunkLines(redactKeepLines(d.Text), ChunkChars, OverlapChars) {
+		for _, p := range ChunkLines(redact.SecretsKeepLines(d.Text), ChunkChars, OverlapChars) {
 			c := base
 			c.StartLine, c.EndLine, c.Text = int64(p.StartLine), int64(p.EndLine), p.Text
 			out = append(out, c)
 		}
 	} else {
-		for _, seg := range splitLong(collapse(redactKeepLines(d.Text)), ChunkChars, OverlapChars) {
+		for _, seg := range splitLong(collapse(redact.SecretsKeepLines(d.Text)), ChunkChars, OverlapChars) {
 			c := base
 			c.StartLine, c.EndLine, c.Text = d.LineNo, d.LineNo, seg
 			out = append(out, c)

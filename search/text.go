@@ -11,8 +11,6 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
-
-	"github.com/clawledger/clawledger/redact"
 )
 
 // isCJK reports whether r belongs to a script written without spaces
@@ -207,22 +205,3 @@ func fold(s string) string {
 
 // collapse joins the words of s with single spaces.
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// redactKeepLines masks every credential in s, keeping as many newlines as
-// each masked span held so that line numbers stay true.
-func redactKeepLines(s string) string {
-	ms := redact.FindSecrets(s)
-	if len(ms) == 0 {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for _, m := range ms {
-		b.WriteString(s[last:m.Start])
-		b.WriteString("[REDACTED:" + m.Kind + "]")
-		b.WriteString(strings.Repeat("\n", strings.Count(s[m.Start:m.End], "\n")))
-		last = m.End
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}

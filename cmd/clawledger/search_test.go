@@ -169,6 +169,7 @@ func TestEmbedStaticAndHybridSearch(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Embedded == 0 || rep.Vectors != rep.Chunks || rep.Model != "tiny-model" {
 		t.Fatalf("embed report %s", out)
 	}
+	golden(t, "embed_static", out)
 	// lexical misses "copies"; hybrid finds the backup messages
 	if _, out, _ := e.run("search", "nightly copies", "--mode", "lexical", "--json"); !strings.Contains(out, `"hits": []`) {
 		t.Errorf("lexical should miss: %s", out)
@@ -186,6 +187,7 @@ func TestEmbedStaticAndHybridSearch(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"vectors": `+jsonNumber(rep.Chunks)) {
 		t.Errorf("reindex keeps every chunk embedded: %s", out)
 	}
+	golden(t, "reindex", out)
 	// switching off
 	if code, out, _ := e.run("embed", "--provider", "none"); code != 0 || !strings.Contains(out, "embeddings off") {
 		t.Errorf("embed off: %d %s", code, out)
