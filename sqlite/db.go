@@ -191,5 +191,3 @@ func (db *DB) Close() error {
 	}
 	return errors.Join(errs...)
 }
-
-
