@@ -176,7 +176,7 @@ func ParseCronRun(line []byte) (*clawledger.CronRun, error) {
 	defer parsers.Put(p)
 	v, err := p.ParseBytes(line)
 	if err != nil {
-		return nil, &MalformedError{Reason: "invalid JSON: " + shortErr(err)}
+		return nil, &MalformedError{Reason: jsonErrorReason(err)}
 	}
 	if v.Type() != fastjson.TypeObject {
 		return nil, &MalformedError{Reason: "not a JSON object"}

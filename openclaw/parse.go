@@ -31,10 +31,10 @@ func ParseEntry(line []byte) (*clawledger.Entry, error) {
 	if err != nil {
 		fixed, ok := escapeControlChars(line)
 		if !ok {
-			return nil, &MalformedError{Reason: "invalid JSON: " + shortErr(err)}
+			return nil, &MalformedError{Reason: jsonErrorReason(err)}
 		}
 		if v, err = p.ParseBytes(fixed); err != nil {
-			return nil, &MalformedError{Reason: "invalid JSON: " + shortErr(err)}
+			return nil, &MalformedError{Reason: jsonErrorReason(err)}
 		}
 		repaired = true
 	}
