@@ -40,7 +40,7 @@ func messageOf(v *fastjson.Value) *clawledger.Message {
 	}
 	if m.Role == "toolResult" {
 		toolResultDetails(v.Get("details"), m)
-		if !m.IsError {
+		if m.ErrorText == "" {
 			if msg, ok := ErrorPayload(m.Text); ok {
 				m.IsError, m.ErrorText = true, msg
 			}
