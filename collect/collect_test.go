@@ -12,6 +12,7 @@ import (
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/collect"
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/testenv"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/sqlite"
 )
@@ -92,7 +93,16 @@ func TestEdgeCasesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := newLedger(t)
+	rec := testenv.NewRecordingFS()
+	l.c.FS = rec
 	rep := l.run(m.StateDirs...)
+	for _, p := range rec.Touched() {
+		for _, d := range m.StateDirs {
+			if r, err := filepath.Rel(d, p); err == nil && !strings.HasPrefix(r, "..") && openclaw.IsCredentialPath(filepath.ToSlash(r)) {
+				t.Errorf("ingest touched credential path %s", p)
+			}
+		}
+	}
 	if rep.LinesIngested != int64(m.Lines) || rep.MalformedLines != int64(m.MalformedLines) || rep.PendingTails != m.PendingTails {
 		t.Fatalf("report %+v; want %d lines, %d malformed, %d pending", rep, m.Lines, m.MalformedLines, m.PendingTails)
 	}
