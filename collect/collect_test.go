@@ -149,17 +149,6 @@ func TestIncremental(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	appendTo := func(s string) {
-		t.Helper()
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if _, err := f.WriteString(s); err != nil {
-			t.Fatal(err)
-		}
-	}
 	header := `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n"
 	user := func(id, parent, text string) string {
 		return `{"type":"message","id":"` + id + `","parentId":` + parent + `,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"` + text + `"}}` + "\n"
@@ -173,7 +162,7 @@ func TestIncremental(t *testing.T) {
 	l.mustMirror(dir, rel)
 
 	// an append: only the new line is read and stored
-	appendTo(user("u2", `"u1"`, "two"))
+	testenv.AppendFile(t, path, user("u2", `"u1"`, "two"))
 	r := l.run(dir)
 	if r.LinesIngested != 1 || r.FilesReplaced != 0 || r.BytesRead != int64(len(user("u2", `"u1"`, "two"))) {
 		t.Fatalf("append: %+v", r)
@@ -182,12 +171,12 @@ func TestIncremental(t *testing.T) {
 
 	// a partial line is held back until its newline arrives
 	third := user("u3", `"u2"`, "three")
-	appendTo(third[:20])
+	testenv.AppendFile(t, path, third[:20])
 	r = l.run(dir)
 	if r.LinesIngested != 0 || r.PendingTails != 1 || r.PendingBytes != 20 {
 		t.Fatalf("partial: %+v", r)
 	}
-	appendTo(third[20:])
+	testenv.AppendFile(t, path, third[20:])
 	r = l.run(dir)
 	if r.LinesIngested != 1 || r.PendingTails != 0 {
 		t.Fatalf("completed: %+v", r)

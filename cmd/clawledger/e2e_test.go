@@ -148,10 +148,10 @@ func TestEndToEnd(t *testing.T) {
 
 	// append two lines to one transcript and complete the pending tail of another
 	live := filepath.Join(home, ".openclaw/agents/main/sessions/a1000000-0000-4000-8000-000000000001.jsonl")
-	appendFile(t, live, `{"type":"message","id":"e2e00001","parentId":null,"timestamp":"2026-03-14T12:00:00.000Z","message":{"role":"user","content":"more"}}`+"\n"+
+	testenv.AppendFile(t, live, `{"type":"message","id":"e2e00001","parentId":null,"timestamp":"2026-03-14T12:00:00.000Z","message":{"role":"user","content":"more"}}`+"\n"+
 		`{"type":"message","id":"e2e00002","parentId":"e2e00001","timestamp":"2026-03-14T12:00:01.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok"}]}}`+"\n")
 	pending := filepath.Join(home, ".openclaw/agents/main/sessions/f1000000-0000-4000-8000-000000000006.jsonl")
-	appendFile(t, pending, `ated"}}`+"\n")
+	testenv.AppendFile(t, pending, `ated"}}`+"\n")
 	var third ingestOut
 	c.jsonOf(&third, exitWarnings, "ingest")
 	if third.LinesIngested != 3 || third.FilesIngested != 2 || third.PendingTails != 0 {
@@ -171,18 +171,6 @@ func TestEndToEnd(t *testing.T) {
 	want, _ := os.ReadFile(filepath.Join(home, ".openclaw/agents/main/sessions/b1000000-0000-4000-8000-000000000002.jsonl"))
 	if one != string(want) {
 		t.Fatal("export SESSION differs from the file")
-	}
-}
-
-func appendFile(t *testing.T, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
 	}
 }
 
