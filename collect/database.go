@@ -264,7 +264,8 @@ func (c *Collector) ingestArchiveRow(ctx context.Context, p *dirPlan, d *dbPlan,
 func (c *Collector) ingestDatabaseIndex(ctx context.Context, p *dirPlan, d *dbPlan, load func() error, windows func() map[string]agentdb.Window) error {
 	src, err := c.source(ctx, p, clawledger.Source{Rel: d.rel(openclaw.DatabaseIndexPart), Kind: clawledger.KindIndex,
 		Class: clawledger.ClassIndex, AgentID: d.found.AgentID})
-	if err != nil || (src.Cursor.Mark == d.indexPrint && src.GoneAt == 0) {
+	mark := fmt.Sprintf("%s/%d", d.indexPrint, len(d.archives)) // archived sessions are named too
+	if err != nil || (src.Cursor.Mark == mark && src.GoneAt == 0) {
 		return err
 	}
 	nodes, err := d.db.Nodes(ctx)
@@ -278,11 +279,11 @@ func (c *Collector) ingestDatabaseIndex(ctx context.Context, p *dirPlan, d *dbPl
 	for _, w := range windows() {
 		list = append(list, w)
 	}
-	entries := agentdb.IndexEntries(nodes, list)
+	entries := agentdb.IndexEntries(nodes, list, d.archives)
 	if err := d.db.Stable(); err != nil {
 		return err
 	}
-	src.Cursor = clawledger.Cursor{Mark: d.indexPrint, Lines: int64(len(entries))}
+	src.Cursor = clawledger.Cursor{Mark: mark, Lines: int64(len(entries))}
 	return c.Store.ReplaceIndex(ctx, src, entries)
 }
 

@@ -105,12 +105,12 @@ func (d *DB) IndexFingerprint(ctx context.Context) (string, error) {
 	return fp, err
 }
 
-// IndexEntries turns session nodes and windows into session index entries,
-// the SQLite era's sessions.json: one entry per node (its current session,
-// with the node's SessionEntry) and one per other window of a key (an
-// earlier session of it: reset, forked, rewound), so every session the
-// database names is named by the index.
-func IndexEntries(nodes []Node, windows []Window) []clawledger.IndexEntry {
+// IndexEntries turns session nodes, windows and archives into session index
+// entries, the SQLite era's sessions.json: one entry per node (its current
+// session, with the node's SessionEntry), one per other window of a key (an
+// earlier session of it: reset, forked, rewound) and one per archived
+// session, so every session the database names is named by the index.
+func IndexEntries(nodes []Node, windows []Window, archives []Archive) []clawledger.IndexEntry {
 	byID := make(map[string]*Window, len(windows))
 	for i := range windows {
 		byID[windows[i].SessionID] = &windows[i]
@@ -141,7 +141,15 @@ func IndexEntries(nodes []Node, windows []Window) []clawledger.IndexEntry {
 		}
 		e := clawledger.IndexEntry{Key: w.SessionKey, SessionID: w.SessionID, UpdatedAt: w.UpdatedAt}
 		fillFromWindow(&e, w)
+		current[w.SessionID] = true
 		out = append(out, e)
+	}
+	for _, a := range archives {
+		if current[a.SessionID] || a.SessionKey == "" {
+			continue
+		}
+		current[a.SessionID] = true
+		out = append(out, clawledger.IndexEntry{Key: a.SessionKey, SessionID: a.SessionID, UpdatedAt: a.CreatedAt})
 	}
 	return out
 }
