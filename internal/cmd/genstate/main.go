@@ -3,6 +3,7 @@
 //
 //	go run ./internal/cmd/genstate -kind edge  -home /tmp/home
 //	go run ./internal/cmd/genstate -kind sample -home /tmp/home
+//	go run ./internal/cmd/genstate -kind sqlite -home /tmp/home   # OpenClaw 2026.9 (SQLite era)
 package main
 
 import (
@@ -15,7 +16,7 @@ import (
 )
 
 func main() {
-	kind := flag.String("kind", "edge", "edge (every edge case) or sample (small and clean)")
+	kind := flag.String("kind", "edge", "edge (every edge case), sample (small and clean) or sqlite (the SQLite era)")
 	home := flag.String("home", "", "directory to write the state dir(s) into (a fake $HOME)")
 	flag.Parse()
 	if *home == "" {
@@ -32,6 +33,12 @@ func main() {
 		}
 	case "sample":
 		err = fixture.WriteSample(filepath.Join(*home, ".openclaw"))
+	case "sqlite":
+		var m *fixture.EraManifest
+		m, err = fixture.WriteSQLiteEra(filepath.Join(*home, ".openclaw"))
+		if err == nil {
+			fmt.Printf("wrote %d sessions, %d cron jobs and %d runs under %s\n", len(m.Sessions), m.CronJobs, m.CronRuns, m.StateDir)
+		}
 	default:
 		err = fmt.Errorf("unknown -kind %q", *kind)
 	}
