@@ -117,6 +117,10 @@ func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error
 			total += w.estimate
 			files++
 		}
+		for _, d := range p.dbs {
+			total += d.estimate(p)
+			files++
+		}
 	}
 	c.Progress.Start(total, files)
 	defer c.Progress.Finish()

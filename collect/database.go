@@ -71,6 +71,23 @@ func (d *dbPlan) summarize(ctx context.Context) (err error) {
 	return err
 }
 
+// eventBytes is a guess at an event's size, for the progress bar only.
+const eventBytes = 2 << 10
+
+// estimate guesses the bytes a run will read from the database.
+func (d *dbPlan) estimate(p *dirPlan) int64 {
+	var n int64
+	for _, t := range d.transcripts {
+		if src := p.byRel[d.rel(t.SessionID)]; src == nil || src.Cursor.Lines != t.Events || src.Cursor.Offset != t.MaxSeq {
+			n += t.Events * eventBytes
+			if src != nil && src.Cursor.Lines < t.Events {
+				n -= src.Cursor.Lines * eventBytes
+			}
+		}
+	}
+	return n
+}
+
 func (d *dbPlan) rel(part string) string { return openclaw.DatabaseSourceRel(d.found.Rel, part) }
 
 // archiveRel is where OpenClaw publishes an archive row as a file; the row
@@ -385,6 +402,7 @@ func (e *eventSource) store(ctx context.Context, replace bool, generation string
 			size := int64(len(ev.JSON)) + 1
 			err = sink.add(ev.JSON, ev.Seq, size > MaxLineBytes, size)
 			e.rep.BytesRead += size
+			e.c.Progress.Add(size)
 		}
 		if sink.cur.Lines == 1 {
 			sum := sha256.Sum256(ev.JSON)
@@ -472,6 +490,9 @@ func (c *Collector) planDatabaseCron(ctx context.Context, p *dirPlan, d *dbPlan)
 			job.State = append([]byte(nil), j.StateJSON...)
 		}
 		jobs = append(jobs, job)
+	}
+	if err := d.db.Stable(); err != nil {
+		return err
 	}
 	src, err := c.source(ctx, p, clawledger.Source{Rel: d.rel(openclaw.DatabaseCronJobsPart), Kind: clawledger.KindCronJobs})
 	if err != nil {
