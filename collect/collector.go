@@ -144,7 +144,7 @@ type dirPlan struct {
 	gone    []*clawledger.Source
 	renamed int
 
-	dbJobs    []clawledger.CronJob  // the state database's cron jobs
+	dbJobs    []clawledger.CronJob // the state database's cron jobs
 	dbJobSrcs []*clawledger.Source // its cron jobs source, when they changed
 }
 

@@ -104,39 +104,29 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, cur: cur, h: h, hashOK: true}
 	lr := newLineReader(f, cur.Offset)
 	var sinceCommit int64
-	for {
-		line, off, size, oversize, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return &fileError{err}
-		}
-		if err := sink.add(line, off, oversize, size); err != nil {
-			return err
-		}
-		sink.cur.Offset = off + size
-		sinceCommit += size
-		rep.BytesRead += size
+	err = drain(ctx, lr, sink, rep, func(_ []byte, size int64) error {
 		c.Progress.Add(size)
-		if !replace && sinceCommit >= c.ChunkBytes {
-			// an intermediate cursor: its zero mtime makes the next run look again
-			mid := sink.cur
-			c.fingerprint(f, &mid, sink.h, sink.hashOK)
-			mid.Size, mid.MtimeNs = mid.Offset, 0
-			if err := tx.Commit(mid, sess); err != nil {
-				return err
-			}
-			tx = nil
-			if tx, _, err = c.Store.Begin(ctx, src, false); err != nil {
-				return err
-			}
-			sink.tx = tx
-			sinceCommit = 0
+		sinceCommit += size
+		if replace || sinceCommit < c.ChunkBytes {
+			return nil
 		}
-		if err := ctx.Err(); err != nil {
+		// an intermediate cursor: its zero mtime makes the next run look again
+		mid := sink.cur
+		c.fingerprint(f, &mid, sink.h, sink.hashOK)
+		mid.Size, mid.MtimeNs = mid.Offset, 0
+		if err := tx.Commit(mid, sess); err != nil {
 			return err
 		}
+		tx = nil
+		var err error
+		if tx, _, err = c.Store.Begin(ctx, src, false); err != nil {
+			return err
+		}
+		sink.tx, sinceCommit = tx, 0
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	cur, stored := sink.cur, sink.stored
 	rep.BytesRead += lr.pending
@@ -162,6 +152,33 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 }
 
 var newline = []byte{'\n'}
+
+// drain stores every complete line of lr into sink, moving the cursor's
+// offset; after, when set, runs after each line.
+func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, after func(line []byte, size int64) error) error {
+	for {
+		line, off, size, oversize, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return &fileError{err}
+		}
+		if err := sink.add(line, off, oversize, size); err != nil {
+			return err
+		}
+		sink.cur.Offset = off + size
+		rep.BytesRead += size
+		if after != nil {
+			if err := after(line, size); err != nil {
+				return err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
 
 // lineSink stores one source's lines in an ingest transaction, keeping its
 // cursor's line counts, the running hash of its bytes and its session

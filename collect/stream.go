@@ -58,24 +58,12 @@ func (c *Collector) ingestStream(ctx context.Context, src *clawledger.Source, r 
 	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, h: sha256.New(), hashOK: true}
 	var print streamPrint
 	lr := newLineReader(r, 0)
-	for {
-		line, off, size, oversize, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return &fileError{err}
-		}
-		if err := sink.add(line, off, oversize, size); err != nil {
-			return err
-		}
+	if err := drain(ctx, lr, sink, rep, func(line []byte, _ int64) error {
 		print.write(line)
 		print.write(newline)
-		sink.cur.Offset = off + size
-		rep.BytesRead += size
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	final := stat
 	final.Offset, final.Lines, final.Malformed, final.Pending = sink.cur.Offset, sink.cur.Lines, sink.cur.Malformed, lr.pending
@@ -156,4 +144,3 @@ func (c *Collector) ingestArchiveFile(ctx context.Context, w *work, rep *Report)
 	}
 	return read(func(r io.Reader) error { return c.ingestStream(ctx, src, r, stat, rep) })
 }
-

@@ -116,7 +116,9 @@ const (
 )
 
 // AgentDatabaseRel and StateDatabaseRel are where OpenClaw keeps its databases.
-func AgentDatabaseRel(agentID string) string { return "agents/" + agentID + "/agent/openclaw-agent.sqlite" }
+func AgentDatabaseRel(agentID string) string {
+	return "agents/" + agentID + "/agent/openclaw-agent.sqlite"
+}
 
 const StateDatabaseRel = "state/openclaw.sqlite"
 
