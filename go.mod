@@ -8,6 +8,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	github.com/titanous/json5 v1.0.0
+	github.com/valyala/fastjson v1.6.10
 	golang.org/x/term v0.47.0
 	modernc.org/sqlite v1.60.1
 )

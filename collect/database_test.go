@@ -19,13 +19,13 @@ import (
 	"github.com/clawledger/clawledger/sqlite"
 )
 
-type ledger struct {
+type eraLedger struct {
 	t   *testing.T
 	db  *sqlite.DB
 	raw *sql.DB
 }
 
-func openLedger(t *testing.T) *ledger {
+func openLedger(t *testing.T) *eraLedger {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	db, err := sqlite.Open(context.Background(), path, sqlite.Options{})
@@ -37,10 +37,10 @@ func openLedger(t *testing.T) *ledger {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { raw.Close(); db.Close() })
-	return &ledger{t: t, db: db, raw: raw}
+	return &eraLedger{t: t, db: db, raw: raw}
 }
 
-func (l *ledger) ingest(dir string) *collect.Report {
+func (l *eraLedger) ingest(dir string) *collect.Report {
 	l.t.Helper()
 	c := &collect.Collector{Store: l.db, FS: openclaw.OS}
 	rep, err := c.Run(context.Background(), []string{dir})
@@ -54,7 +54,7 @@ func (l *ledger) ingest(dir string) *collect.Report {
 }
 
 // lines returns the stored lines of the source at rel, in offset order.
-func (l *ledger) lines(rel string) []string {
+func (l *eraLedger) lines(rel string) []string {
 	l.t.Helper()
 	rows, err := l.raw.Query(`SELECT l.raw FROM lines l JOIN sources s ON s.id = l.source_id WHERE s.rel_path = ? ORDER BY l.offset`, rel)
 	if err != nil {
@@ -72,7 +72,7 @@ func (l *ledger) lines(rel string) []string {
 	return out
 }
 
-func (l *ledger) count(q string, args ...any) int64 {
+func (l *eraLedger) count(q string, args ...any) int64 {
 	l.t.Helper()
 	var n int64
 	if err := l.raw.QueryRow(q, args...).Scan(&n); err != nil {

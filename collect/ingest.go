@@ -103,6 +103,7 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 	}()
 	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, cur: cur, h: h, hashOK: true}
 	lr := newLineReader(f, cur.Offset)
+	defer lr.release()
 	var sinceCommit int64
 	err = drain(ctx, lr, sink, rep, func(_ []byte, size int64) error {
 		c.Progress.Add(size)
@@ -281,7 +282,7 @@ func (c *Collector) ingestIndex(ctx context.Context, w *work, rep *Report) error
 	if err != nil {
 		return &fileError{fmt.Errorf("session index ignored: %v", err)}
 	}
-	w.src.Cursor = statCursor(fi)
+	w.src.Cursor, w.src.GoneAt = statCursor(fi), 0
 	return c.Store.ReplaceIndex(ctx, w.src, entries)
 }
 
@@ -302,7 +303,7 @@ func (c *Collector) ingestWorkspace(ctx context.Context, w *work, rep *Report) e
 		return &fileError{err}
 	}
 	sum := sha256.Sum256(data)
-	w.src.Cursor = statCursor(fi)
+	w.src.Cursor, w.src.GoneAt = statCursor(fi), 0
 	rep.BytesRead += int64(len(data))
 	rep.FilesIngested++
 	return c.Store.PutWorkspaceFile(ctx, w.src, &clawledger.WorkspaceFile{
@@ -342,7 +343,7 @@ func (c *Collector) ingestCronJobs(ctx context.Context, p *dirPlan, rep *Report)
 		data[found.Rel] = b
 		rep.BytesRead += int64(len(b))
 		if changed[found.Rel] != nil {
-			src.Cursor = statCursor(fi)
+			src.Cursor, src.GoneAt = statCursor(fi), 0
 			srcs = append(srcs, src)
 		}
 	}

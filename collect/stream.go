@@ -58,6 +58,7 @@ func (c *Collector) ingestStream(ctx context.Context, src *clawledger.Source, r 
 	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, h: sha256.New(), hashOK: true}
 	var print streamPrint
 	lr := newLineReader(r, 0)
+	defer lr.release()
 	if err := drain(ctx, lr, sink, rep, func(line []byte, _ int64) error {
 		print.write(line)
 		print.write(newline)
