@@ -133,6 +133,7 @@ func (c *Collector) planDatabases(ctx context.Context, p *dirPlan, rep *Report) 
 			continue
 		}
 		p.dbs = append(p.dbs, d)
+		rep.FilesScanned++
 		for _, rel := range d.present() {
 			present[rel] = true
 		}
@@ -181,7 +182,6 @@ func (c *Collector) executeDatabases(ctx context.Context, p *dirPlan, rep *Repor
 }
 
 func (c *Collector) executeDatabase(ctx context.Context, p *dirPlan, d *dbPlan, rep *Report) error {
-	rep.FilesScanned++
 	if d.found.Role == openclaw.DatabaseState {
 		if err := c.planDatabaseCron(ctx, p, d); err != nil {
 			return err
@@ -430,12 +430,7 @@ func (e *eventSource) store(ctx context.Context, replace bool, generation string
 		return storeError(err)
 	}
 	tx = nil
-	if sink.stored > 0 || replace {
-		e.rep.FilesIngested++
-	}
-	if replace {
-		e.rep.FilesReplaced++
-	}
+	e.rep.counted(sink.stored > 0 || replace, replace, 0)
 	return nil
 }
 

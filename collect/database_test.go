@@ -16,6 +16,7 @@ import (
 	"github.com/clawledger/clawledger/collect"
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/openclaw/archive"
 	"github.com/clawledger/clawledger/sqlite"
 )
 
@@ -356,7 +357,7 @@ func TestSQLiteEraConcurrentWriter(t *testing.T) {
 
 func decompress(t *testing.T, b []byte) []byte {
 	t.Helper()
-	r, err := archiveReader(b)
+	r, err := archive.NewReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,17 +139,23 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 		return err
 	}
 	tx = nil
-	if stored > 0 || replace {
+	rep.counted(stored > 0 || replace, replace, lr.pending)
+	return nil
+}
+
+// counted records in the report that a source was read: whether anything
+// was stored, whether it replaced what the source held, its pending tail.
+func (rep *Report) counted(stored, replaced bool, pending int64) {
+	if stored {
 		rep.FilesIngested++
 	}
-	if replace {
+	if replaced {
 		rep.FilesReplaced++
 	}
-	if lr.pending > 0 {
+	if pending > 0 {
 		rep.PendingTails++
-		rep.PendingBytes += lr.pending
+		rep.PendingBytes += pending
 	}
-	return nil
 }
 
 var newline = []byte{'\n'}

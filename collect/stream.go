@@ -77,14 +77,7 @@ func (c *Collector) ingestStream(ctx context.Context, src *clawledger.Source, r 
 		return err
 	}
 	tx = nil
-	rep.FilesIngested++
-	if replace {
-		rep.FilesReplaced++
-	}
-	if lr.pending > 0 {
-		rep.PendingTails++
-		rep.PendingBytes += lr.pending
-	}
+	rep.counted(true, replace, lr.pending)
 	return nil
 }
 
