@@ -42,6 +42,16 @@ func (c *Collector) openDatabase(ctx context.Context, dir string, found openclaw
 	if err != nil {
 		return nil, err
 	}
+	// schema_meta names what a database is; newer schema versions are read
+	// with the columns this build knows
+	want := map[string]string{openclaw.DatabaseAgent: "agent", openclaw.DatabaseState: "global"}[found.Role]
+	if meta, err := db.Meta(ctx); err != nil || (meta.Role != "" && meta.Role != want) {
+		db.Close()
+		if err == nil {
+			err = fmt.Errorf("schema_meta says it is a %q database, not %q", meta.Role, want)
+		}
+		return nil, err
+	}
 	d := &dbPlan{found: found, db: db}
 	if err := d.summarize(ctx); err != nil {
 		db.Close()
