@@ -42,7 +42,7 @@ func (db *DB) SetAgents(ctx context.Context, stateDirID int64, agents []string) 
 
 const sourceColumns = `s.id, s.state_dir_id, d.path, s.rel_path, s.kind, s.class, s.agent_id, s.file_session_id, s.topic,
 	s.dev, s.inode, s.size, s.mtime_ns, s.head_hash, s.tail_hash, s.prefix_hash, s.offset, s.line_count,
-	s.malformed_count, s.pending_bytes, s.gone_at_ms`
+	s.malformed_count, s.pending_bytes, s.gone_at_ms, s.mark`
 
 func scanSource(row scanner) (*clawledger.Source, error) {
 	s := &clawledger.Source{}
@@ -51,7 +51,7 @@ func scanSource(row scanner) (*clawledger.Source, error) {
 	c := &s.Cursor
 	err := row.Scan(&s.ID, &s.StateDirID, &s.StateDir, &s.Rel, &kind, &class, &s.AgentID, &s.SessionID, &s.Topic,
 		&dev, &ino, &c.Size, &c.MtimeNs, &c.HeadHash, &c.TailHash, &c.PrefixHash, &c.Offset, &c.Lines,
-		&c.Malformed, &c.Pending, &s.GoneAt)
+		&c.Malformed, &c.Pending, &s.GoneAt, &c.Mark)
 	s.Kind, s.Class = clawledger.SourceKind(kind), clawledger.FileClass(class)
 	c.Dev, c.Inode = uint64(dev), uint64(ino)
 	return s, err
@@ -86,13 +86,13 @@ func (db *DB) EnsureSource(ctx context.Context, src *clawledger.Source) (*clawle
 
 const updateSourceSQL = `UPDATE sources SET rel_path = ?, kind = ?, class = ?, agent_id = ?, file_session_id = ?, topic = ?,
 	dev = ?, inode = ?, size = ?, mtime_ns = ?, head_hash = ?, tail_hash = ?, prefix_hash = ?, offset = ?,
-	line_count = ?, malformed_count = ?, pending_bytes = ?, gone_at_ms = ? WHERE id = ?`
+	line_count = ?, malformed_count = ?, pending_bytes = ?, gone_at_ms = ?, mark = ? WHERE id = ?`
 
 func updateSourceArgs(s *clawledger.Source) []any {
 	c := &s.Cursor
 	return []any{s.Rel, string(s.Kind), string(s.Class), s.AgentID, s.SessionID, s.Topic,
 		int64(c.Dev), int64(c.Inode), c.Size, c.MtimeNs, c.HeadHash, c.TailHash, c.PrefixHash, c.Offset,
-		c.Lines, c.Malformed, c.Pending, s.GoneAt, s.ID}
+		c.Lines, c.Malformed, c.Pending, s.GoneAt, c.Mark, s.ID}
 }
 
 func updateSource(w wtx, s *clawledger.Source) error {
