@@ -115,9 +115,12 @@ func Secrets(s string) string {
 	return replace(s, FindSecrets(s), func(m Match) string { return "[REDACTED:" + m.Kind + "]" })
 }
 
+// FindPII returns the email addresses and phone numbers found in s, in order.
+func FindPII(s string) []Match { return find(s, piiPatterns) }
+
 // PII masks email addresses and phone numbers in s.
 func PII(s string) string {
-	return replace(s, find(s, piiPatterns), func(m Match) string { return "[" + strings.ToUpper(m.Kind) + "]" })
+	return replace(s, FindPII(s), func(m Match) string { return "[" + strings.ToUpper(m.Kind) + "]" })
 }
 
 // All masks secrets, then personal data.

@@ -1,0 +1,418 @@
+package episodes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/redact"
+)
+
+// captureNamespace seeds the UUIDv5 ids of captured events, so the same
+// ledger entry always yields the same event id.
+var captureNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/clawledger/clawledger/episodes/capture"))
+
+// Bounds of captured text, before the payload caps apply.
+const (
+	captureSummaryRunes = 200
+	captureTextRunes    = 16 << 10 // message text and tool output read into a payload
+)
+
+// invalidTurn marks a turn whose [SCOPE: x] tag was invalid: its events are
+// skipped rather than filed under another scope. It cannot be a scope.
+const invalidTurn = "!"
+
+// scopeTag is a leading [SCOPE: x] tag of a user message.
+var scopeTag = regexp.MustCompile(`(?i)^\s*\[scope:([^\]\n]*)\]`)
+
+// Progress receives capture progress in bytes of ledger lines.
+type Progress interface {
+	Start(total int64, files int)
+	Add(n int64)
+	Finish()
+}
+
+// CaptureOptions tune Capture.
+type CaptureOptions struct {
+	// DefaultScope, when set, becomes the remembered scope of events without
+	// a [SCOPE: x] tag; "agent" restores the default, agent:<agentId>.
+	DefaultScope string
+	Limits       Limits
+	Now          time.Time
+	BatchLines   int // lines per transaction; 0 = 2000
+	Progress     Progress
+}
+
+// CaptureReport counts what a capture run did.
+type CaptureReport struct {
+	DefaultScope        string // "" = agent:<agentId>
+	Sources             int
+	Lines               int
+	Events              int // derived from the lines read
+	Inserted            int // of those, new
+	ByType              map[clawledger.EventType]int
+	SkippedInvalidScope int // events of turns tagged with an invalid scope
+}
+
+// Existing is the number of derived events that were stored before.
+func (r *CaptureReport) Existing() int { return r.Events - r.Inserted }
+
+// Capture derives episodic events from the agents ledger: user and
+// assistant messages, tool calls and results, and failed cron runs (as
+// ops.alert). It reads only lines not captured before and stores each event
+// once under an id derived from its ledger entry, so running it again, or
+// after a source was re-read, adds nothing twice. Text passes the secret
+// guard and PII masking, and every field is bounded.
+func Capture(ctx context.Context, store clawledger.CaptureStore, opt CaptureOptions) (*CaptureReport, error) {
+	st, err := store.CaptureState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		st = &clawledger.CaptureState{}
+	}
+	switch opt.DefaultScope {
+	case "":
+	case "agent":
+		st.DefaultScope = ""
+	default:
+		if st.DefaultScope, err = NormalizeScope(opt.DefaultScope); err != nil {
+			return nil, err
+		}
+	}
+	if opt.Limits == (Limits{}) {
+		opt.Limits = DefaultLimits
+	}
+	if opt.BatchLines <= 0 {
+		opt.BatchLines = 2000
+	}
+	c := &capturer{opt: opt, defaultScope: st.DefaultScope,
+		rep: &CaptureReport{DefaultScope: st.DefaultScope, ByType: map[clawledger.EventType]int{}}}
+	curs, err := store.CaptureCursors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, cur := range curs {
+		total += cur.End - cur.Offset
+	}
+	if opt.Progress != nil {
+		opt.Progress.Start(total, len(curs))
+		defer opt.Progress.Finish()
+	}
+	for _, cur := range curs {
+		c.rep.Sources++
+		for {
+			before := cur.Offset
+			b, err := store.CaptureBatch(ctx, cur, opt.BatchLines, c.derive)
+			if err != nil {
+				return nil, fmt.Errorf("capture %s: %w", cur.Path, err)
+			}
+			c.rep.Lines += b.Lines
+			c.rep.Events += b.Events
+			c.rep.Inserted += b.Inserted
+			for _, e := range c.last {
+				if e.Seq != 0 {
+					c.rep.ByType[e.Type]++
+				}
+			}
+			if opt.Progress != nil && cur.Offset > before {
+				opt.Progress.Add(cur.Offset - before)
+			}
+			if b.Lines < opt.BatchLines {
+				break
+			}
+		}
+	}
+	st.LastRunMs = opt.Now.UnixMilli()
+	if err := store.SaveCaptureState(ctx, st); err != nil {
+		return nil, err
+	}
+	return c.rep, nil
+}
+
+type capturer struct {
+	opt          CaptureOptions
+	defaultScope string
+	rep          *CaptureReport
+	last         []*clawledger.Event // events of the latest batch
+}
+
+// derive turns one batch of a source's lines into events, carrying the
+// turn scope in the cursor.
+func (c *capturer) derive(cur *clawledger.CaptureCursor, lines []clawledger.CaptureLine) ([]*clawledger.Event, error) {
+	c.last = c.last[:0]
+	for i := range lines {
+		l := &lines[i]
+		switch {
+		case l.Message != nil:
+			c.message(cur, l)
+		case l.CronRun != nil:
+			c.cronRun(cur, l)
+		}
+	}
+	return c.last, nil
+}
+
+// scopeOf is the scope of an agent's events outside any tagged turn.
+func (c *capturer) scopeOf(agentID string) (string, bool) {
+	if c.defaultScope != "" {
+		return c.defaultScope, true
+	}
+	s, err := AgentScope(agentID)
+	return s, err == nil
+}
+
+func (c *capturer) message(cur *clawledger.CaptureCursor, l *clawledger.CaptureLine) {
+	m := l.Message
+	if m.Role == "user" {
+		cur.TurnScope = ""
+		if tag := scopeTag.FindStringSubmatch(m.Text); tag != nil {
+			m.Text = m.Text[len(tag[0]):]
+			cur.TurnScope = invalidTurn
+			if s, err := NormalizeScope(tag[1]); err == nil {
+				cur.TurnScope = s
+			}
+		}
+	}
+	scope, ok := cur.TurnScope, cur.TurnScope != invalidTurn
+	if scope == "" {
+		scope, ok = c.scopeOf(cur.AgentID)
+	}
+	base := eventBase{cur: cur, line: l, scope: scope, ok: ok}
+	switch m.Role {
+	case "user":
+		text := strings.TrimSpace(m.Text)
+		if text == "" {
+			return
+		}
+		c.add(base.event(clawledger.EventUser, "", summaryOf(text), map[string]any{"text": clipText(text)}, nil))
+	case "assistant":
+		text := strings.TrimSpace(m.Text)
+		if text != "" || m.ErrorMessage != "" {
+			summary := summaryOf(text)
+			if text == "" {
+				summary = "error: " + summaryOf(m.ErrorMessage)
+			}
+			payload := map[string]any{"text": clipText(text), "model": m.Model, "stop_reason": m.StopReason}
+			if m.ErrorMessage != "" {
+				payload["error"] = clipText(m.ErrorMessage)
+			}
+			c.add(base.event(clawledger.EventAssistant, "", summary, payload, nil))
+		}
+		for i, call := range m.ToolCalls {
+			summary := call.Name
+			if arg := keyArgument(call.Arguments); arg != "" {
+				summary += ": " + arg
+			}
+			payload := map[string]any{"tool": call.Name, "arguments": argumentsOf(call.Arguments)}
+			c.add(base.event(clawledger.EventToolCall, "/call/"+strconv.Itoa(i), summaryOf(summary), payload,
+				map[string]any{"tool_call_id": call.ID}))
+		}
+	case "toolResult":
+		c.add(base.event(clawledger.EventToolResult, "", toolResultSummary(m), toolResultPayload(m, l.Raw),
+			map[string]any{"tool_call_id": m.ToolCallID}))
+	}
+}
+
+func (c *capturer) cronRun(cur *clawledger.CaptureCursor, l *clawledger.CaptureLine) {
+	run := l.CronRun
+	if (run.Action != "finished" && run.Action != "") || (run.Status != "error" && run.Status != "lost") {
+		return
+	}
+	agent := l.JobAgentID
+	if agent == "" {
+		agent = agentOfSessionKey(run.SessionKey)
+	}
+	scope, ok := c.scopeOf(agent)
+	session := run.SessionID
+	if session == "" {
+		session = "cron:" + run.JobID
+	}
+	name := l.JobName
+	if name == "" {
+		name = run.JobID
+	}
+	summary := fmt.Sprintf("cron job %q %s", name, map[string]string{"error": "failed", "lost": "was lost"}[run.Status])
+	if run.Error != "" {
+		summary += ": " + run.Error
+	}
+	payload := map[string]any{"job_id": run.JobID, "job_name": l.JobName, "status": run.Status, "error": clipText(run.Error),
+		"summary": clipText(run.Summary), "duration_ms": run.DurationMs, "model": run.Model, "provider": run.Provider}
+	refs := map[string]any{"job_id": run.JobID, "session_key": run.SessionKey, "run_at_ms": run.RunAt}
+	ts := run.Ts
+	if ts == 0 {
+		ts = run.RunAt
+	}
+	b := eventBase{cur: cur, line: l, scope: scope, ok: ok, agent: agent, session: session, ts: ts,
+		key: "cron/" + run.JobID + "/" + strconv.FormatInt(run.Ts, 10) + "/" + strconv.FormatInt(run.RunAt, 10)}
+	c.add(b.event(clawledger.EventAlert, "", summaryOf(summary), payload, refs))
+}
+
+// eventBase holds what the events of one line share.
+type eventBase struct {
+	cur     *clawledger.CaptureCursor
+	line    *clawledger.CaptureLine
+	scope   string
+	ok      bool   // the scope is valid
+	agent   string // "" = the source's agent
+	session string // "" = the source's session
+	ts      int64  // 0 = the message's time
+	key     string // "" = derived from the transcript entry
+}
+
+// event builds one captured event; nil when its scope is invalid.
+func (b eventBase) event(t clawledger.EventType, suffix, summary string, payload, refs map[string]any) *capturedEvent {
+	e := &clawledger.Event{Type: t, Scope: b.scope, AgentID: b.agent, SessionID: b.session, TsMs: b.ts,
+		Summary: summary, SchemaVersion: clawledger.EpisodicSchemaVersion}
+	if e.AgentID == "" {
+		e.AgentID = b.cur.AgentID
+	}
+	if e.SessionID == "" {
+		e.SessionID = b.cur.SessionID
+	}
+	if e.TsMs == 0 && b.line.Message != nil {
+		e.TsMs = b.line.Message.Timestamp
+	}
+	key := b.key
+	if key == "" {
+		key = "transcript/" + e.AgentID + "/" + e.SessionID + "/" + b.line.EntryID
+	}
+	e.EventID = uuid.NewSHA1(captureNamespace, []byte(key+suffix)).String()
+	if refs == nil {
+		refs = map[string]any{}
+	}
+	if b.line.EntryID != "" {
+		refs["entry_id"] = b.line.EntryID
+	}
+	refs["path"], refs["line"] = b.cur.Path, b.line.No
+	return &capturedEvent{Event: e, ok: b.ok, payload: payload, refs: refs}
+}
+
+type capturedEvent struct {
+	*clawledger.Event
+	ok            bool
+	payload, refs map[string]any
+}
+
+// add bounds an event's payload and refs and queues it, or counts it as
+// skipped when its scope is invalid.
+func (c *capturer) add(ce *capturedEvent) {
+	if !ce.ok {
+		c.rep.SkippedInvalidScope++
+		return
+	}
+	e, lim := ce.Event, c.opt.Limits
+	e.CreatedAt = c.opt.Now.UTC().Format(TimeLayout)
+	e.Payload = boundMasked(Marshal(ce.payload), lim.PayloadCap(e.Type))
+	e.Refs = boundMasked(Marshal(ce.refs), lim.Refs)
+	e.Summary = clipBytes(e.Summary, lim.Summary, ellipsis)
+	c.last = append(c.last, e)
+}
+
+// boundMasked masks secrets and personal data in every string of v and
+// cuts it to limit.
+func boundMasked(v json.RawMessage, limit int) json.RawMessage {
+	masked, err := MapStrings(v, redact.All)
+	if err == nil {
+		v = masked
+	}
+	if cut, err := TruncateJSON(v, limit); err == nil {
+		return cut
+	}
+	return nil
+}
+
+// summaryOf is one line of masked text, clipped.
+func summaryOf(s string) string {
+	return Clip(strings.Join(strings.Fields(redact.All(s)), " "), captureSummaryRunes)
+}
+
+func clipText(s string) string { return Clip(s, captureTextRunes) }
+
+// keyArgument is the argument that says what a tool call does: its path,
+// command, query or url, shortened.
+func keyArgument(args json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"command", "cmd", "path", "file_path", "filePath", "file", "query", "q", "url", "pattern"} {
+		if s, ok := m[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// argumentsOf is a tool call's arguments as JSON, or as text when they do
+// not decode.
+func argumentsOf(args json.RawMessage) any {
+	if len(args) == 0 {
+		return nil
+	}
+	if json.Valid(args) {
+		return args
+	}
+	return clipText(string(args))
+}
+
+func toolResultSummary(m *clawledger.Message) string {
+	var b strings.Builder
+	b.WriteString(m.ToolName)
+	if m.IsError {
+		b.WriteString(" error")
+		if m.ErrorText != "" {
+			b.WriteString(": " + m.ErrorText)
+		}
+	} else {
+		b.WriteString(" ok")
+	}
+	var facts []string
+	if m.ExitCode != nil {
+		facts = append(facts, "exit "+strconv.FormatInt(*m.ExitCode, 10))
+	}
+	if m.DurationMs != nil {
+		facts = append(facts, strconv.FormatInt(*m.DurationMs, 10)+" ms")
+	}
+	if len(facts) > 0 {
+		b.WriteString(" (" + strings.Join(facts, ", ") + ")")
+	}
+	return summaryOf(b.String())
+}
+
+// toolResultPayload holds the result's facts and its output, read from the
+// raw line (tool output is kept nowhere else in the ledger).
+func toolResultPayload(m *clawledger.Message, raw []byte) map[string]any {
+	p := map[string]any{"tool": m.ToolName, "is_error": m.IsError}
+	if m.ErrorText != "" {
+		p["error"] = clipText(m.ErrorText)
+	}
+	if m.ExitCode != nil {
+		p["exit_code"] = *m.ExitCode
+	}
+	if m.DurationMs != nil {
+		p["duration_ms"] = *m.DurationMs
+	}
+	if e, err := openclaw.ParseEntry(raw); err == nil && e.Message != nil {
+		p["output"] = clipText(e.Message.Text)
+	}
+	return p
+}
+
+// agentOfSessionKey reads the agent id of a session key agent:<id>:...
+func agentOfSessionKey(key string) string {
+	if rest, ok := strings.CutPrefix(key, "agent:"); ok {
+		id, _, _ := strings.Cut(rest, ":")
+		return id
+	}
+	return ""
+}

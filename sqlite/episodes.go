@@ -1,0 +1,519 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+)
+
+var _ clawledger.CaptureStore = (*DB)(nil)
+
+const eventColumns = `id, event_id, ts_ms, scope, session_id, agent_id, type, summary, %s, refs_json, redacted, schema_version, created_at`
+
+func scanEvent(row interface{ Scan(...any) error }) (*clawledger.Event, error) {
+	e := &clawledger.Event{}
+	var typ string
+	var payload, refs sql.NullString
+	if err := row.Scan(&e.Seq, &e.EventID, &e.TsMs, &e.Scope, &e.SessionID, &e.AgentID, &typ, &e.Summary,
+		&payload, &refs, &e.Redacted, &e.SchemaVersion, &e.CreatedAt); err != nil {
+		return nil, err
+	}
+	e.Type = clawledger.EventType(typ)
+	if payload.Valid {
+		e.Payload = json.RawMessage(payload.String)
+	}
+	if refs.Valid {
+		e.Refs = json.RawMessage(refs.String)
+	}
+	return e, nil
+}
+
+func nullJSON(v json.RawMessage) any {
+	if v == nil {
+		return nil
+	}
+	return string(v)
+}
+
+// insertEvent stores e and its full-text row unless its event id exists.
+func insertEvent(ctx context.Context, tx *sql.Tx, e *clawledger.Event) (bool, error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO episodic_events(event_id, ts_ms, scope, session_id, agent_id, type, summary,
+		payload_json, refs_json, redacted, schema_version, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(event_id) DO NOTHING`,
+		e.EventID, e.TsMs, e.Scope, e.SessionID, e.AgentID, string(e.Type), e.Summary, nullJSON(e.Payload), nullJSON(e.Refs),
+		e.Redacted, e.SchemaVersion, e.CreatedAt)
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	if e.Seq, err = res.LastInsertId(); err != nil {
+		return false, err
+	}
+	// only the string values of the JSON fields are searchable text
+	_, err = tx.ExecContext(ctx, `INSERT INTO episodic_events_fts(rowid, summary, payload, refs) VALUES(?, ?,
+		(SELECT group_concat(value, ' ') FROM json_tree(?) WHERE type = 'text'),
+		(SELECT group_concat(value, ' ') FROM json_tree(?) WHERE type = 'text'))`,
+		e.Seq, e.Summary, jsonOrEmpty(e.Payload), jsonOrEmpty(e.Refs))
+	return true, err
+}
+
+func jsonOrEmpty(v json.RawMessage) string {
+	if v == nil {
+		return "null"
+	}
+	return string(v)
+}
+
+// AppendEvent stores one event unless its event id exists.
+func (db *DB) AppendEvent(ctx context.Context, e *clawledger.Event) (bool, error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	ok, err := insertEvent(ctx, tx, e)
+	if err != nil {
+		return false, err
+	}
+	return ok, tx.Commit()
+}
+
+// Event returns one event by id, in any scope.
+func (db *DB) Event(ctx context.Context, eventID string) (*clawledger.Event, error) {
+	e, err := scanEvent(db.r.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(eventColumns, "payload_json")+
+		` FROM episodic_events WHERE event_id = ?`, eventID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, clawledger.ErrNotFound
+	}
+	return e, episodesError(err)
+}
+
+// episodesError explains a ledger opened read-only before its schema had
+// the episodic tables.
+func episodesError(err error) error {
+	if err != nil && strings.Contains(err.Error(), "no such table: episodic_") {
+		return errors.New("this ledger has no episodic events yet: any episodes command that writes (append, capture) or an ingest upgrades it")
+	}
+	return err
+}
+
+// scopeWhere is the scope condition of a selector; Global must be explicit.
+func scopeWhere(sel clawledger.ScopeSelector) (string, []any, error) {
+	switch {
+	case sel.Global:
+		return "1 = 1", nil, nil
+	case sel.Scope != "":
+		return "scope = ?", []any{sel.Scope}, nil
+	}
+	return "", nil, errors.New("no scope selected")
+}
+
+// Events returns the events matching f, oldest first (ties in insertion
+// order); every filter is in the WHERE clause, before the LIMIT.
+func (db *DB) Events(ctx context.Context, f clawledger.EventFilter) ([]*clawledger.Event, bool, error) {
+	where, args, err := scopeWhere(f.ScopeSelector)
+	if err != nil {
+		return nil, false, err
+	}
+	conds := []string{where}
+	add := func(cond string, a ...any) {
+		conds = append(conds, cond)
+		args = append(args, a...)
+	}
+	if f.SessionID != "" {
+		add("session_id = ?", f.SessionID)
+	}
+	if f.AgentID != "" {
+		add("agent_id = ?", f.AgentID)
+	}
+	if len(f.Types) > 0 {
+		marks := make([]string, len(f.Types))
+		for i, t := range f.Types {
+			marks[i] = "?"
+			args = append(args, string(t))
+		}
+		conds = append(conds, "type IN ("+strings.Join(marks, ", ")+")")
+	}
+	if f.From != 0 {
+		add("ts_ms >= ?", f.From)
+	}
+	if f.To != 0 {
+		add("ts_ms <= ?", f.To)
+	}
+	if q := ftsQuery(f.Text); q != "" {
+		add("id IN (SELECT rowid FROM episodic_events_fts WHERE episodic_events_fts MATCH ?)", q)
+	}
+	payload := "NULL"
+	if f.IncludePayload {
+		payload = "payload_json"
+	}
+	query := `SELECT ` + fmt.Sprintf(eventColumns, payload) + ` FROM episodic_events WHERE ` + strings.Join(conds, " AND ") +
+		` ORDER BY ts_ms, id`
+	if f.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, f.Limit+1)
+	}
+	rows, err := db.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, false, episodesError(err)
+	}
+	defer rows.Close()
+	var out []*clawledger.Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	if f.Limit > 0 && len(out) > f.Limit {
+		return out[:f.Limit], true, nil
+	}
+	return out, false, nil
+}
+
+// ftsQuery turns free text into an FTS5 query matching every word: each
+// word is quoted, so FTS5 syntax in the text is never interpreted.
+func ftsQuery(text string) string {
+	words := strings.Fields(text)
+	for i, w := range words {
+		words[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
+	}
+	return strings.Join(words, " ")
+}
+
+// RedactEvents overwrites the selected events (summary, refs, payload),
+// flags them redacted and deletes their full-text rows in one transaction,
+// then makes the old text unrecoverable from the database files: deleted
+// content is zeroed (secure_delete), the full-text index is rewritten
+// without the old segments, and the WAL is checkpointed and truncated.
+func (db *DB) RedactEvents(ctx context.Context, t clawledger.RedactTarget, payload json.RawMessage) (*clawledger.RedactResult, error) {
+	where, args, err := scopeWhere(t.ScopeSelector)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case t.EventID != "":
+		where += " AND event_id = ?"
+		args = append(args, t.EventID)
+	case t.SessionID != "":
+		where += " AND session_id = ?"
+		args = append(args, t.SessionID)
+	default:
+		return nil, errors.New("no event or session selected")
+	}
+	// already on for the writer (Open); set here too because this
+	// guarantee must not depend on a connection string
+	if _, err := db.w.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
+		return nil, err
+	}
+	res := &clawledger.RedactResult{}
+	res.Checkpointed, err = db.purge(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(redacted), 0) FROM episodic_events WHERE `+where, args...).
+			Scan(&res.Matched, &res.AlreadyRedacted); err != nil || res.Matched == 0 {
+			return err
+		}
+		ids := `SELECT id FROM episodic_events WHERE ` + where
+		if _, err := tx.ExecContext(ctx, `DELETE FROM episodic_events_fts WHERE rowid IN (`+ids+`)`, args...); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE episodic_events SET summary = ?, refs_json = NULL, payload_json = ?, redacted = 1
+			WHERE `+where, append([]any{clawledger.RedactedText, nullJSON(payload)}, args...)...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// purge runs fn in a transaction that then rewrites the full-text index
+// into one fresh segment (dropping any trace of deleted rows), and
+// checkpoints the WAL into the database file and truncates it, so that
+// deleted text survives in none of the files. It reports whether the
+// checkpoint completed (another process reading the ledger can hold it up).
+func (db *DB) purge(ctx context.Context, fn func(*sql.Tx) error) (bool, error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO episodic_events_fts(episodic_events_fts) VALUES ('optimize')`); err != nil {
+		return false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	var busy, logFrames, done int
+	if err := db.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
+		return false, err
+	}
+	return busy == 0, nil
+}
+
+// DeleteEvents deletes (or counts) the events older than their type's
+// cutoff in the selected scopes, with their full-text rows.
+func (db *DB) DeleteEvents(ctx context.Context, sel clawledger.ScopeSelector, cutoffs map[clawledger.EventType]int64, dryRun bool) ([]clawledger.EventCount, error) {
+	where, args, err := scopeWhere(sel)
+	if err != nil {
+		return nil, err
+	}
+	var expiry []string
+	for _, t := range clawledger.EventTypes {
+		if cut, ok := cutoffs[t]; ok {
+			expiry = append(expiry, "(type = ? AND ts_ms < ?)")
+			args = append(args, string(t), cut)
+		}
+	}
+	if len(expiry) == 0 {
+		return nil, nil
+	}
+	where += " AND (" + strings.Join(expiry, " OR ") + ")"
+	var counts []clawledger.EventCount
+	count := func(q interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}) error {
+		rows, err := q.QueryContext(ctx, `SELECT scope, type, count(*) FROM episodic_events WHERE `+where+` GROUP BY scope, type`, args...)
+		if err != nil {
+			return episodesError(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c clawledger.EventCount
+			var typ string
+			if err := rows.Scan(&c.Scope, &typ, &c.Count); err != nil {
+				return err
+			}
+			c.Type = clawledger.EventType(typ)
+			counts = append(counts, c)
+		}
+		return rows.Err()
+	}
+	if dryRun {
+		return counts, count(db.r)
+	}
+	_, err = db.purge(ctx, func(tx *sql.Tx) error {
+		if err := count(tx); err != nil || len(counts) == 0 {
+			return err
+		}
+		ids := `SELECT id FROM episodic_events WHERE ` + where
+		if _, err := tx.ExecContext(ctx, `DELETE FROM episodic_events_fts WHERE rowid IN (`+ids+`)`, args...); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM episodic_events WHERE `+where, args...)
+		return err
+	})
+	return counts, err
+}
+
+// CaptureState returns what capture remembers; nil when it never ran.
+func (db *DB) CaptureState(ctx context.Context) (*clawledger.CaptureState, error) {
+	st := &clawledger.CaptureState{}
+	err := db.w.QueryRowContext(ctx, `SELECT default_scope, last_run_ms FROM episodic_capture_state WHERE id = 1`).
+		Scan(&st.DefaultScope, &st.LastRunMs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return st, err
+}
+
+// SaveCaptureState stores what capture remembers.
+func (db *DB) SaveCaptureState(ctx context.Context, st *clawledger.CaptureState) error {
+	_, err := db.w.ExecContext(ctx, `INSERT OR REPLACE INTO episodic_capture_state(id, default_scope, last_run_ms) VALUES(1, ?, ?)`,
+		st.DefaultScope, st.LastRunMs)
+	return err
+}
+
+// CaptureCursors lists the line-based sources with lines not captured yet.
+func (db *DB) CaptureCursors(ctx context.Context) ([]*clawledger.CaptureCursor, error) {
+	rows, err := db.w.QueryContext(ctx, `SELECT s.id, s.kind, s.rel_path, s.agent_id,
+		coalesce(nullif(se.session_id, ''), s.file_session_id), coalesce(c.offset, 0), coalesce(c.turn_scope, ''), s.offset
+		FROM sources s
+		LEFT JOIN sessions se ON se.source_id = s.id
+		LEFT JOIN episodic_capture_sources c ON c.source_id = s.id
+		WHERE s.kind IN (?, ?) AND s.offset > coalesce(c.offset, 0)
+		ORDER BY s.id`, string(clawledger.KindTranscript), string(clawledger.KindCronRuns))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*clawledger.CaptureCursor
+	for rows.Next() {
+		c := &clawledger.CaptureCursor{}
+		var kind string
+		if err := rows.Scan(&c.SourceID, &kind, &c.Path, &c.AgentID, &c.SessionID, &c.Offset, &c.TurnScope, &c.End); err != nil {
+			return nil, err
+		}
+		c.Kind = clawledger.SourceKind(kind)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+const captureLinesSQL = `SELECT l.id, l.offset, l.line_no, l.offset + length(l.raw) + 1, coalesce(e.entry_id, ''),
+	m.role, m.ts_ms, m.text, m.model, m.stop_reason, m.error_message,
+	r.line_id IS NOT NULL, r.call_id, r.tool_name, r.is_error, r.error_text, r.duration_ms, r.exit_code,
+	CASE WHEN r.line_id IS NOT NULL THEN l.raw END,
+	c.job_id, c.ts_ms, c.action, c.status, c.error, c.summary, c.session_id, c.session_key, c.run_at_ms, c.duration_ms,
+	c.model, c.provider, j.name, j.agent_id
+	FROM lines l
+	LEFT JOIN entries e ON e.line_id = l.id
+	LEFT JOIN messages m ON m.line_id = l.id
+	LEFT JOIN tool_results r ON r.line_id = l.id
+	LEFT JOIN cron_runs c ON c.line_id = l.id
+	LEFT JOIN cron_jobs j ON j.job_id = c.job_id AND j.state_dir_id = (SELECT state_dir_id FROM sources WHERE id = l.source_id)
+	WHERE l.source_id = ? AND l.offset >= ?
+	ORDER BY l.offset LIMIT ?`
+
+// CaptureBatch reads the next lines of a source after cur, stores the
+// events derive returns and advances cur, in one transaction.
+func (db *DB) CaptureBatch(ctx context.Context, cur *clawledger.CaptureCursor, limit int,
+	derive func(*clawledger.CaptureCursor, []clawledger.CaptureLine) ([]*clawledger.Event, error)) (clawledger.CaptureBatch, error) {
+	var b clawledger.CaptureBatch
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return b, err
+	}
+	defer tx.Rollback()
+	// the stored cursor wins: a source re-read since lost its row (trigger)
+	err = tx.QueryRowContext(ctx, `SELECT offset, turn_scope FROM episodic_capture_sources WHERE source_id = ?`, cur.SourceID).
+		Scan(&cur.Offset, &cur.TurnScope)
+	if errors.Is(err, sql.ErrNoRows) {
+		cur.Offset, cur.TurnScope, err = 0, "", nil
+	}
+	if err != nil {
+		return b, err
+	}
+	lines, ids, end, err := captureLines(ctx, tx, cur, limit)
+	if err != nil || len(lines) == 0 {
+		return b, err
+	}
+	if err := attachToolCalls(ctx, tx, cur.SourceID, lines, ids); err != nil {
+		return b, err
+	}
+	events, err := derive(cur, lines)
+	if err != nil {
+		return b, err
+	}
+	b.Lines, b.Events = len(lines), len(events)
+	for _, e := range events {
+		ok, err := insertEvent(ctx, tx, e)
+		if err != nil {
+			return b, fmt.Errorf("event %s: %w", e.EventID, err)
+		}
+		if ok {
+			b.Inserted++
+		}
+	}
+	cur.Offset = end
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO episodic_capture_sources(source_id, offset, turn_scope) VALUES(?, ?, ?)`,
+		cur.SourceID, cur.Offset, cur.TurnScope); err != nil {
+		return b, err
+	}
+	return b, tx.Commit()
+}
+
+// captureLines reads up to limit lines after cur with their derived rows;
+// it returns them, their line ids and the end offset of the last one.
+func captureLines(ctx context.Context, tx *sql.Tx, cur *clawledger.CaptureCursor, limit int) ([]clawledger.CaptureLine, []int64, int64, error) {
+	rows, err := tx.QueryContext(ctx, captureLinesSQL, cur.SourceID, cur.Offset, limit)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer rows.Close()
+	var (
+		lines []clawledger.CaptureLine
+		ids   []int64
+		end   int64
+	)
+	for rows.Next() {
+		var (
+			l                                                 clawledger.CaptureLine
+			id                                                int64
+			role, text, model, stop, errMsg                   sql.NullString
+			ts                                                sql.NullInt64
+			isResult                                          bool
+			callID, toolName, errText                         sql.NullString
+			isError                                           sql.NullBool
+			duration, exit                                    sql.NullInt64
+			raw                                               []byte
+			jobID, action, status, runErr, summary, sess, key sql.NullString
+			runTs, runAt, runDur                              sql.NullInt64
+			runModel, runProvider, jobName, jobAgent          sql.NullString
+		)
+		if err := rows.Scan(&id, &l.Offset, &l.No, &end, &l.EntryID,
+			&role, &ts, &text, &model, &stop, &errMsg,
+			&isResult, &callID, &toolName, &isError, &errText, &duration, &exit, &raw,
+			&jobID, &runTs, &action, &status, &runErr, &summary, &sess, &key, &runAt, &runDur,
+			&runModel, &runProvider, &jobName, &jobAgent); err != nil {
+			return nil, nil, 0, err
+		}
+		if role.Valid {
+			m := &clawledger.Message{Role: role.String, Timestamp: ts.Int64, Text: text.String, Model: model.String,
+				StopReason: stop.String, ErrorMessage: errMsg.String}
+			if isResult {
+				m.ToolCallID, m.ToolName, m.IsError, m.ErrorText = callID.String, toolName.String, isError.Bool, errText.String
+				m.DurationMs, m.ExitCode = nullInt(duration), nullInt(exit)
+				l.Raw = raw
+			}
+			l.Message = m
+		}
+		if jobID.Valid {
+			l.CronRun = &clawledger.CronRun{JobID: jobID.String, Ts: runTs.Int64, Action: action.String, Status: status.String,
+				Error: runErr.String, Summary: summary.String, SessionID: sess.String, SessionKey: key.String, RunAt: runAt.Int64,
+				DurationMs: runDur.Int64, Model: runModel.String, Provider: runProvider.String}
+			l.JobName, l.JobAgentID = jobName.String, jobAgent.String
+		}
+		lines = append(lines, l)
+		ids = append(ids, id)
+	}
+	return lines, ids, end, rows.Err()
+}
+
+func nullInt(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Int64
+}
+
+// attachToolCalls adds their tool calls to the assistant messages of lines
+// (ids are the lines' ids, ascending within a source).
+func attachToolCalls(ctx context.Context, tx *sql.Tx, sourceID int64, lines []clawledger.CaptureLine, ids []int64) error {
+	rows, err := tx.QueryContext(ctx, `SELECT line_id, call_id, name, arguments FROM tool_calls
+		WHERE line_id BETWEEN ? AND ? AND source_id = ? ORDER BY line_id, idx`, ids[0], ids[len(ids)-1], sourceID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	byID := make(map[int64]*clawledger.Message, len(ids))
+	for i, id := range ids {
+		byID[id] = lines[i].Message
+	}
+	for rows.Next() {
+		var id int64
+		var c clawledger.ToolCall
+		var args string
+		if err := rows.Scan(&id, &c.ID, &c.Name, &args); err != nil {
+			return err
+		}
+		c.Arguments = json.RawMessage(args)
+		if m := byID[id]; m != nil {
+			m.ToolCalls = append(m.ToolCalls, c)
+		}
+	}
+	return rows.Err()
+}
