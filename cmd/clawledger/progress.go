@@ -8,17 +8,22 @@ import (
 
 // barProgress draws a byte progress bar on a terminal.
 type barProgress struct {
-	w   io.Writer
-	bar *progressbar.ProgressBar
+	w           io.Writer
+	description string // "ingesting" when empty
+	bar         *progressbar.ProgressBar
 }
 
 func (p *barProgress) Start(total int64, files int) {
 	if total <= 0 {
 		return
 	}
+	desc := p.description
+	if desc == "" {
+		desc = "ingesting"
+	}
 	p.bar = progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(p.w),
-		progressbar.OptionSetDescription("ingesting"),
+		progressbar.OptionSetDescription(desc),
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100_000_000),
