@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -71,18 +72,42 @@ func jsonOrEmpty(v json.RawMessage) string {
 	return string(v)
 }
 
-// AppendEvent stores one event unless its event id exists.
-func (db *DB) AppendEvent(ctx context.Context, e *clawledger.Event) (bool, error) {
+// episodicTx runs fn in a transaction of its own (committing the batched
+// ingest transaction first) with secure_delete on: every page or cell that
+// episodic text is freed from is zeroed, so no stale copy of it ever
+// lingers in the file for a later redaction to miss. Ingest does not pay
+// for this: the setting is restored afterwards.
+func (db *DB) episodicTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	if err := db.Flush(ctx); err != nil {
+		return err
+	}
+	var was int
+	if err := db.w.QueryRowContext(ctx, `PRAGMA secure_delete`).Scan(&was); err != nil {
+		return err
+	}
+	if _, err := db.w.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
+		return err
+	}
+	defer db.w.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = `+strconv.Itoa(was))
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer tx.Rollback()
-	ok, err := insertEvent(ctx, tx, e)
-	if err != nil {
-		return false, err
+	if err := fn(tx); err != nil {
+		return err
 	}
-	return ok, tx.Commit()
+	return tx.Commit()
+}
+
+// AppendEvent stores one event unless its event id exists.
+func (db *DB) AppendEvent(ctx context.Context, e *clawledger.Event) (bool, error) {
+	var ok bool
+	err := db.episodicTx(ctx, func(tx *sql.Tx) (err error) {
+		ok, err = insertEvent(ctx, tx, e)
+		return err
+	})
+	return ok && err == nil, err
 }
 
 // Event returns one event by id, in any scope.
@@ -212,11 +237,6 @@ func (db *DB) RedactEvents(ctx context.Context, t clawledger.RedactTarget, paylo
 	default:
 		return nil, errors.New("no event or session selected")
 	}
-	// already on for the writer (Open); set here too because this
-	// guarantee must not depend on a connection string
-	if _, err := db.w.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
-		return nil, err
-	}
 	res := &clawledger.RedactResult{}
 	res.Checkpointed, err = db.purge(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(redacted), 0) FROM episodic_events WHERE `+where, args...).
@@ -243,18 +263,14 @@ func (db *DB) RedactEvents(ctx context.Context, t clawledger.RedactTarget, paylo
 // deleted text survives in none of the files. It reports whether the
 // checkpoint completed (another process reading the ledger can hold it up).
 func (db *DB) purge(ctx context.Context, fn func(*sql.Tx) error) (bool, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
+	err := db.episodicTx(ctx, func(tx *sql.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO episodic_events_fts(episodic_events_fts) VALUES ('optimize')`)
+		return err
+	})
 	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return false, err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO episodic_events_fts(episodic_events_fts) VALUES ('optimize')`); err != nil {
-		return false, err
-	}
-	if err := tx.Commit(); err != nil {
 		return false, err
 	}
 	var busy, logFrames, done int
@@ -321,6 +337,9 @@ func (db *DB) DeleteEvents(ctx context.Context, sel clawledger.ScopeSelector, cu
 
 // CaptureState returns what capture remembers; nil when it never ran.
 func (db *DB) CaptureState(ctx context.Context) (*clawledger.CaptureState, error) {
+	if err := db.Flush(ctx); err != nil {
+		return nil, err
+	}
 	st := &clawledger.CaptureState{}
 	err := db.w.QueryRowContext(ctx, `SELECT default_scope, last_run_ms FROM episodic_capture_state WHERE id = 1`).
 		Scan(&st.DefaultScope, &st.LastRunMs)
@@ -332,6 +351,9 @@ func (db *DB) CaptureState(ctx context.Context) (*clawledger.CaptureState, error
 
 // SaveCaptureState stores what capture remembers.
 func (db *DB) SaveCaptureState(ctx context.Context, st *clawledger.CaptureState) error {
+	if err := db.Flush(ctx); err != nil {
+		return err
+	}
 	_, err := db.w.ExecContext(ctx, `INSERT OR REPLACE INTO episodic_capture_state(id, default_scope, last_run_ms) VALUES(1, ?, ?)`,
 		st.DefaultScope, st.LastRunMs)
 	return err
@@ -339,6 +361,9 @@ func (db *DB) SaveCaptureState(ctx context.Context, st *clawledger.CaptureState)
 
 // CaptureCursors lists the line-based sources with lines not captured yet.
 func (db *DB) CaptureCursors(ctx context.Context) ([]*clawledger.CaptureCursor, error) {
+	if err := db.Flush(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := db.w.QueryContext(ctx, `SELECT s.id, s.kind, s.rel_path, s.agent_id,
 		coalesce(nullif(se.session_id, ''), s.file_session_id), coalesce(c.offset, 0), coalesce(c.turn_scope, ''), s.offset
 		FROM sources s
@@ -363,16 +388,13 @@ func (db *DB) CaptureCursors(ctx context.Context) ([]*clawledger.CaptureCursor, 
 	return out, rows.Err()
 }
 
-const captureLinesSQL = `SELECT l.id, l.offset, l.line_no, l.offset + length(l.raw) + 1, coalesce(e.entry_id, ''),
-	m.role, m.ts_ms, m.text, m.model, m.stop_reason, m.error_message,
-	r.line_id IS NOT NULL, r.call_id, r.tool_name, r.is_error, r.error_text, r.duration_ms, r.exit_code,
-	CASE WHEN r.line_id IS NOT NULL THEN l.raw END,
+const captureLinesSQL = `SELECT l.id, l.offset, l.line_no, l.offset + length(l.raw) + 1, coalesce(l.entry_id, ''),
+	l.role, l.msg_ts_ms, l.text, l.model, l.stop_reason, l.error_message,
+	l.call_id, l.tool_name, l.is_error, l.error_text, l.duration_ms, l.exit_code,
+	CASE WHEN l.call_id IS NOT NULL THEN l.raw END,
 	c.job_id, c.ts_ms, c.action, c.status, c.error, c.summary, c.session_id, c.session_key, c.run_at_ms, c.duration_ms,
 	c.model, c.provider, j.name, j.agent_id
 	FROM lines l
-	LEFT JOIN entries e ON e.line_id = l.id
-	LEFT JOIN messages m ON m.line_id = l.id
-	LEFT JOIN tool_results r ON r.line_id = l.id
 	LEFT JOIN cron_runs c ON c.line_id = l.id
 	LEFT JOIN cron_jobs j ON j.job_id = c.job_id AND j.state_dir_id = (SELECT state_dir_id FROM sources WHERE id = l.source_id)
 	WHERE l.source_id = ? AND l.offset >= ?
@@ -383,47 +405,43 @@ const captureLinesSQL = `SELECT l.id, l.offset, l.line_no, l.offset + length(l.r
 func (db *DB) CaptureBatch(ctx context.Context, cur *clawledger.CaptureCursor, limit int,
 	derive func(*clawledger.CaptureCursor, []clawledger.CaptureLine) ([]*clawledger.Event, error)) (clawledger.CaptureBatch, error) {
 	var b clawledger.CaptureBatch
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return b, err
-	}
-	defer tx.Rollback()
-	// the stored cursor wins: a source re-read since lost its row (trigger)
-	err = tx.QueryRowContext(ctx, `SELECT offset, turn_scope FROM episodic_capture_sources WHERE source_id = ?`, cur.SourceID).
-		Scan(&cur.Offset, &cur.TurnScope)
-	if errors.Is(err, sql.ErrNoRows) {
-		cur.Offset, cur.TurnScope, err = 0, "", nil
-	}
-	if err != nil {
-		return b, err
-	}
-	lines, ids, end, err := captureLines(ctx, tx, cur, limit)
-	if err != nil || len(lines) == 0 {
-		return b, err
-	}
-	if err := attachToolCalls(ctx, tx, cur.SourceID, lines, ids); err != nil {
-		return b, err
-	}
-	events, err := derive(cur, lines)
-	if err != nil {
-		return b, err
-	}
-	b.Lines, b.Events = len(lines), len(events)
-	for _, e := range events {
-		ok, err := insertEvent(ctx, tx, e)
+	err := db.episodicTx(ctx, func(tx *sql.Tx) error {
+		// the stored cursor wins: a source re-read since lost its row (trigger)
+		err := tx.QueryRowContext(ctx, `SELECT offset, turn_scope FROM episodic_capture_sources WHERE source_id = ?`, cur.SourceID).
+			Scan(&cur.Offset, &cur.TurnScope)
+		if errors.Is(err, sql.ErrNoRows) {
+			cur.Offset, cur.TurnScope, err = 0, "", nil
+		}
 		if err != nil {
-			return b, fmt.Errorf("event %s: %w", e.EventID, err)
+			return err
 		}
-		if ok {
-			b.Inserted++
+		lines, ids, end, err := captureLines(ctx, tx, cur, limit)
+		if err != nil || len(lines) == 0 {
+			return err
 		}
-	}
-	cur.Offset = end
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO episodic_capture_sources(source_id, offset, turn_scope) VALUES(?, ?, ?)`,
-		cur.SourceID, cur.Offset, cur.TurnScope); err != nil {
-		return b, err
-	}
-	return b, tx.Commit()
+		if err := attachToolCalls(ctx, tx, cur.SourceID, lines, ids); err != nil {
+			return err
+		}
+		events, err := derive(cur, lines)
+		if err != nil {
+			return err
+		}
+		b.Lines, b.Events = len(lines), len(events)
+		for _, e := range events {
+			ok, err := insertEvent(ctx, tx, e)
+			if err != nil {
+				return fmt.Errorf("event %s: %w", e.EventID, err)
+			}
+			if ok {
+				b.Inserted++
+			}
+		}
+		cur.Offset = end
+		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO episodic_capture_sources(source_id, offset, turn_scope) VALUES(?, ?, ?)`,
+			cur.SourceID, cur.Offset, cur.TurnScope)
+		return err
+	})
+	return b, err
 }
 
 // captureLines reads up to limit lines after cur with their derived rows;
@@ -445,7 +463,6 @@ func captureLines(ctx context.Context, tx *sql.Tx, cur *clawledger.CaptureCursor
 			id                                                int64
 			role, text, model, stop, errMsg                   sql.NullString
 			ts                                                sql.NullInt64
-			isResult                                          bool
 			callID, toolName, errText                         sql.NullString
 			isError                                           sql.NullBool
 			duration, exit                                    sql.NullInt64
@@ -456,7 +473,7 @@ func captureLines(ctx context.Context, tx *sql.Tx, cur *clawledger.CaptureCursor
 		)
 		if err := rows.Scan(&id, &l.Offset, &l.No, &end, &l.EntryID,
 			&role, &ts, &text, &model, &stop, &errMsg,
-			&isResult, &callID, &toolName, &isError, &errText, &duration, &exit, &raw,
+			&callID, &toolName, &isError, &errText, &duration, &exit, &raw,
 			&jobID, &runTs, &action, &status, &runErr, &summary, &sess, &key, &runAt, &runDur,
 			&runModel, &runProvider, &jobName, &jobAgent); err != nil {
 			return nil, nil, 0, err
@@ -464,7 +481,7 @@ func captureLines(ctx context.Context, tx *sql.Tx, cur *clawledger.CaptureCursor
 		if role.Valid {
 			m := &clawledger.Message{Role: role.String, Timestamp: ts.Int64, Text: text.String, Model: model.String,
 				StopReason: stop.String, ErrorMessage: errMsg.String}
-			if isResult {
+			if callID.Valid {
 				m.ToolCallID, m.ToolName, m.IsError, m.ErrorText = callID.String, toolName.String, isError.Bool, errText.String
 				m.DurationMs, m.ExitCode = nullInt(duration), nullInt(exit)
 				l.Raw = raw
