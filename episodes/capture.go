@@ -312,16 +312,26 @@ func (c *capturer) add(ce *capturedEvent) {
 	}
 	e, lim := ce.Event, c.opt.Limits
 	e.CreatedAt = c.opt.Now.UTC().Format(TimeLayout)
-	e.Payload = boundMasked(Marshal(ce.payload), lim.PayloadCap(e.Type))
-	e.Refs = boundMasked(Marshal(ce.refs), lim.Refs)
+	// refs are ids and paths: personal-data patterns would only mangle them
+	e.Payload = boundMasked(Marshal(withoutEmpty(ce.payload)), lim.PayloadCap(e.Type), redact.All)
+	e.Refs = boundMasked(Marshal(withoutEmpty(ce.refs)), lim.Refs, redact.Secrets)
 	e.Summary = clipBytes(e.Summary, lim.Summary, ellipsis)
 	c.last = append(c.last, e)
 }
 
-// boundMasked masks secrets and personal data in every string of v and
-// cuts it to limit.
-func boundMasked(v json.RawMessage, limit int) json.RawMessage {
-	masked, err := MapStrings(v, redact.All)
+// withoutEmpty drops the empty strings and nils of a payload or refs map.
+func withoutEmpty(m map[string]any) map[string]any {
+	for k, v := range m {
+		if v == nil || v == "" {
+			delete(m, k)
+		}
+	}
+	return m
+}
+
+// boundMasked masks every string of v and cuts it to limit.
+func boundMasked(v json.RawMessage, limit int, mask func(string) string) json.RawMessage {
+	masked, err := MapStrings(v, mask)
 	if err == nil {
 		v = masked
 	}

@@ -21,6 +21,10 @@ type pattern struct {
 	re   *regexp.Regexp
 }
 
+// standaloneKinds match only where they are not part of a longer token:
+// digit groups inside UUIDs, version strings or ids are not phone numbers.
+var standaloneKinds = map[string]bool{"phone": true}
+
 // secretPatterns recognize credentials. Prefixes are specific enough that
 // ordinary prose does not match.
 var secretPatterns = []pattern{
@@ -46,6 +50,9 @@ func find(s string, pats []pattern) []Match {
 	var out []Match
 	for _, p := range pats {
 		for _, loc := range p.re.FindAllStringIndex(s, -1) {
+			if standaloneKinds[p.kind] && !standalone(s, loc[0], loc[1]) {
+				continue
+			}
 			out = append(out, Match{Kind: p.kind, Start: loc[0], End: loc[1]})
 		}
 	}
@@ -67,6 +74,15 @@ func find(s string, pats []pattern) []Match {
 		merged = append(merged, m)
 	}
 	return merged
+}
+
+// standalone reports whether s[start:end] is not glued to a longer token:
+// no letter, digit, '-', '_' or '/' right before or after it.
+func standalone(s string, start, end int) bool {
+	glued := func(c byte) bool {
+		return c == '-' || c == '_' || c == '/' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	return (start == 0 || !glued(s[start-1])) && (end == len(s) || !glued(s[end]))
 }
 
 // FindSecrets returns the credentials found in s, in order.

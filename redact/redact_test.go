@@ -56,6 +56,12 @@ func TestPII(t *testing.T) {
 		"call (415) 555-0100":        "call [PHONE]",
 		"version 2026.9.6":           "version 2026.9.6",
 		"at 10:36 on 2026-11-21":     "at 10:36 on 2026-11-21",
+		"phone: 415-555-0100.":       "phone: [PHONE].",
+		"call +1-415-555-0100":       "call [PHONE]",
+		// digit groups inside longer tokens are not phone numbers
+		"session 5c000000-0000-4000-8000-000000000001": "session 5c000000-0000-4000-8000-000000000001",
+		"file agents/x/2026-0314-1200.jsonl":           "file agents/x/2026-0314-1200.jsonl",
+		"build v1.0000.4000.8000-rc":                   "build v1.0000.4000.8000-rc",
 	}
 	for in, want := range cases {
 		if got := PII(in); got != want {
