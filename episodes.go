@@ -118,6 +118,7 @@ type CaptureCursor struct {
 	Offset    int64  // end of the last captured line
 	End       int64  // end of the source's last stored line
 	TurnScope string // scope set by the last user message's [SCOPE: x] tag
+	Done      bool   // every stored line has been captured
 }
 
 // CaptureLine is one stored line as capture reads it: its message with tool
@@ -166,8 +167,9 @@ type CaptureStore interface {
 	SaveCaptureState(ctx context.Context, st *CaptureState) error
 	// CaptureCursors lists the sources holding lines not captured yet.
 	CaptureCursors(ctx context.Context) ([]*CaptureCursor, error)
-	// CaptureBatch reads up to limit lines after cur, stores the events
-	// derive returns and advances cur, in one transaction. A source
-	// re-read since cur was saved is read again from its start.
-	CaptureBatch(ctx context.Context, cur *CaptureCursor, limit int, derive func(*CaptureCursor, []CaptureLine) ([]*Event, error)) (CaptureBatch, error)
+	// CaptureBatch reads up to limit lines after the cursors (in order,
+	// skipping those Done), stores the events derive returns for each
+	// source's lines and advances its cursor, all in one transaction. A
+	// source re-read since its cursor was saved is read again from its start.
+	CaptureBatch(ctx context.Context, curs []*CaptureCursor, limit int, derive func(*CaptureCursor, []CaptureLine) ([]*Event, error)) (CaptureBatch, error)
 }

@@ -20,11 +20,8 @@ import (
 // ledger entry always yields the same event id.
 var captureNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/clawledger/clawledger/episodes/capture"))
 
-// Bounds of captured text, before the payload caps apply.
-const (
-	captureSummaryRunes = 200
-	captureTextRunes    = 16 << 10 // message text and tool output read into a payload
-)
+// captureSummaryRunes bounds the summary of a captured event.
+const captureSummaryRunes = 200
 
 // invalidTurn marks a turn whose [SCOPE: x] tag was invalid: its events are
 // skipped rather than filed under another scope. It cannot be a scope.
@@ -47,7 +44,7 @@ type CaptureOptions struct {
 	DefaultScope string
 	Limits       Limits
 	Now          time.Time
-	BatchLines   int // lines per transaction; 0 = 2000
+	BatchLines   int // lines per transaction; 0 = 10000
 	Progress     Progress
 }
 
@@ -91,9 +88,6 @@ func Capture(ctx context.Context, store clawledger.CaptureStore, opt CaptureOpti
 	if opt.Limits == (Limits{}) {
 		opt.Limits = DefaultLimits
 	}
-	if opt.BatchLines <= 0 {
-		opt.BatchLines = 2000
-	}
 	c := &capturer{opt: opt, defaultScope: st.DefaultScope,
 		rep: &CaptureReport{DefaultScope: st.DefaultScope, ByType: map[clawledger.EventType]int{}}}
 	curs, err := store.CaptureCursors(ctx)
@@ -104,31 +98,36 @@ func Capture(ctx context.Context, store clawledger.CaptureStore, opt CaptureOpti
 	for _, cur := range curs {
 		total += cur.End - cur.Offset
 	}
+	if opt.BatchLines <= 0 {
+		opt.BatchLines = 10000
+	}
 	if opt.Progress != nil {
 		opt.Progress.Start(total, len(curs))
 		defer opt.Progress.Finish()
 	}
-	for _, cur := range curs {
-		c.rep.Sources++
-		for {
-			before := cur.Offset
-			b, err := store.CaptureBatch(ctx, cur, opt.BatchLines, c.derive)
-			if err != nil {
-				return nil, fmt.Errorf("capture %s: %w", cur.Path, err)
+	c.rep.Sources = len(curs)
+	for done := 0; done < len(curs); {
+		before := offsets(curs)
+		b, err := store.CaptureBatch(ctx, curs, opt.BatchLines, c.derive)
+		if err != nil {
+			return nil, fmt.Errorf("capture: %w", err)
+		}
+		c.rep.Lines += b.Lines
+		c.rep.Events += b.Events
+		c.rep.Inserted += b.Inserted
+		for _, e := range c.events {
+			if e.Seq != 0 {
+				c.rep.ByType[e.Type]++
 			}
-			c.rep.Lines += b.Lines
-			c.rep.Events += b.Events
-			c.rep.Inserted += b.Inserted
-			for _, e := range c.last {
-				if e.Seq != 0 {
-					c.rep.ByType[e.Type]++
-				}
+		}
+		c.events = c.events[:0]
+		done = 0
+		for i, cur := range curs {
+			if cur.Done {
+				done++
 			}
-			if opt.Progress != nil && cur.Offset > before {
-				opt.Progress.Add(cur.Offset - before)
-			}
-			if b.Lines < opt.BatchLines {
-				break
+			if opt.Progress != nil && cur.Offset > before[i] {
+				opt.Progress.Add(cur.Offset - before[i])
 			}
 		}
 	}
@@ -143,13 +142,13 @@ type capturer struct {
 	opt          CaptureOptions
 	defaultScope string
 	rep          *CaptureReport
-	last         []*clawledger.Event // events of the latest batch
+	events       []*clawledger.Event // derived in the current batch; Seq set on those stored
 }
 
 // derive turns one batch of a source's lines into events, carrying the
 // turn scope in the cursor.
 func (c *capturer) derive(cur *clawledger.CaptureCursor, lines []clawledger.CaptureLine) ([]*clawledger.Event, error) {
-	c.last = c.last[:0]
+	first := len(c.events)
 	for i := range lines {
 		l := &lines[i]
 		switch {
@@ -159,7 +158,7 @@ func (c *capturer) derive(cur *clawledger.CaptureCursor, lines []clawledger.Capt
 			c.cronRun(cur, l)
 		}
 	}
-	return c.last, nil
+	return c.events[first:], nil
 }
 
 // scopeOf is the scope of an agent's events outside any tagged turn.
@@ -313,32 +312,41 @@ func (c *capturer) add(ce *capturedEvent) {
 	e, lim := ce.Event, c.opt.Limits
 	e.CreatedAt = c.opt.Now.UTC().Format(TimeLayout)
 	// refs are ids and paths: personal-data patterns would only mangle them
-	e.Payload = boundMasked(Marshal(withoutEmpty(ce.payload)), lim.PayloadCap(e.Type), redact.All)
-	e.Refs = boundMasked(Marshal(withoutEmpty(ce.refs)), lim.Refs, redact.Secrets)
+	e.Payload = bounded(ce.payload, lim.PayloadCap(e.Type), redact.All)
+	e.Refs = bounded(ce.refs, lim.Refs, redact.Secrets)
 	e.Summary = clipBytes(e.Summary, lim.Summary, ellipsis)
-	c.last = append(c.last, e)
+	c.events = append(c.events, e)
 }
 
-// withoutEmpty drops the empty strings and nils of a payload or refs map.
-func withoutEmpty(m map[string]any) map[string]any {
+// bounded masks every string of m (its keys are ours), drops empty
+// values and encodes it cut to limit; nil when nothing is left.
+func bounded(m map[string]any, limit int, mask func(string) string) json.RawMessage {
 	for k, v := range m {
-		if v == nil || v == "" {
+		switch x := v.(type) {
+		case nil:
 			delete(m, k)
+		case string:
+			if x == "" {
+				delete(m, k)
+			} else {
+				m[k] = mask(x)
+			}
+		case json.RawMessage:
+			if masked, err := MapStrings(x, mask); err == nil {
+				m[k] = masked
+			} else {
+				delete(m, k) // never stored unmasked
+			}
 		}
 	}
-	return m
-}
-
-// boundMasked masks every string of v and cuts it to limit.
-func boundMasked(v json.RawMessage, limit int, mask func(string) string) json.RawMessage {
-	masked, err := MapStrings(v, mask)
-	if err == nil {
-		v = masked
+	if len(m) == 0 {
+		return nil
 	}
-	if cut, err := TruncateJSON(v, limit); err == nil {
-		return cut
+	cut, err := TruncateJSON(Marshal(m), limit)
+	if err != nil {
+		return nil
 	}
-	return nil
+	return cut
 }
 
 // summaryOf is one line of masked text, clipped.
@@ -346,7 +354,21 @@ func summaryOf(s string) string {
 	return Clip(strings.Join(strings.Fields(redact.All(s)), " "), captureSummaryRunes)
 }
 
-func clipText(s string) string { return Clip(s, captureTextRunes) }
+// clipText cuts a text bound for a payload to the payload cap before it is
+// masked (no more of it can be kept), and drops the token cut in two at the
+// end: the half of a credential is too short to be recognized as one.
+func clipText(s string) string {
+	if len(s) <= DefaultLimits.Payload {
+		return s
+	}
+	s = clipBytes(s, DefaultLimits.Payload, "")
+	return strings.TrimRightFunc(s, tokenRune) + ellipsis
+}
+
+// tokenRune reports whether r can be part of a credential.
+func tokenRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.~+/=", r)
+}
 
 // keyArgument is the argument that says what a tool call does: its path,
 // command, query or url, shortened.
@@ -413,7 +435,7 @@ func toolResultPayload(m *clawledger.Message, raw []byte) map[string]any {
 		p["duration_ms"] = *m.DurationMs
 	}
 	if e, err := openclaw.ParseEntry(raw); err == nil && e.Message != nil {
-		p["output"] = clipText(e.Message.Text)
+		p["output"], p["output_bytes"] = clipText(e.Message.Text), len(e.Message.Text)
 	}
 	return p
 }
@@ -425,4 +447,12 @@ func agentOfSessionKey(key string) string {
 		return id
 	}
 	return ""
+}
+
+func offsets(curs []*clawledger.CaptureCursor) []int64 {
+	out := make([]int64, len(curs))
+	for i, c := range curs {
+		out[i] = c.Offset
+	}
+	return out
 }

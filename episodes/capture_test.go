@@ -228,3 +228,34 @@ func TestCaptureDefaultScope(t *testing.T) {
 		t.Fatalf("--agent-scope: %q", rep.DefaultScope)
 	}
 }
+
+// BenchmarkCapture measures a first capture of a 20 MB synthetic ledger:
+// every message, tool call and result becomes an event.
+func BenchmarkCapture(b *testing.B) {
+	home := b.TempDir()
+	rep, err := fixture.WriteLarge(home, fixture.LargeOptions{TotalBytes: 20 << 20, Files: 200, Agents: 2, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.SetBytes(rep.Bytes)
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "ledger.db"), sqlite.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := &collect.Collector{Store: db, FS: openclaw.OS}
+		if _, err := c.Run(ctx, []string{rep.StateDir}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		res, err := episodes.Capture(ctx, db, episodes.CaptureOptions{Now: now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(res.Inserted), "events")
+		db.Close()
+	}
+}

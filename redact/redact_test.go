@@ -69,3 +69,20 @@ func TestPII(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPrefilter checks that the cheap prefilters never hide a match the
+// patterns themselves find.
+func FuzzPrefilter(f *testing.F) {
+	for _, s := range []string{"sk-abcdefghijklmnopqrstuvwx", "Bearer abcdefghijklmnop0123", "API_KEY=abcdefgh123",
+		"mail a.b@example.com", "+1 (415) 555-0100", "AKIAIOSFODNN7EXAMPLE", "xoxb-123456789012-abcd", "PaSsWoRd: hunter2hunter2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		lower := strings.ToLower(s)
+		for _, p := range append(append([]pattern{}, secretPatterns...), piiPatterns...) {
+			if p.re.MatchString(s) && !mayMatch[p.kind](s, lower) {
+				t.Fatalf("%s matches %q but its prefilter says no", p.kind, s)
+			}
+		}
+	})
+}

@@ -41,13 +41,44 @@ func nullJSON(v json.RawMessage) any {
 	return string(v)
 }
 
-// insertEvent stores e and its full-text row unless its event id exists.
-func insertEvent(ctx context.Context, tx *sql.Tx, e *clawledger.Event) (bool, error) {
-	res, err := tx.ExecContext(ctx, `INSERT INTO episodic_events(event_id, ts_ms, scope, session_id, agent_id, type, summary,
+const (
+	insertEventSQL = `INSERT INTO episodic_events(event_id, ts_ms, scope, session_id, agent_id, type, summary,
 		payload_json, refs_json, redacted, schema_version, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT(event_id) DO NOTHING`,
-		e.EventID, e.TsMs, e.Scope, e.SessionID, e.AgentID, string(e.Type), e.Summary, nullJSON(e.Payload), nullJSON(e.Refs),
-		e.Redacted, e.SchemaVersion, e.CreatedAt)
+		ON CONFLICT(event_id) DO NOTHING`
+	// only the string values of the JSON fields are searchable text
+	insertEventTextSQL = `INSERT INTO episodic_events_fts(rowid, summary, payload, refs) VALUES(?, ?,
+		(SELECT group_concat(value, ' ') FROM json_tree(?) WHERE type = 'text'),
+		(SELECT group_concat(value, ' ') FROM json_tree(?) WHERE type = 'text'))`
+)
+
+// eventWriter inserts events with statements prepared once per transaction.
+type eventWriter struct {
+	ctx        context.Context
+	event, fts *sql.Stmt
+}
+
+func newEventWriter(ctx context.Context, tx *sql.Tx) (*eventWriter, error) {
+	ev, err := tx.PrepareContext(ctx, insertEventSQL)
+	if err != nil {
+		return nil, err
+	}
+	fts, err := tx.PrepareContext(ctx, insertEventTextSQL)
+	if err != nil {
+		ev.Close()
+		return nil, err
+	}
+	return &eventWriter{ctx: ctx, event: ev, fts: fts}, nil
+}
+
+func (w *eventWriter) Close() {
+	w.event.Close()
+	w.fts.Close()
+}
+
+// insert stores e and its full-text row unless its event id exists.
+func (w *eventWriter) insert(e *clawledger.Event) (bool, error) {
+	res, err := w.event.ExecContext(w.ctx, e.EventID, e.TsMs, e.Scope, e.SessionID, e.AgentID, string(e.Type), e.Summary,
+		nullJSON(e.Payload), nullJSON(e.Refs), e.Redacted, e.SchemaVersion, e.CreatedAt)
 	if err != nil {
 		return false, err
 	}
@@ -57,11 +88,7 @@ func insertEvent(ctx context.Context, tx *sql.Tx, e *clawledger.Event) (bool, er
 	if e.Seq, err = res.LastInsertId(); err != nil {
 		return false, err
 	}
-	// only the string values of the JSON fields are searchable text
-	_, err = tx.ExecContext(ctx, `INSERT INTO episodic_events_fts(rowid, summary, payload, refs) VALUES(?, ?,
-		(SELECT group_concat(value, ' ') FROM json_tree(?) WHERE type = 'text'),
-		(SELECT group_concat(value, ' ') FROM json_tree(?) WHERE type = 'text'))`,
-		e.Seq, e.Summary, jsonOrEmpty(e.Payload), jsonOrEmpty(e.Refs))
+	_, err = w.fts.ExecContext(w.ctx, e.Seq, e.Summary, jsonOrEmpty(e.Payload), jsonOrEmpty(e.Refs))
 	return true, err
 }
 
@@ -103,8 +130,13 @@ func (db *DB) episodicTx(ctx context.Context, fn func(*sql.Tx) error) error {
 // AppendEvent stores one event unless its event id exists.
 func (db *DB) AppendEvent(ctx context.Context, e *clawledger.Event) (bool, error) {
 	var ok bool
-	err := db.episodicTx(ctx, func(tx *sql.Tx) (err error) {
-		ok, err = insertEvent(ctx, tx, e)
+	err := db.episodicTx(ctx, func(tx *sql.Tx) error {
+		w, err := newEventWriter(ctx, tx)
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		ok, err = w.insert(e)
 		return err
 	})
 	return ok && err == nil, err
@@ -400,48 +432,76 @@ const captureLinesSQL = `SELECT l.id, l.offset, l.line_no, l.offset + length(l.r
 	WHERE l.source_id = ? AND l.offset >= ?
 	ORDER BY l.offset LIMIT ?`
 
-// CaptureBatch reads the next lines of a source after cur, stores the
-// events derive returns and advances cur, in one transaction.
-func (db *DB) CaptureBatch(ctx context.Context, cur *clawledger.CaptureCursor, limit int,
+// CaptureBatch reads up to limit lines of the sources after their cursors,
+// stores the events derive returns and advances the cursors, in one
+// transaction: few, large transactions keep the full-text index compact.
+func (db *DB) CaptureBatch(ctx context.Context, curs []*clawledger.CaptureCursor, limit int,
 	derive func(*clawledger.CaptureCursor, []clawledger.CaptureLine) ([]*clawledger.Event, error)) (clawledger.CaptureBatch, error) {
 	var b clawledger.CaptureBatch
 	err := db.episodicTx(ctx, func(tx *sql.Tx) error {
-		// the stored cursor wins: a source re-read since lost its row (trigger)
-		err := tx.QueryRowContext(ctx, `SELECT offset, turn_scope FROM episodic_capture_sources WHERE source_id = ?`, cur.SourceID).
-			Scan(&cur.Offset, &cur.TurnScope)
-		if errors.Is(err, sql.ErrNoRows) {
-			cur.Offset, cur.TurnScope, err = 0, "", nil
-		}
+		w, err := newEventWriter(ctx, tx)
 		if err != nil {
 			return err
 		}
-		lines, ids, end, err := captureLines(ctx, tx, cur, limit)
-		if err != nil || len(lines) == 0 {
-			return err
-		}
-		if err := attachToolCalls(ctx, tx, cur.SourceID, lines, ids); err != nil {
-			return err
-		}
-		events, err := derive(cur, lines)
-		if err != nil {
-			return err
-		}
-		b.Lines, b.Events = len(lines), len(events)
-		for _, e := range events {
-			ok, err := insertEvent(ctx, tx, e)
-			if err != nil {
-				return fmt.Errorf("event %s: %w", e.EventID, err)
+		defer w.Close()
+		for _, cur := range curs {
+			if cur.Done {
+				continue
 			}
-			if ok {
-				b.Inserted++
+			if b.Lines >= limit {
+				return nil
+			}
+			if err := captureSource(ctx, tx, w, cur, limit-b.Lines, derive, &b); err != nil {
+				return fmt.Errorf("%s: %w", cur.Path, err)
 			}
 		}
-		cur.Offset = end
-		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO episodic_capture_sources(source_id, offset, turn_scope) VALUES(?, ?, ?)`,
-			cur.SourceID, cur.Offset, cur.TurnScope)
-		return err
+		return nil
 	})
 	return b, err
+}
+
+// captureSource captures up to limit lines of one source.
+func captureSource(ctx context.Context, tx *sql.Tx, w *eventWriter, cur *clawledger.CaptureCursor, limit int,
+	derive func(*clawledger.CaptureCursor, []clawledger.CaptureLine) ([]*clawledger.Event, error), b *clawledger.CaptureBatch) error {
+	// the stored cursor wins: a source re-read since lost its row (trigger)
+	err := tx.QueryRowContext(ctx, `SELECT offset, turn_scope FROM episodic_capture_sources WHERE source_id = ?`, cur.SourceID).
+		Scan(&cur.Offset, &cur.TurnScope)
+	if errors.Is(err, sql.ErrNoRows) {
+		cur.Offset, cur.TurnScope, err = 0, "", nil
+	}
+	if err != nil {
+		return err
+	}
+	lines, ids, end, err := captureLines(ctx, tx, cur, limit)
+	if err != nil {
+		return err
+	}
+	cur.Done = len(lines) < limit
+	if len(lines) == 0 {
+		return nil
+	}
+	if err := attachToolCalls(ctx, tx, cur.SourceID, lines, ids); err != nil {
+		return err
+	}
+	events, err := derive(cur, lines)
+	if err != nil {
+		return err
+	}
+	b.Lines += len(lines)
+	b.Events += len(events)
+	for _, e := range events {
+		ok, err := w.insert(e)
+		if err != nil {
+			return fmt.Errorf("event %s: %w", e.EventID, err)
+		}
+		if ok {
+			b.Inserted++
+		}
+	}
+	cur.Offset = end
+	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO episodic_capture_sources(source_id, offset, turn_scope) VALUES(?, ?, ?)`,
+		cur.SourceID, cur.Offset, cur.TurnScope)
+	return err
 }
 
 // captureLines reads up to limit lines after cur with their derived rows;
