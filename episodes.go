@@ -115,8 +115,8 @@ type CaptureCursor struct {
 	Path      string // relative to the state dir
 	AgentID   string
 	SessionID string
-	Offset    int64  // end of the last captured line
-	End       int64  // end of the source's last stored line
+	Offset    int64  // offset of the last captured line (a byte offset, or a database event's seq); -1 before the first
+	Pending   int64  // lines not captured yet, when listed
 	TurnScope string // scope set by the last user message's [SCOPE: x] tag
 	Done      bool   // every stored line has been captured
 }

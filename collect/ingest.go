@@ -101,86 +101,147 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 			tx.Rollback()
 		}
 	}()
-	tr := &transcript{s: sess}
+	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, cur: cur, h: h, hashOK: true}
 	lr := newLineReader(f, cur.Offset)
 	defer lr.release()
-	var stored, sinceCommit int64
-	hashOK := true
+	var sinceCommit int64
+	err = drain(ctx, lr, sink, rep, func(_ []byte, size int64) error {
+		c.Progress.Add(size)
+		sinceCommit += size
+		if replace || sinceCommit < c.ChunkBytes {
+			return nil
+		}
+		// an intermediate cursor: its zero mtime makes the next run look again
+		mid := sink.cur
+		c.fingerprint(f, &mid, sink.h, sink.hashOK)
+		mid.Size, mid.MtimeNs = mid.Offset, 0
+		if err := tx.Commit(mid, sess); err != nil {
+			return err
+		}
+		tx = nil
+		var err error
+		if tx, _, err = c.Store.Begin(ctx, src, false); err != nil {
+			return err
+		}
+		sink.tx, sinceCommit = tx, 0
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	cur, stored := sink.cur, sink.stored
+	rep.BytesRead += lr.pending
+	final := statCursor(fi)
+	final.Offset, final.Lines, final.Malformed, final.Pending = cur.Offset, cur.Lines, cur.Malformed, lr.pending
+	final.Size = cur.Offset + lr.pending
+	c.fingerprint(f, &final, sink.h, sink.hashOK)
+	if err := tx.Commit(final, sess); err != nil {
+		return err
+	}
+	tx = nil
+	rep.counted(stored > 0 || replace, replace, lr.pending)
+	return nil
+}
+
+// counted records in the report that a source was read: whether anything
+// was stored, whether it replaced what the source held, its pending tail.
+func (rep *Report) counted(stored, replaced bool, pending int64) {
+	if stored {
+		rep.FilesIngested++
+	}
+	if replaced {
+		rep.FilesReplaced++
+	}
+	if pending > 0 {
+		rep.PendingTails++
+		rep.PendingBytes += pending
+	}
+}
+
+var newline = []byte{'\n'}
+
+// drain stores every complete line of lr into sink, moving the cursor's
+// offset; after, when set, runs after each line.
+func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, after func(line []byte, size int64) error) error {
 	for {
 		line, off, size, oversize, err := lr.next()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
 			return &fileError{err}
 		}
-		cur.Lines++
-		rec := clawledger.Record{Line: clawledger.Line{Offset: off, No: cur.Lines, Raw: line}}
-		if oversize {
-			rec.Line.Status, rec.Line.Error = clawledger.LineMalformed, fmt.Sprintf("line of %d bytes exceeds the %d MiB limit; bytes not stored", size, MaxLineBytes>>20)
-			hashOK = false
-		} else {
-			h.Write(line)
-			h.Write(newline)
-			decodeLine(src.Kind, &rec)
-		}
-		if src.Kind == clawledger.KindTranscript {
-			tr.apply(&rec)
-		}
-		if rec.Line.Status == clawledger.LineMalformed {
-			cur.Malformed++
-			rep.MalformedLines++
-		}
-		if err := tx.Add(&rec); err != nil {
+		if err := sink.add(line, off, oversize, size); err != nil {
 			return err
 		}
-		cur.Offset = off + size
-		stored++
-		sinceCommit += size
-		rep.LinesIngested++
+		sink.cur.Offset = off + size
 		rep.BytesRead += size
-		c.Progress.Add(size)
-		if !replace && sinceCommit >= c.ChunkBytes {
-			// an intermediate cursor: its zero mtime makes the next run look again
-			mid := cur
-			c.fingerprint(f, &mid, h, hashOK)
-			mid.Size, mid.MtimeNs = mid.Offset, 0
-			if err := tx.Commit(mid, sess); err != nil {
+		if after != nil {
+			if err := after(line, size); err != nil {
 				return err
 			}
-			tx = nil
-			if tx, _, err = c.Store.Begin(ctx, src, false); err != nil {
-				return err
-			}
-			sinceCommit = 0
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
-	rep.BytesRead += lr.pending
-	final := statCursor(fi)
-	final.Offset, final.Lines, final.Malformed, final.Pending = cur.Offset, cur.Lines, cur.Malformed, lr.pending
-	final.Size = cur.Offset + lr.pending
-	c.fingerprint(f, &final, h, hashOK)
-	if err := tx.Commit(final, sess); err != nil {
-		return err
-	}
-	tx = nil
-	if stored > 0 || replace {
-		rep.FilesIngested++
-	}
-	if replace {
-		rep.FilesReplaced++
-	}
-	if lr.pending > 0 {
-		rep.PendingTails++
-		rep.PendingBytes += lr.pending
-	}
-	return nil
 }
 
-var newline = []byte{'\n'}
+// lineSink stores one source's lines in an ingest transaction, keeping its
+// cursor's line counts, the running hash of its bytes and its session
+// summary up to date. The caller moves cur.Offset.
+type lineSink struct {
+	src    *clawledger.Source
+	rep    *Report
+	tx     clawledger.IngestTx
+	tr     *transcript
+	cur    clawledger.Cursor
+	h      hash.Hash
+	hashOK bool
+	stored int64
+}
+
+// add stores one complete line found at off (size bytes with its newline).
+// An oversize line is recorded as malformed without its bytes.
+func (s *lineSink) add(line []byte, off int64, oversize bool, size int64) error {
+	s.cur.Lines++
+	rec := clawledger.Record{Line: clawledger.Line{Offset: off, No: s.cur.Lines, Raw: line}}
+	if oversize {
+		rec.Line.Raw = []byte{}
+		rec.Line.Status, rec.Line.Error = clawledger.LineMalformed, fmt.Sprintf("line of %d bytes exceeds the %d MiB limit; bytes not stored", size, MaxLineBytes>>20)
+		s.hashOK = false
+	} else {
+		s.h.Write(line)
+		s.h.Write(newline)
+		decodeLine(s.src.Kind, &rec)
+	}
+	return s.store(&rec)
+}
+
+// addBroken stores a line that could not even be read (an undecodable
+// database event) as malformed, with no bytes.
+func (s *lineSink) addBroken(off int64, reason string) error {
+	s.cur.Lines++
+	s.hashOK = false
+	return s.store(&clawledger.Record{Line: clawledger.Line{Offset: off, No: s.cur.Lines, Raw: []byte{},
+		Status: clawledger.LineMalformed, Error: reason}})
+}
+
+func (s *lineSink) store(rec *clawledger.Record) error {
+	if s.src.Kind == clawledger.KindTranscript {
+		s.tr.apply(rec)
+	}
+	if rec.Line.Status == clawledger.LineMalformed {
+		s.cur.Malformed++
+		s.rep.MalformedLines++
+	}
+	if err := s.tx.Add(rec); err != nil {
+		return err
+	}
+	s.stored++
+	s.rep.LinesIngested++
+	return nil
+}
 
 // fingerprint fills a cursor's head, tail and prefix hashes for its offset.
 func (c *Collector) fingerprint(f io.ReaderAt, cur *clawledger.Cursor, h hash.Hash, hashOK bool) {
@@ -297,7 +358,9 @@ func (c *Collector) ingestCronJobs(ctx context.Context, p *dirPlan, rep *Report)
 		var err error
 		if jobs, err = openclaw.ParseCronJobs(b); err != nil {
 			c.warn(rep, p.dir, "cron/jobs.json", "cron jobs ignored: %v", err)
-			return nil
+			if len(p.dbJobs) == 0 {
+				return nil
+			}
 		}
 	}
 	if b, ok := data["cron/jobs-state.json"]; ok {
@@ -311,6 +374,21 @@ func (c *Collector) ingestCronJobs(ctx context.Context, p *dirPlan, rep *Report)
 			}
 		}
 	}
+	// the state database (SQLite era) is authoritative for the jobs it holds
+	if len(p.dbJobs) > 0 {
+		inDB := map[string]bool{}
+		for _, j := range p.dbJobs {
+			inDB[j.ID] = true
+		}
+		merged := append([]clawledger.CronJob{}, p.dbJobs...)
+		for _, j := range jobs {
+			if !inDB[j.ID] {
+				merged = append(merged, j)
+			}
+		}
+		jobs = merged
+	}
+	srcs = append(srcs, p.dbJobSrcs...)
 	rep.FilesIngested += len(srcs)
 	return c.Store.ReplaceCronJobs(ctx, p.id, jobs, srcs)
 }

@@ -30,7 +30,7 @@ const invalidTurn = "!"
 // scopeTag is a leading [SCOPE: x] tag of a user message.
 var scopeTag = regexp.MustCompile(`(?i)^\s*\[scope:([^\]\n]*)\]`)
 
-// Progress receives capture progress in bytes of ledger lines.
+// Progress receives capture progress in ledger lines.
 type Progress interface {
 	Start(total int64, files int)
 	Add(n int64)
@@ -94,12 +94,12 @@ func Capture(ctx context.Context, store clawledger.CaptureStore, opt CaptureOpti
 	if err != nil {
 		return nil, err
 	}
-	var total int64
-	for _, cur := range curs {
-		total += cur.End - cur.Offset
-	}
 	if opt.BatchLines <= 0 {
 		opt.BatchLines = 10000
+	}
+	var total int64
+	for _, cur := range curs {
+		total += cur.Pending
 	}
 	if opt.Progress != nil {
 		opt.Progress.Start(total, len(curs))
@@ -107,7 +107,9 @@ func Capture(ctx context.Context, store clawledger.CaptureStore, opt CaptureOpti
 	}
 	c.rep.Sources = len(curs)
 	for done := 0; done < len(curs); {
-		before := offsets(curs)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		b, err := store.CaptureBatch(ctx, curs, opt.BatchLines, c.derive)
 		if err != nil {
 			return nil, fmt.Errorf("capture: %w", err)
@@ -121,13 +123,13 @@ func Capture(ctx context.Context, store clawledger.CaptureStore, opt CaptureOpti
 			}
 		}
 		c.events = c.events[:0]
+		if opt.Progress != nil {
+			opt.Progress.Add(int64(b.Lines))
+		}
 		done = 0
-		for i, cur := range curs {
+		for _, cur := range curs {
 			if cur.Done {
 				done++
-			}
-			if opt.Progress != nil && cur.Offset > before[i] {
-				opt.Progress.Add(cur.Offset - before[i])
 			}
 		}
 	}
@@ -447,12 +449,4 @@ func agentOfSessionKey(key string) string {
 		return id
 	}
 	return ""
-}
-
-func offsets(curs []*clawledger.CaptureCursor) []int64 {
-	out := make([]int64, len(curs))
-	for i, c := range curs {
-		out[i] = c.Offset
-	}
-	return out
 }

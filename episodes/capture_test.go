@@ -259,3 +259,56 @@ func BenchmarkCapture(b *testing.B) {
 		db.Close()
 	}
 }
+
+// TestCaptureSQLiteEra captures transcripts held in agent databases (line
+// offsets are event seqs there): appended events and a rewind in place
+// are captured once each.
+func TestCaptureSQLiteEra(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	m, err := fixture.WriteSQLiteEra(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger(t, dir)
+	l.ingest()
+	first := l.capture(episodes.CaptureOptions{})
+	if first.Inserted == 0 || first.ByType[clawledger.EventUser] == 0 {
+		t.Fatalf("first capture: %+v", first)
+	}
+	if rep := l.capture(episodes.CaptureOptions{}); rep.Lines != 0 || rep.Inserted != 0 {
+		t.Fatalf("second capture: %+v", rep)
+	}
+	for _, e := range l.events(global) {
+		if strings.Contains(e.Summary+string(e.Payload)+string(e.Refs), m.Secret) {
+			t.Fatalf("event %s holds the fixture's credential", e.EventID)
+		}
+	}
+
+	db, err := fixture.OpenEraDB(filepath.Join(dir, filepath.FromSlash(openclaw.AgentDatabaseRel("main"))), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendEvent(fixture.EraLive, `{"type":"message","id":"added01","parentId":null,"timestamp":1710410000000,"message":{"role":"user","content":"one more question","timestamp":1710410000000}}`, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Rewrite(fixture.EraRewound, 1, "gen-rewound-2", []string{
+		`{"type":"message","id":"rewound1","parentId":null,"timestamp":1710420000000,"message":{"role":"user","content":"take two","timestamp":1710420000000}}`,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	l.ingest()
+	rep := l.capture(episodes.CaptureOptions{})
+	if rep.Inserted != 2 || rep.ByType[clawledger.EventUser] != 2 || rep.Existing() == 0 {
+		t.Fatalf("after an append and a rewind: %+v", rep)
+	}
+	var got []string
+	for _, e := range l.events(clawledger.ScopeSelector{Scope: "agent:main"}) {
+		if e.Summary == "one more question" || e.Summary == "take two" {
+			got = append(got, e.SessionID+" "+e.Summary)
+		}
+	}
+	if strings.Join(got, ",") != fixture.EraLive+" one more question,"+fixture.EraRewound+" take two" {
+		t.Fatalf("new events: %v", got)
+	}
+}

@@ -1,34 +1,16 @@
 package openclaw_test
 
 import (
-	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/testenv"
 	"github.com/clawledger/clawledger/openclaw"
 )
-
-// recordingFS records every path the scan touches.
-type recordingFS struct {
-	openclaw.FS
-	mu      sync.Mutex
-	touched []string
-}
-
-func (r *recordingFS) note(p string) {
-	r.mu.Lock()
-	r.touched = append(r.touched, p)
-	r.mu.Unlock()
-}
-func (r *recordingFS) ReadDir(p string) ([]fs.DirEntry, error) { r.note(p); return r.FS.ReadDir(p) }
-func (r *recordingFS) Stat(p string) (fs.FileInfo, error)      { r.note(p); return r.FS.Stat(p) }
-func (r *recordingFS) Lstat(p string) (fs.FileInfo, error)     { r.note(p); return r.FS.Lstat(p) }
-func (r *recordingFS) Open(p string) (openclaw.File, error)    { r.note(p); return r.FS.Open(p) }
 
 func TestScanEdgeCases(t *testing.T) {
 	home := t.TempDir()
@@ -36,7 +18,7 @@ func TestScanEdgeCases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recordingFS{FS: openclaw.OS}
+	rec := testenv.NewRecordingFS()
 	dirs := openclaw.DefaultStateDirs(rec, home, func(string) string { return "" })
 	if strings.Join(dirs, ",") != strings.Join([]string{filepath.Join(home, ".openclaw"), filepath.Join(home, ".openclaw-work"), filepath.Join(home, ".clawdbot")}, ",") {
 		t.Fatalf("state dirs %v", dirs)
@@ -64,13 +46,13 @@ func TestScanEdgeCases(t *testing.T) {
 		}
 	}
 	want := map[string]clawledger.FileClass{
-		".openclaw/agents/main/sessions/a1000000-0000-4000-8000-000000000001.jsonl":                                   clawledger.ClassLive,
+		".openclaw/agents/main/sessions/a1000000-0000-4000-8000-000000000001.jsonl":                                  clawledger.ClassLive,
 		".openclaw/agents/main/sessions/a1000000-0000-4000-8000-000000000001-topic-ops%2Fdeploys%20%231.jsonl":       clawledger.ClassTopic,
-		".openclaw/agents/main/sessions/2026-03-14T12-00-00-000Z_f0000000-0000-4000-8000-00000000000f.jsonl":          clawledger.ClassFork,
+		".openclaw/agents/main/sessions/2026-03-14T12-00-00-000Z_f0000000-0000-4000-8000-00000000000f.jsonl":         clawledger.ClassFork,
 		".openclaw/agents/main/sessions/ad000000-0000-4000-8000-00000000000d.jsonl.deleted.2026-03-14T10-00-00.000Z": clawledger.ClassDeleted,
 		".openclaw/agents/main/sessions/a1000000-0000-4000-8000-000000000001.jsonl.reset.2026-03-14T11-00-00.000Z":   clawledger.ClassReset,
-		".clawdbot/sessions/01d00000-0000-4000-8000-0000000000c1.jsonl":                                               clawledger.ClassLegacy,
-		".openclaw/agents/main/sessions/sessions.json":                                                                clawledger.ClassIndex,
+		".clawdbot/sessions/01d00000-0000-4000-8000-0000000000c1.jsonl":                                              clawledger.ClassLegacy,
+		".openclaw/agents/main/sessions/sessions.json":                                                               clawledger.ClassIndex,
 	}
 	for p, c := range want {
 		if classes[p] != c {
@@ -82,7 +64,7 @@ func TestScanEdgeCases(t *testing.T) {
 		t.Errorf("problems %v", problems)
 	}
 	// credentials: never touched, not even stat'ed
-	for _, p := range rec.touched {
+	for _, p := range rec.Touched() {
 		for _, d := range dirs {
 			if r, err := filepath.Rel(d, p); err == nil && !strings.HasPrefix(r, "..") && openclaw.IsCredentialPath(filepath.ToSlash(r)) {
 				t.Errorf("touched credential path %s", p)

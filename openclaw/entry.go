@@ -151,16 +151,7 @@ func jsonErrorReason(err error) string {
 	if i := strings.LastIndex(s, ": "); i >= 0 {
 		s = s[i+2:]
 	}
-	return "invalid JSON: " + clip(s, 120)
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
+	return "invalid JSON: " + Clip(s, 120)
 }
 
 // escapeControlChars escapes raw control bytes inside JSON strings (seen in

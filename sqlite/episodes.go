@@ -16,7 +16,7 @@ var _ clawledger.CaptureStore = (*DB)(nil)
 
 const eventColumns = `id, event_id, ts_ms, scope, session_id, agent_id, type, summary, %s, refs_json, redacted, schema_version, created_at`
 
-func scanEvent(row interface{ Scan(...any) error }) (*clawledger.Event, error) {
+func scanEvent(row scanner) (*clawledger.Event, error) {
 	e := &clawledger.Event{}
 	var typ string
 	var payload, refs sql.NullString
@@ -51,33 +51,9 @@ const (
 		(SELECT group_concat(value, ' ') FROM json_tree(?) WHERE type = 'text'))`
 )
 
-// eventWriter inserts events with statements prepared once per transaction.
-type eventWriter struct {
-	ctx        context.Context
-	event, fts *sql.Stmt
-}
-
-func newEventWriter(ctx context.Context, tx *sql.Tx) (*eventWriter, error) {
-	ev, err := tx.PrepareContext(ctx, insertEventSQL)
-	if err != nil {
-		return nil, err
-	}
-	fts, err := tx.PrepareContext(ctx, insertEventTextSQL)
-	if err != nil {
-		ev.Close()
-		return nil, err
-	}
-	return &eventWriter{ctx: ctx, event: ev, fts: fts}, nil
-}
-
-func (w *eventWriter) Close() {
-	w.event.Close()
-	w.fts.Close()
-}
-
-// insert stores e and its full-text row unless its event id exists.
-func (w *eventWriter) insert(e *clawledger.Event) (bool, error) {
-	res, err := w.event.ExecContext(w.ctx, e.EventID, e.TsMs, e.Scope, e.SessionID, e.AgentID, string(e.Type), e.Summary,
+// insertEvent stores e and its full-text row unless its event id exists.
+func insertEvent(w wtx, e *clawledger.Event) (bool, error) {
+	res, err := w.exec(insertEventSQL, e.EventID, e.TsMs, e.Scope, e.SessionID, e.AgentID, string(e.Type), e.Summary,
 		nullJSON(e.Payload), nullJSON(e.Refs), e.Redacted, e.SchemaVersion, e.CreatedAt)
 	if err != nil {
 		return false, err
@@ -88,7 +64,7 @@ func (w *eventWriter) insert(e *clawledger.Event) (bool, error) {
 	if e.Seq, err = res.LastInsertId(); err != nil {
 		return false, err
 	}
-	_, err = w.fts.ExecContext(w.ctx, e.Seq, e.Summary, jsonOrEmpty(e.Payload), jsonOrEmpty(e.Refs))
+	_, err = w.exec(insertEventTextSQL, e.Seq, e.Summary, jsonOrEmpty(e.Payload), jsonOrEmpty(e.Refs))
 	return true, err
 }
 
@@ -99,12 +75,12 @@ func jsonOrEmpty(v json.RawMessage) string {
 	return string(v)
 }
 
-// episodicTx runs fn in a transaction of its own (committing the batched
-// ingest transaction first) with secure_delete on: every page or cell that
-// episodic text is freed from is zeroed, so no stale copy of it ever
+// episodicTx runs fn in a write transaction of its own (committing the
+// batched ingest transaction first) with secure_delete on: every page or
+// cell that episodic text is freed from is zeroed, so no stale copy of it
 // lingers in the file for a later redaction to miss. Ingest does not pay
 // for this: the setting is restored afterwards.
-func (db *DB) episodicTx(ctx context.Context, fn func(*sql.Tx) error) error {
+func (db *DB) episodicTx(ctx context.Context, fn func(w wtx) error) error {
 	if err := db.Flush(ctx); err != nil {
 		return err
 	}
@@ -116,27 +92,22 @@ func (db *DB) episodicTx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	defer db.w.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = `+strconv.Itoa(was))
-	tx, err := db.w.BeginTx(ctx, nil)
+	w, err := db.tx(ctx)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(w); err != nil {
+		db.abort()
 		return err
 	}
-	return tx.Commit()
+	return db.Flush(ctx)
 }
 
 // AppendEvent stores one event unless its event id exists.
 func (db *DB) AppendEvent(ctx context.Context, e *clawledger.Event) (bool, error) {
 	var ok bool
-	err := db.episodicTx(ctx, func(tx *sql.Tx) error {
-		w, err := newEventWriter(ctx, tx)
-		if err != nil {
-			return err
-		}
-		defer w.Close()
-		ok, err = w.insert(e)
+	err := db.episodicTx(ctx, func(w wtx) (err error) {
+		ok, err = insertEvent(w, e)
 		return err
 	})
 	return ok && err == nil, err
@@ -217,21 +188,9 @@ func (db *DB) Events(ctx context.Context, f clawledger.EventFilter) ([]*clawledg
 		query += ` LIMIT ?`
 		args = append(args, f.Limit+1)
 	}
-	rows, err := db.r.QueryContext(ctx, query, args...)
+	out, err := queryAll(ctx, db.r, scanEvent, query, args...)
 	if err != nil {
 		return nil, false, episodesError(err)
-	}
-	defer rows.Close()
-	var out []*clawledger.Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, err
 	}
 	if f.Limit > 0 && len(out) > f.Limit {
 		return out[:f.Limit], true, nil
@@ -270,16 +229,16 @@ func (db *DB) RedactEvents(ctx context.Context, t clawledger.RedactTarget, paylo
 		return nil, errors.New("no event or session selected")
 	}
 	res := &clawledger.RedactResult{}
-	res.Checkpointed, err = db.purge(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(redacted), 0) FROM episodic_events WHERE `+where, args...).
+	res.Checkpointed, err = db.purge(ctx, func(w wtx) error {
+		if err := w.queryRow(`SELECT count(*), coalesce(sum(redacted), 0) FROM episodic_events WHERE `+where, args...).
 			Scan(&res.Matched, &res.AlreadyRedacted); err != nil || res.Matched == 0 {
 			return err
 		}
 		ids := `SELECT id FROM episodic_events WHERE ` + where
-		if _, err := tx.ExecContext(ctx, `DELETE FROM episodic_events_fts WHERE rowid IN (`+ids+`)`, args...); err != nil {
+		if _, err := w.exec(`DELETE FROM episodic_events_fts WHERE rowid IN (`+ids+`)`, args...); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE episodic_events SET summary = ?, refs_json = NULL, payload_json = ?, redacted = 1
+		_, err := w.exec(`UPDATE episodic_events SET summary = ?, refs_json = NULL, payload_json = ?, redacted = 1
 			WHERE `+where, append([]any{clawledger.RedactedText, nullJSON(payload)}, args...)...)
 		return err
 	})
@@ -294,12 +253,12 @@ func (db *DB) RedactEvents(ctx context.Context, t clawledger.RedactTarget, paylo
 // checkpoints the WAL into the database file and truncates it, so that
 // deleted text survives in none of the files. It reports whether the
 // checkpoint completed (another process reading the ledger can hold it up).
-func (db *DB) purge(ctx context.Context, fn func(*sql.Tx) error) (bool, error) {
-	err := db.episodicTx(ctx, func(tx *sql.Tx) error {
-		if err := fn(tx); err != nil {
+func (db *DB) purge(ctx context.Context, fn func(w wtx) error) (bool, error) {
+	err := db.episodicTx(ctx, func(w wtx) error {
+		if err := fn(w); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO episodic_events_fts(episodic_events_fts) VALUES ('optimize')`)
+		_, err := w.exec(`INSERT INTO episodic_events_fts(episodic_events_fts) VALUES ('optimize')`)
 		return err
 	})
 	if err != nil {
@@ -330,41 +289,32 @@ func (db *DB) DeleteEvents(ctx context.Context, sel clawledger.ScopeSelector, cu
 		return nil, nil
 	}
 	where += " AND (" + strings.Join(expiry, " OR ") + ")"
-	var counts []clawledger.EventCount
-	count := func(q interface {
-		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-	}) error {
-		rows, err := q.QueryContext(ctx, `SELECT scope, type, count(*) FROM episodic_events WHERE `+where+` GROUP BY scope, type`, args...)
-		if err != nil {
-			return episodesError(err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var c clawledger.EventCount
-			var typ string
-			if err := rows.Scan(&c.Scope, &typ, &c.Count); err != nil {
-				return err
-			}
-			c.Type = clawledger.EventType(typ)
-			counts = append(counts, c)
-		}
-		return rows.Err()
-	}
+	countQuery := `SELECT scope, type, count(*) FROM episodic_events WHERE ` + where + ` GROUP BY scope, type`
 	if dryRun {
-		return counts, count(db.r)
+		counts, err := queryAll(ctx, db.r, scanEventCount, countQuery, args...)
+		return counts, episodesError(err)
 	}
-	_, err = db.purge(ctx, func(tx *sql.Tx) error {
-		if err := count(tx); err != nil || len(counts) == 0 {
+	var counts []clawledger.EventCount
+	_, err = db.purge(ctx, func(w wtx) (err error) {
+		if counts, err = queryAll(w.ctx, w, scanEventCount, countQuery, args...); err != nil || len(counts) == 0 {
 			return err
 		}
 		ids := `SELECT id FROM episodic_events WHERE ` + where
-		if _, err := tx.ExecContext(ctx, `DELETE FROM episodic_events_fts WHERE rowid IN (`+ids+`)`, args...); err != nil {
+		if _, err := w.exec(`DELETE FROM episodic_events_fts WHERE rowid IN (`+ids+`)`, args...); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM episodic_events WHERE `+where, args...)
+		_, err = w.exec(`DELETE FROM episodic_events WHERE `+where, args...)
 		return err
 	})
 	return counts, err
+}
+
+func scanEventCount(row scanner) (clawledger.EventCount, error) {
+	var c clawledger.EventCount
+	var typ string
+	err := row.Scan(&c.Scope, &typ, &c.Count)
+	c.Type = clawledger.EventType(typ)
+	return c, err
 }
 
 // CaptureState returns what capture remembers; nil when it never ran.
@@ -396,31 +346,24 @@ func (db *DB) CaptureCursors(ctx context.Context) ([]*clawledger.CaptureCursor, 
 	if err := db.Flush(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := db.w.QueryContext(ctx, `SELECT s.id, s.kind, s.rel_path, s.agent_id,
-		coalesce(nullif(se.session_id, ''), s.file_session_id), coalesce(c.offset, 0), coalesce(c.turn_scope, ''), s.offset
+	return queryAll(ctx, db.w, func(row scanner) (*clawledger.CaptureCursor, error) {
+		c := &clawledger.CaptureCursor{}
+		var kind string
+		err := row.Scan(&c.SourceID, &kind, &c.Path, &c.AgentID, &c.SessionID, &c.Offset, &c.TurnScope, &c.Pending)
+		c.Kind = clawledger.SourceKind(kind)
+		return c, err
+	}, `SELECT s.id, s.kind, s.rel_path, s.agent_id, coalesce(nullif(se.session_id, ''), s.file_session_id),
+		coalesce(c.last_offset, -1), coalesce(c.turn_scope, ''),
+		(SELECT count(*) FROM lines WHERE source_id = s.id AND offset > coalesce(c.last_offset, -1))
 		FROM sources s
 		LEFT JOIN sessions se ON se.source_id = s.id
 		LEFT JOIN episodic_capture_sources c ON c.source_id = s.id
-		WHERE s.kind IN (?, ?) AND s.offset > coalesce(c.offset, 0)
+		WHERE s.kind IN (?, ?)
+		AND (SELECT max(offset) FROM lines WHERE source_id = s.id) > coalesce(c.last_offset, -1)
 		ORDER BY s.id`, string(clawledger.KindTranscript), string(clawledger.KindCronRuns))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*clawledger.CaptureCursor
-	for rows.Next() {
-		c := &clawledger.CaptureCursor{}
-		var kind string
-		if err := rows.Scan(&c.SourceID, &kind, &c.Path, &c.AgentID, &c.SessionID, &c.Offset, &c.TurnScope, &c.End); err != nil {
-			return nil, err
-		}
-		c.Kind = clawledger.SourceKind(kind)
-		out = append(out, c)
-	}
-	return out, rows.Err()
 }
 
-const captureLinesSQL = `SELECT l.id, l.offset, l.line_no, l.offset + length(l.raw) + 1, coalesce(l.entry_id, ''),
+const captureLinesSQL = `SELECT l.id, l.offset, l.line_no, coalesce(l.entry_id, ''),
 	l.role, l.msg_ts_ms, l.text, l.model, l.stop_reason, l.error_message,
 	l.call_id, l.tool_name, l.is_error, l.error_text, l.duration_ms, l.exit_code,
 	CASE WHEN l.call_id IS NOT NULL THEN l.raw END,
@@ -429,7 +372,7 @@ const captureLinesSQL = `SELECT l.id, l.offset, l.line_no, l.offset + length(l.r
 	FROM lines l
 	LEFT JOIN cron_runs c ON c.line_id = l.id
 	LEFT JOIN cron_jobs j ON j.job_id = c.job_id AND j.state_dir_id = (SELECT state_dir_id FROM sources WHERE id = l.source_id)
-	WHERE l.source_id = ? AND l.offset >= ?
+	WHERE l.source_id = ? AND l.offset > ?
 	ORDER BY l.offset LIMIT ?`
 
 // CaptureBatch reads up to limit lines of the sources after their cursors,
@@ -438,12 +381,7 @@ const captureLinesSQL = `SELECT l.id, l.offset, l.line_no, l.offset + length(l.r
 func (db *DB) CaptureBatch(ctx context.Context, curs []*clawledger.CaptureCursor, limit int,
 	derive func(*clawledger.CaptureCursor, []clawledger.CaptureLine) ([]*clawledger.Event, error)) (clawledger.CaptureBatch, error) {
 	var b clawledger.CaptureBatch
-	err := db.episodicTx(ctx, func(tx *sql.Tx) error {
-		w, err := newEventWriter(ctx, tx)
-		if err != nil {
-			return err
-		}
-		defer w.Close()
+	err := db.episodicTx(ctx, func(w wtx) error {
 		for _, cur := range curs {
 			if cur.Done {
 				continue
@@ -451,7 +389,7 @@ func (db *DB) CaptureBatch(ctx context.Context, curs []*clawledger.CaptureCursor
 			if b.Lines >= limit {
 				return nil
 			}
-			if err := captureSource(ctx, tx, w, cur, limit-b.Lines, derive, &b); err != nil {
+			if err := captureSource(w, cur, limit-b.Lines, derive, &b); err != nil {
 				return fmt.Errorf("%s: %w", cur.Path, err)
 			}
 		}
@@ -461,18 +399,18 @@ func (db *DB) CaptureBatch(ctx context.Context, curs []*clawledger.CaptureCursor
 }
 
 // captureSource captures up to limit lines of one source.
-func captureSource(ctx context.Context, tx *sql.Tx, w *eventWriter, cur *clawledger.CaptureCursor, limit int,
+func captureSource(w wtx, cur *clawledger.CaptureCursor, limit int,
 	derive func(*clawledger.CaptureCursor, []clawledger.CaptureLine) ([]*clawledger.Event, error), b *clawledger.CaptureBatch) error {
 	// the stored cursor wins: a source re-read since lost its row (trigger)
-	err := tx.QueryRowContext(ctx, `SELECT offset, turn_scope FROM episodic_capture_sources WHERE source_id = ?`, cur.SourceID).
+	err := w.queryRow(`SELECT last_offset, turn_scope FROM episodic_capture_sources WHERE source_id = ?`, cur.SourceID).
 		Scan(&cur.Offset, &cur.TurnScope)
 	if errors.Is(err, sql.ErrNoRows) {
-		cur.Offset, cur.TurnScope, err = 0, "", nil
+		cur.Offset, cur.TurnScope, err = -1, "", nil
 	}
 	if err != nil {
 		return err
 	}
-	lines, ids, end, err := captureLines(ctx, tx, cur, limit)
+	lines, ids, err := captureLines(w, cur, limit)
 	if err != nil {
 		return err
 	}
@@ -480,7 +418,7 @@ func captureSource(ctx context.Context, tx *sql.Tx, w *eventWriter, cur *clawled
 	if len(lines) == 0 {
 		return nil
 	}
-	if err := attachToolCalls(ctx, tx, cur.SourceID, lines, ids); err != nil {
+	if err := attachToolCalls(w, cur.SourceID, lines, ids); err != nil {
 		return err
 	}
 	events, err := derive(cur, lines)
@@ -490,7 +428,7 @@ func captureSource(ctx context.Context, tx *sql.Tx, w *eventWriter, cur *clawled
 	b.Lines += len(lines)
 	b.Events += len(events)
 	for _, e := range events {
-		ok, err := w.insert(e)
+		ok, err := insertEvent(w, e)
 		if err != nil {
 			return fmt.Errorf("event %s: %w", e.EventID, err)
 		}
@@ -498,24 +436,23 @@ func captureSource(ctx context.Context, tx *sql.Tx, w *eventWriter, cur *clawled
 			b.Inserted++
 		}
 	}
-	cur.Offset = end
-	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO episodic_capture_sources(source_id, offset, turn_scope) VALUES(?, ?, ?)`,
+	cur.Offset = lines[len(lines)-1].Offset
+	_, err = w.exec(`INSERT OR REPLACE INTO episodic_capture_sources(source_id, last_offset, turn_scope) VALUES(?, ?, ?)`,
 		cur.SourceID, cur.Offset, cur.TurnScope)
 	return err
 }
 
 // captureLines reads up to limit lines after cur with their derived rows;
-// it returns them, their line ids and the end offset of the last one.
-func captureLines(ctx context.Context, tx *sql.Tx, cur *clawledger.CaptureCursor, limit int) ([]clawledger.CaptureLine, []int64, int64, error) {
-	rows, err := tx.QueryContext(ctx, captureLinesSQL, cur.SourceID, cur.Offset, limit)
+// it returns them and their line ids.
+func captureLines(w wtx, cur *clawledger.CaptureCursor, limit int) ([]clawledger.CaptureLine, []int64, error) {
+	rows, err := w.QueryContext(w.ctx, captureLinesSQL, cur.SourceID, cur.Offset, limit)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	var (
 		lines []clawledger.CaptureLine
 		ids   []int64
-		end   int64
 	)
 	for rows.Next() {
 		var (
@@ -531,12 +468,12 @@ func captureLines(ctx context.Context, tx *sql.Tx, cur *clawledger.CaptureCursor
 			runTs, runAt, runDur                              sql.NullInt64
 			runModel, runProvider, jobName, jobAgent          sql.NullString
 		)
-		if err := rows.Scan(&id, &l.Offset, &l.No, &end, &l.EntryID,
+		if err := rows.Scan(&id, &l.Offset, &l.No, &l.EntryID,
 			&role, &ts, &text, &model, &stop, &errMsg,
 			&callID, &toolName, &isError, &errText, &duration, &exit, &raw,
 			&jobID, &runTs, &action, &status, &runErr, &summary, &sess, &key, &runAt, &runDur,
 			&runModel, &runProvider, &jobName, &jobAgent); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, err
 		}
 		if role.Valid {
 			m := &clawledger.Message{Role: role.String, Timestamp: ts.Int64, Text: text.String, Model: model.String,
@@ -557,7 +494,7 @@ func captureLines(ctx context.Context, tx *sql.Tx, cur *clawledger.CaptureCursor
 		lines = append(lines, l)
 		ids = append(ids, id)
 	}
-	return lines, ids, end, rows.Err()
+	return lines, ids, rows.Err()
 }
 
 func nullInt(v sql.NullInt64) *int64 {
@@ -569,8 +506,8 @@ func nullInt(v sql.NullInt64) *int64 {
 
 // attachToolCalls adds their tool calls to the assistant messages of lines
 // (ids are the lines' ids, ascending within a source).
-func attachToolCalls(ctx context.Context, tx *sql.Tx, sourceID int64, lines []clawledger.CaptureLine, ids []int64) error {
-	rows, err := tx.QueryContext(ctx, `SELECT line_id, call_id, name, arguments FROM tool_calls
+func attachToolCalls(w wtx, sourceID int64, lines []clawledger.CaptureLine, ids []int64) error {
+	rows, err := w.QueryContext(w.ctx, `SELECT line_id, call_id, name, arguments FROM tool_calls
 		WHERE line_id BETWEEN ? AND ? AND source_id = ? ORDER BY line_id, idx`, ids[0], ids[len(ids)-1], sourceID)
 	if err != nil {
 		return err

@@ -248,7 +248,7 @@ Once capture has run, every ingest captures new lines as well.`,
 			}
 			defer db.Close()
 			if a.interactive() {
-				opt.Progress = &barProgress{w: a.stderr, description: "capturing"}
+				opt.Progress = &barProgress{w: a.stderr, description: "capturing lines", lines: true}
 			}
 			rep, err := a.capture(ctx, db, opt)
 			if err != nil {

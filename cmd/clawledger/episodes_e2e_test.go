@@ -5,47 +5,32 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/clawledger/clawledger/internal/fixture"
-	"github.com/clawledger/clawledger/internal/testenv"
 )
 
-// binary runs the built clawledger with a home of its own.
-type binary struct {
-	t    *testing.T
-	path string
-	home string
-	db   string
+// ledgerCLI runs the built binary on one ledger.
+type ledgerCLI struct {
+	*cli
+	db string
 }
 
-func (b *binary) run(args ...string) (string, string, int) {
-	b.t.Helper()
-	cmd := exec.Command(b.path, append(args, "--db", b.db)...)
-	cmd.Env = append(os.Environ(), "HOME="+b.home, "XDG_DATA_HOME="+filepath.Join(b.home, "data"), "CLAWLEDGER_DB=", "OPENCLAW_STATE_DIR=")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		b.t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+func (l *ledgerCLI) run(args ...string) (string, string, int) {
+	l.t.Helper()
+	return l.cli.run(append(args, "--db", l.db)...)
 }
 
-func (b *binary) json(v any, args ...string) {
-	b.t.Helper()
-	out, errOut, code := b.run(append(args, "--json")...)
+func (l *ledgerCLI) json(v any, args ...string) {
+	l.t.Helper()
+	out, errOut, code := l.run(append(args, "--json")...)
 	if code != 0 && code != exitWarnings {
-		b.t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		l.t.Fatalf("%v: exit %d: %s", args, code, errOut)
 	}
 	if err := json.Unmarshal([]byte(out), v); err != nil {
-		b.t.Fatalf("%v: %v: %s", args, err, out)
+		l.t.Fatalf("%v: %v: %s", args, err, out)
 	}
 }
 
@@ -54,7 +39,7 @@ func (b *binary) json(v any, args ...string) {
 // leaves no trace of the text in the database files.
 func TestEpisodesEndToEnd(t *testing.T) {
 	home := t.TempDir()
-	b := &binary{t: t, path: testenv.Binary(t), home: home, db: filepath.Join(home, "ledger.db")}
+	b := &ledgerCLI{cli: newCLI(t, home), db: filepath.Join(home, "ledger.db")}
 	ep, err := fixture.WriteEpisodes(filepath.Join(home, ".openclaw"))
 	if err != nil {
 		t.Fatal(err)

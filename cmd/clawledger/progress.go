@@ -6,10 +6,12 @@ import (
 	"github.com/schollz/progressbar/v3"
 )
 
-// barProgress draws a byte progress bar on a terminal.
+// barProgress draws a progress bar on a terminal: of bytes ingested, or of
+// lines when counting lines.
 type barProgress struct {
 	w           io.Writer
 	description string // "ingesting" when empty
+	lines       bool   // count lines, not bytes
 	bar         *progressbar.ProgressBar
 }
 
@@ -21,14 +23,18 @@ func (p *barProgress) Start(total int64, files int) {
 	if desc == "" {
 		desc = "ingesting"
 	}
-	p.bar = progressbar.NewOptions64(total,
+	opts := []progressbar.Option{
 		progressbar.OptionSetWriter(p.w),
 		progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowBytes(!p.lines),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionClearOnFinish(),
-	)
+	}
+	if p.lines {
+		opts = append(opts, progressbar.OptionShowCount())
+	}
+	p.bar = progressbar.NewOptions64(total, opts...)
 }
 
 func (p *barProgress) Add(n int64) {

@@ -37,16 +37,17 @@ CREATE TABLE IF NOT EXISTS episodic_capture_state (
   last_run_ms   INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS episodic_capture_sources (
-  source_id  INTEGER PRIMARY KEY,
-  offset     INTEGER NOT NULL, -- end of the last captured line
-  turn_scope TEXT NOT NULL DEFAULT ''
+  source_id   INTEGER PRIMARY KEY,
+  last_offset INTEGER NOT NULL, -- lines.offset of the last captured line
+  turn_scope  TEXT NOT NULL DEFAULT ''
 );
--- A source's lines are deleted only when it is re-read from scratch (a
--- rewritten or shrunk file); its capture then starts over. Event ids are
--- derived from the entries, so nothing is stored twice.
+-- A source's lines are deleted only when it is read again from scratch (a
+-- rewritten or shrunk file, a rewound database session); its capture then
+-- starts over. Event ids are derived from the entries, so nothing is stored
+-- twice.
 -- +goose StatementBegin
 CREATE TRIGGER IF NOT EXISTS episodic_capture_source_reread AFTER DELETE ON lines
-WHEN OLD.offset = 0
+WHEN OLD.line_no = 1
 BEGIN
   DELETE FROM episodic_capture_sources WHERE source_id = OLD.source_id;
 END;
