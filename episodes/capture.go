@@ -399,20 +399,25 @@ func argumentsOf(args json.RawMessage) any {
 	return clipText(string(args))
 }
 
+// toolResultSummary says how a tool call ended: "exec ok (37 ms)", "exec
+// exit 3 (730 ms)", "read error: ENOENT (exit 2, 12 ms)".
 func toolResultSummary(m *clawledger.Message) string {
 	var b strings.Builder
 	b.WriteString(m.ToolName)
-	if m.IsError {
+	var facts []string
+	switch {
+	case m.IsError:
 		b.WriteString(" error")
 		if m.ErrorText != "" {
 			b.WriteString(": " + m.ErrorText)
 		}
-	} else {
+		if m.ExitCode != nil {
+			facts = append(facts, "exit "+strconv.FormatInt(*m.ExitCode, 10))
+		}
+	case m.ExitCode != nil && *m.ExitCode != 0:
+		b.WriteString(" exit " + strconv.FormatInt(*m.ExitCode, 10))
+	default:
 		b.WriteString(" ok")
-	}
-	var facts []string
-	if m.ExitCode != nil {
-		facts = append(facts, "exit "+strconv.FormatInt(*m.ExitCode, 10))
 	}
 	if m.DurationMs != nil {
 		facts = append(facts, strconv.FormatInt(*m.DurationMs, 10)+" ms")

@@ -14,6 +14,7 @@ import (
 	"github.com/clawledger/clawledger/collect"
 	"github.com/clawledger/clawledger/episodes"
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/testenv"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/sqlite"
 )
@@ -90,13 +91,13 @@ func TestCapture(t *testing.T) {
 		"project:alpha": {
 			"conversation.user deploy the api; the key is [REDACTED:openai_key]",
 			"tool.call exec: deploy --token [REDACTED:github_token]",
-			"tool.result exec ok (exit 0, 1200 ms)",
+			"tool.result exec ok (1200 ms)",
 			"conversation.assistant Deployed to staging.",
 		},
 		"agent:main": {"conversation.user What is the weather?", "conversation.assistant Sunny."},
 		"agent:ops": {
 			"conversation.user disk report",
-			"tool.call exec: df -h", "tool.result exec ok (exit 0, 37 ms)",
+			"tool.call exec: df -h", "tool.result exec ok (37 ms)",
 			"tool.call read: /etc/missing", "tool.result read error: ENOENT: no such file",
 			"conversation.assistant error: fetch failed",
 			`ops.alert cron job "Nightly backup" failed: auth failed: [REDACTED:credential_assignment]`,
@@ -310,5 +311,37 @@ func TestCaptureSQLiteEra(t *testing.T) {
 	}
 	if strings.Join(got, ",") != fixture.EraLive+" one more question,"+fixture.EraRewound+" take two" {
 		t.Fatalf("new events: %v", got)
+	}
+}
+
+// TestCaptureCorpus captures the genuine OpenClaw state dirs of both
+// storage eras (skipped without ../shared/corpus): every event is bounded
+// and valid, and a second run stores nothing.
+func TestCaptureCorpus(t *testing.T) {
+	corpus := testenv.Corpus(t)
+	for _, release := range []string{"openclaw-2026.2.3", "openclaw-2026.9.6"} {
+		t.Run(release, func(t *testing.T) {
+			l := newLedger(t, filepath.Join(corpus, release, ".openclaw"))
+			l.ingest()
+			rep := l.capture(episodes.CaptureOptions{})
+			if rep.Inserted == 0 || rep.ByType[clawledger.EventUser] == 0 || rep.ByType[clawledger.EventAssistant] == 0 {
+				t.Fatalf("capture: %+v", rep)
+			}
+			if again := l.capture(episodes.CaptureOptions{}); again.Lines != 0 || again.Inserted != 0 {
+				t.Fatalf("second capture: %+v", again)
+			}
+			events := l.events(global)
+			if len(events) != rep.Inserted {
+				t.Fatalf("%d events stored, %d reported", len(events), rep.Inserted)
+			}
+			for _, e := range events {
+				lim := episodes.DefaultLimits
+				if e.Summary == "" || len(e.Summary) > lim.Summary || len(e.Payload) > lim.PayloadCap(e.Type) || len(e.Refs) > lim.Refs ||
+					(e.Payload != nil && !json.Valid(e.Payload)) || !json.Valid(e.Refs) {
+					t.Errorf("event %s %s out of bounds: summary %q, payload %d bytes", e.Type, e.EventID, e.Summary, len(e.Payload))
+				}
+			}
+			t.Logf("%d events: %v", rep.Inserted, rep.ByType)
+		})
 	}
 }
