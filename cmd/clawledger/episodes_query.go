@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,12 +96,7 @@ the summary, payload or refs.`,
 			if err := checkLimit(f.Limit, maxEventsLimit); err != nil {
 				return err
 			}
-			db, err := a.openReader(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			events, more, err := db.Events(ctx, f)
+			events, more, err := a.events(ctx, f)
 			if err != nil {
 				return err
 			}
@@ -149,12 +145,7 @@ func (a *app) episodesReplayCommand() *cobra.Command {
 				return err
 			}
 			f.SessionID = args[0]
-			db, err := a.openReader(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			events, more, err := db.Events(ctx, f)
+			events, more, err := a.events(ctx, f)
 			if err != nil {
 				return err
 			}
@@ -171,6 +162,16 @@ func (a *app) episodesReplayCommand() *cobra.Command {
 	cmd.Flags().IntVar(&f.Limit, "limit", replayDefaultLimit, "at most this many events (1 to 1000)")
 	cmd.Flags().BoolVar(&f.IncludePayload, "include-payload", false, "include each event's payload")
 	return cmd
+}
+
+// events reads the events f selects from the ledger.
+func (a *app) events(ctx context.Context, f clawledger.EventFilter) ([]*clawledger.Event, bool, error) {
+	db, err := a.openReader(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer db.Close()
+	return db.Events(ctx, f)
 }
 
 // printReplay prints a session's timeline as readable text.
