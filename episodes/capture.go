@@ -1,6 +1,7 @@
 package episodes
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -195,7 +196,7 @@ func (c *capturer) message(cur *clawledger.CaptureCursor, l *clawledger.CaptureL
 		if text == "" {
 			return
 		}
-		c.add(base.event(clawledger.EventUser, "", summaryOf(text), map[string]any{"text": clipText(text)}, nil))
+		c.add(base.event(clawledger.EventUser, "", summaryOf(text), map[string]any{"text": text}, nil))
 	case "assistant":
 		text := strings.TrimSpace(m.Text)
 		if text != "" || m.ErrorMessage != "" {
@@ -203,10 +204,7 @@ func (c *capturer) message(cur *clawledger.CaptureCursor, l *clawledger.CaptureL
 			if text == "" {
 				summary = "error: " + summaryOf(m.ErrorMessage)
 			}
-			payload := map[string]any{"text": clipText(text), "model": m.Model, "stop_reason": m.StopReason}
-			if m.ErrorMessage != "" {
-				payload["error"] = clipText(m.ErrorMessage)
-			}
+			payload := map[string]any{"text": text, "model": m.Model, "stop_reason": m.StopReason, "error": m.ErrorMessage}
 			c.add(base.event(clawledger.EventAssistant, "", summary, payload, nil))
 		}
 		for i, call := range m.ToolCalls {
@@ -246,8 +244,8 @@ func (c *capturer) cronRun(cur *clawledger.CaptureCursor, l *clawledger.CaptureL
 	if run.Error != "" {
 		summary += ": " + run.Error
 	}
-	payload := map[string]any{"job_id": run.JobID, "job_name": l.JobName, "status": run.Status, "error": clipText(run.Error),
-		"summary": clipText(run.Summary), "duration_ms": run.DurationMs, "model": run.Model, "provider": run.Provider}
+	payload := map[string]any{"job_id": run.JobID, "job_name": l.JobName, "status": run.Status, "error": run.Error,
+		"summary": run.Summary, "duration_ms": run.DurationMs, "model": run.Model, "provider": run.Provider}
 	refs := map[string]any{"job_id": run.JobID, "session_key": run.SessionKey, "run_at_ms": run.RunAt}
 	ts := run.Ts
 	if ts == 0 {
@@ -270,12 +268,12 @@ type eventBase struct {
 	key     string // "" = derived from the transcript entry
 }
 
-// event builds one captured event; nil when its scope is invalid.
+// event builds one captured event (add skips it when its scope is invalid).
 func (b eventBase) event(t clawledger.EventType, suffix, summary string, payload, refs map[string]any) *capturedEvent {
 	e := &clawledger.Event{Type: t, Scope: b.scope, AgentID: b.agent, SessionID: b.session, TsMs: b.ts,
 		Summary: summary, SchemaVersion: clawledger.EpisodicSchemaVersion}
 	if e.AgentID == "" {
-		e.AgentID = b.cur.AgentID
+		e.AgentID = cmp.Or(b.cur.AgentID, "main") // very old installs have no agents/ dir: OpenClaw's default agent
 	}
 	if e.SessionID == "" {
 		e.SessionID = b.cur.SessionID
@@ -320,9 +318,10 @@ func (c *capturer) add(ce *capturedEvent) {
 	c.events = append(c.events, e)
 }
 
-// bounded masks every string of m (its keys are ours), drops empty
-// values and encodes it cut to limit; nil when nothing is left.
+// bounded clips and masks every string of m (its keys are ours), drops
+// empty values and encodes it cut to limit; nil when nothing is left.
 func bounded(m map[string]any, limit int, mask func(string) string) json.RawMessage {
+	clipMask := func(s string) string { return mask(clipText(s)) }
 	for k, v := range m {
 		switch x := v.(type) {
 		case nil:
@@ -331,10 +330,10 @@ func bounded(m map[string]any, limit int, mask func(string) string) json.RawMess
 			if x == "" {
 				delete(m, k)
 			} else {
-				m[k] = mask(x)
+				m[k] = clipMask(x)
 			}
 		case json.RawMessage:
-			if masked, err := MapStrings(x, mask); err == nil {
+			if masked, err := MapStrings(x, clipMask); err == nil {
 				m[k] = masked
 			} else {
 				delete(m, k) // never stored unmasked
@@ -353,17 +352,17 @@ func bounded(m map[string]any, limit int, mask func(string) string) json.RawMess
 
 // summaryOf is one line of masked text, clipped.
 func summaryOf(s string) string {
-	return Clip(strings.Join(strings.Fields(redact.All(s)), " "), captureSummaryRunes)
+	return Clip(strings.Join(strings.Fields(redact.All(clipText(s))), " "), captureSummaryRunes)
 }
 
-// clipText cuts a text bound for a payload to the payload cap before it is
-// masked (no more of it can be kept), and drops the token cut in two at the
-// end: the half of a credential is too short to be recognized as one.
+// clipText cuts a text to the payload cap before it is masked (no more of
+// it can be kept, and masking a long text costs), dropping the token cut in
+// two at the end: half a credential is too short to be recognized as one.
 func clipText(s string) string {
 	if len(s) <= DefaultLimits.Payload {
 		return s
 	}
-	s = clipBytes(s, DefaultLimits.Payload, "")
+	s = clipBytes(s, DefaultLimits.Payload-len(ellipsis), "")
 	return strings.TrimRightFunc(s, tokenRune) + ellipsis
 }
 
@@ -396,7 +395,7 @@ func argumentsOf(args json.RawMessage) any {
 	if json.Valid(args) {
 		return args
 	}
-	return clipText(string(args))
+	return string(args)
 }
 
 // toolResultSummary says how a tool call ended: "exec ok (37 ms)", "exec
@@ -431,10 +430,7 @@ func toolResultSummary(m *clawledger.Message) string {
 // toolResultPayload holds the result's facts and its output, read from the
 // raw line (tool output is kept nowhere else in the ledger).
 func toolResultPayload(m *clawledger.Message, raw []byte) map[string]any {
-	p := map[string]any{"tool": m.ToolName, "is_error": m.IsError}
-	if m.ErrorText != "" {
-		p["error"] = clipText(m.ErrorText)
-	}
+	p := map[string]any{"tool": m.ToolName, "is_error": m.IsError, "error": m.ErrorText}
 	if m.ExitCode != nil {
 		p["exit_code"] = *m.ExitCode
 	}
@@ -442,7 +438,7 @@ func toolResultPayload(m *clawledger.Message, raw []byte) map[string]any {
 		p["duration_ms"] = *m.DurationMs
 	}
 	if e, err := openclaw.ParseEntry(raw); err == nil && e.Message != nil {
-		p["output"], p["output_bytes"] = clipText(e.Message.Text), len(e.Message.Text)
+		p["output"], p["output_bytes"] = e.Message.Text, len(e.Message.Text)
 	}
 	return p
 }

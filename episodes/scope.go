@@ -5,6 +5,7 @@
 package episodes
 
 import (
+	"cmp"
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
@@ -46,10 +47,7 @@ func scopeRune(r rune) bool {
 
 // AgentScope is the default scope of an agent's events: agent:<agentId>.
 func AgentScope(agentID string) (string, error) {
-	if agentID == "" {
-		agentID = "main" // OpenClaw's default agent
-	}
-	return NormalizeScope("agent:" + agentID)
+	return NormalizeScope("agent:" + cmp.Or(agentID, "main")) // OpenClaw's default agent
 }
 
 // Selector validates a --scope/--global pair: exactly one must be given.

@@ -64,11 +64,11 @@ func insertEvent(w wtx, e *clawledger.Event) (bool, error) {
 	if e.Seq, err = res.LastInsertId(); err != nil {
 		return false, err
 	}
-	_, err = w.exec(insertEventTextSQL, e.Seq, e.Summary, jsonOrEmpty(e.Payload), jsonOrEmpty(e.Refs))
+	_, err = w.exec(insertEventTextSQL, e.Seq, e.Summary, jsonTextOrNull(e.Payload), jsonTextOrNull(e.Refs))
 	return true, err
 }
 
-func jsonOrEmpty(v json.RawMessage) string {
+func jsonTextOrNull(v json.RawMessage) string {
 	if v == nil {
 		return "null"
 	}
