@@ -27,6 +27,9 @@ normalized (NFKC, lowercase, trimmed) and may hold only a-z, 0-9 and
 . _ : / -; anything else is refused, never rewritten.
 
 Every subcommand prints a receipt; --json makes it a stable JSON object.`,
+		// an unknown subcommand is a usage error, not a reason to print help
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(
 		a.episodesAppendCommand(),

@@ -183,6 +183,7 @@ func TestEpisodesUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
+		{[]string{"episodes", "frobnicate"}, "unknown command"},
 		{[]string{"episodes", "append", "--scope", "s"}, "required flag"},
 		{with("--scope", "has space"), "only a-z"},
 		{with("--type", "tool.output"), "unknown event type"},
