@@ -38,7 +38,7 @@ func (a *app) refresh(ctx context.Context) error {
 // refreshDerived brings the derived layers (search index, episodes, ...)
 // up to date after an ingest. Each layer updates incrementally.
 func (a *app) refreshDerived(ctx context.Context, db *sqlite.DB) error {
-	return nil
+	return a.refreshEpisodes(ctx, db)
 }
 
 // addRefreshFlag gives a query command --no-refresh and returns a hook that

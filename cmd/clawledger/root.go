@@ -98,6 +98,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.sessionsCommand(),
 		a.showCommand(),
 		a.exportCommand(),
+		a.episodesCommand(),
 	)
 	return root
 }
