@@ -74,13 +74,13 @@ func TestMigrationsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sqlDB.Close()
-	up, err := os.ReadFile(filepath.Join("migrations", "00003_episodes.sql"))
+	up, err := os.ReadFile(filepath.Join("migrations", "00002_episodes.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	upSQL, _, _ := bytes.Cut(up, []byte("-- +goose Down"))
 	if _, err := sqlDB.Exec(string(upSQL)); err != nil {
-		t.Fatalf("re-applying 00003: %v", err)
+		t.Fatalf("re-applying 00002: %v", err)
 	}
 }
 
