@@ -25,7 +25,11 @@ type Source struct {
 }
 
 // Cursor remembers how far a source has been ingested and how to recognize
-// the same file next time.
+// the same file next time. A transcript held in an OpenClaw database uses
+// it with its events as lines: Offset is the last seq stored, Size the
+// events seen, HeadHash and TailHash hash the first and last event stored,
+// PrefixHash runs over every event stored plus its newline (the bytes an
+// export writes), Dev, Inode and MtimeNs stay zero.
 type Cursor struct {
 	Dev, Inode uint64
 	Size       int64  // bytes seen at the last read (committed lines plus pending tail)
@@ -37,6 +41,10 @@ type Cursor struct {
 	Lines      int64  // complete lines stored (blank and malformed included)
 	Malformed  int64  // malformed lines among them
 	Pending    int64  // bytes after Offset still waiting for their newline
+	// Mark is kept for sources held in an OpenClaw database only: a
+	// transcript's rewrite generation (a new one means OpenClaw rewrote it),
+	// or a run log's last run as "<ts>/<id>".
+	Mark string
 }
 
 // LineStatus says how a stored line decoded.
@@ -126,8 +134,8 @@ type Session struct {
 func (s *Session) Orphan() bool { return s.Index == nil }
 
 // IngestTx writes one source's new lines, its derived rows, its session
-// summary and its cursor in one transaction, so a crash never loses or
-// duplicates a line.
+// summary and its cursor atomically, so a crash never loses or duplicates a
+// line.
 type IngestTx interface {
 	Add(rec *Record) error
 	Commit(cur Cursor, sess *Session) error
@@ -159,9 +167,15 @@ type Writer interface {
 	// derived rows first, in the same transaction. The returned session is
 	// the stored summary to continue from (empty when replacing).
 	Begin(ctx context.Context, src *Source, replace bool) (IngestTx, *Session, error)
+	// ReplaceIndex, ReplaceCronJobs and PutWorkspaceFile replace what a
+	// file says and store its source (cursor, gone mark) with it.
 	ReplaceIndex(ctx context.Context, src *Source, entries []IndexEntry) error
 	ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []CronJob, srcs []*Source) error
 	PutWorkspaceFile(ctx context.Context, src *Source, f *WorkspaceFile) error
+	// Flush makes everything written so far durable. Writes may be batched
+	// into one transaction until then; each source is still written whole
+	// (its lines, derived rows and cursor together) or not at all.
+	Flush(ctx context.Context) error
 }
 
 // SessionFilter selects sessions.

@@ -2,11 +2,14 @@ package openclaw
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 
-	"github.com/clawledger/clawledger"
 	"github.com/titanous/json5"
+	"github.com/valyala/fastjson"
+
+	"github.com/clawledger/clawledger"
 )
 
 // decodeLenient decodes standard JSON, falling back to JSON5 (OpenClaw reads
@@ -142,7 +145,7 @@ func ParseCronState(data []byte) (map[string]json.RawMessage, error) {
 		return nil, err
 	}
 	for _, x := range list {
-		if id := firstNonEmpty(string(x.ID), string(x.JobID)); id != "" && len(x.State) > 0 {
+		if id := cmp.Or(string(x.ID), string(x.JobID)); id != "" && len(x.State) > 0 {
 			out[id] = x.State
 		}
 	}
@@ -160,62 +163,37 @@ func stateOf(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-type rawCronRun struct {
-	Ts             json.RawMessage `json:"ts"`
-	Timestamp      json.RawMessage `json:"timestamp"`
-	JobID          flexString      `json:"jobId"`
-	Action         flexString      `json:"action"`
-	Status         flexString      `json:"status"`
-	Error          json.RawMessage `json:"error"`
-	Summary        flexString      `json:"summary"`
-	Delivered      *flexBool       `json:"delivered"`
-	DeliveryStatus flexString      `json:"deliveryStatus"`
-	SessionID      flexString      `json:"sessionId"`
-	SessionKey     flexString      `json:"sessionKey"`
-	RunAtMs        json.RawMessage `json:"runAtMs"`
-	DurationMs     flexInt         `json:"durationMs"`
-	NextRunAtMs    json.RawMessage `json:"nextRunAtMs"`
-	Model          flexString      `json:"model"`
-	Provider       flexString      `json:"provider"`
-	Usage          json.RawMessage `json:"usage"`
-}
-
 // ParseCronRun decodes one line of a cron run log. Lines whose action is not
 // "finished" decode too (the caller decides what to keep).
 func ParseCronRun(line []byte) (*clawledger.CronRun, error) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil, ErrBlank
-	}
-	if line[0] != '{' {
-		return nil, malformed(line)
-	}
-	var r rawCronRun
-	if err := json.Unmarshal(line, &r); err != nil {
-		return nil, &MalformedError{Reason: "invalid JSON: " + shortErr(err)}
-	}
+	var run *clawledger.CronRun
+	err := parseObject(line, func(v *fastjson.Value, _ bool) { run = cronRunOf(v) })
+	return run, err
+}
+
+func cronRunOf(v *fastjson.Value) *clawledger.CronRun {
 	run := &clawledger.CronRun{
-		Ts:             firstTimestamp(r.Ts, r.Timestamp),
-		JobID:          string(r.JobID),
-		Action:         string(r.Action),
-		Status:         string(r.Status),
-		Error:          errorText(r.Error),
-		Summary:        string(r.Summary),
-		DeliveryStatus: string(r.DeliveryStatus),
-		SessionID:      string(r.SessionID),
-		SessionKey:     string(r.SessionKey),
-		RunAt:          Timestamp(r.RunAtMs),
-		DurationMs:     int64(r.DurationMs),
-		NextRunAt:      Timestamp(r.NextRunAtMs),
-		Model:          string(r.Model),
-		Provider:       string(r.Provider),
+		Ts:             cmp.Or(timestampOf(v, "ts"), timestampOf(v, "timestamp")),
+		JobID:          str(v, "jobId"),
+		Action:         str(v, "action"),
+		Status:         str(v, "status"),
+		Error:          errorText(v.Get("error")),
+		Summary:        str(v, "summary"),
+		DeliveryStatus: str(v, "deliveryStatus"),
+		SessionID:      str(v, "sessionId"),
+		SessionKey:     str(v, "sessionKey"),
+		RunAt:          timestampOf(v, "runAtMs"),
+		DurationMs:     integer(v, "durationMs"),
+		NextRunAt:      timestampOf(v, "nextRunAtMs"),
+		Model:          str(v, "model"),
+		Provider:       str(v, "provider"),
 	}
-	if r.Delivered != nil {
-		d := bool(*r.Delivered)
-		run.Delivered = &d
+	if d := v.Get("delivered"); d != nil && (d.Type() == fastjson.TypeTrue || d.Type() == fastjson.TypeFalse) {
+		b := d.Type() == fastjson.TypeTrue
+		run.Delivered = &b
 	}
-	if len(r.Usage) > 0 && r.Usage[0] == '{' {
-		run.Usage = DecodeUsage(r.Usage)
+	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
+		run.Usage = usageOf(u)
 	}
-	return run, nil
+	return run
 }

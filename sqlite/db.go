@@ -27,7 +27,9 @@ type DB struct {
 	w    *sql.DB // the single writer connection
 	r    *sql.DB // read pool
 
-	stmts map[string]*sql.Stmt // writer statements, prepared once
+	batch      *sql.Tx              // the open write transaction (see writer.go)
+	batchSize  int64                // bytes of lines written in it
+	batchStmts map[string]*sql.Stmt // stmts bound to it
 }
 
 // Options tune Open.
@@ -49,7 +51,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	} else if err := createPrivate(abs); err != nil {
 		return nil, err
 	}
-	db := &DB{Path: abs, stmts: map[string]*sql.Stmt{}}
+	db := &DB{Path: abs, batchStmts: map[string]*sql.Stmt{}}
 	db.r, err = sql.Open(driverName, dsn(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)"))
 	if err != nil {
 		return nil, err
@@ -67,7 +69,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous(NORMAL)",
 		"_pragma=cache_size(-32000)",
-		"_pragma=secure_delete(ON)",
+		"_pragma=temp_store(MEMORY)",
 		"_txlock=immediate"))
 	if err != nil {
 		db.r.Close()
@@ -79,15 +81,6 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, openError(abs, err)
-	}
-	// prepared before any transaction holds the single writer connection
-	for _, q := range preparedWrites {
-		s, err := db.w.PrepareContext(ctx, q)
-		if err != nil {
-			db.Close()
-			return nil, err
-		}
-		db.stmts[q] = s
 	}
 	return db, nil
 }
@@ -165,12 +158,11 @@ func (db *DB) Version(ctx context.Context) (int64, error) {
 	return v.Int64, err
 }
 
-// Close closes the ledger.
+// Close closes the ledger. A write transaction still open (not flushed) is
+// rolled back.
 func (db *DB) Close() error {
+	db.abort()
 	var errs []error
-	for _, s := range db.stmts {
-		errs = append(errs, s.Close())
-	}
 	if db.w != nil {
 		errs = append(errs, db.w.Close())
 	}
@@ -178,12 +170,4 @@ func (db *DB) Close() error {
 		errs = append(errs, db.r.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// stmt returns a writer statement prepared at Open.
-func (db *DB) stmt(query string) (*sql.Stmt, error) {
-	if s, ok := db.stmts[query]; ok {
-		return s, nil
-	}
-	return nil, fmt.Errorf("statement not prepared: %.40s", query)
 }

@@ -28,7 +28,16 @@ LEFT JOIN session_index i ON i.rowid = (
 
 var sessionStateColumnsPrefixed = strings.ReplaceAll(strings.Join(strings.Fields(sessionStateColumns), " "), ", ", ", s.")
 
-func scanSession(rows *sql.Rows) (*clawledger.Session, error) {
+// migratedCopy is true for a file-era transcript that `openclaw doctor
+// --fix` imported into an agent database (and renamed *.jsonl.migrated)
+// when the database's copy of the session is in the ledger too: a session
+// that exists in both eras is listed once. Its lines stay stored.
+const migratedCopy = `(src.class = 'migrated' AND EXISTS (
+	SELECT 1 FROM sessions s2 JOIN sources x ON x.id = s2.source_id
+	WHERE s2.session_id = s.session_id AND s2.agent_id = s.agent_id AND x.state_dir_id = src.state_dir_id
+	  AND x.class <> 'migrated' AND x.gone_at_ms = 0))`
+
+func scanSession(rows scanner) (*clawledger.Session, error) {
 	s := &clawledger.Session{}
 	var kind, class, models string
 	var gone int64
@@ -56,20 +65,7 @@ func scanSession(rows *sql.Rows) (*clawledger.Session, error) {
 }
 
 func (db *DB) querySessions(ctx context.Context, where string, args ...any) ([]*clawledger.Session, error) {
-	rows, err := db.r.QueryContext(ctx, sessionSelect+" "+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*clawledger.Session
-	for rows.Next() {
-		s, err := scanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db.r, scanSession, sessionSelect+" "+where, args...)
 }
 
 // Sessions lists transcripts, newest activity first.
@@ -99,6 +95,7 @@ func (db *DB) Sessions(ctx context.Context, f clawledger.SessionFilter) ([]*claw
 	if !f.IncludeDeleted {
 		conds = append(conds, "src.class NOT IN ('deleted', 'reset') AND src.gone_at_ms = 0")
 	}
+	conds = append(conds, "NOT "+migratedCopy)
 	where := ""
 	if len(conds) > 0 {
 		where = "WHERE " + strings.Join(conds, " AND ")
@@ -128,9 +125,9 @@ func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.E
 	if err != nil {
 		return err
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT l.offset, l.line_no, l.status, coalesce(l.error, ''), l.raw,
-		coalesce(e.entry_id, ''), coalesce(e.parent_id, ''), coalesce(e.type, ''), coalesce(e.ts_ms, 0)
-		FROM lines l LEFT JOIN entries e ON e.line_id = l.id WHERE l.source_id = ? ORDER BY l.offset`, sourceID)
+	rows, err := db.r.QueryContext(ctx, `SELECT offset, line_no, status, coalesce(error, ''), raw,
+		coalesce(entry_id, ''), coalesce(parent_id, ''), coalesce(type, ''), coalesce(ts_ms, 0)
+		FROM lines WHERE source_id = ? ORDER BY offset`, sourceID)
 	if err != nil {
 		return err
 	}
@@ -150,7 +147,8 @@ func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.E
 	return rows.Err()
 }
 
-// activeBranch returns the entry ids from the current leaf up to the root.
+// activeBranch returns the entry ids on the path from the current leaf up
+// to the root.
 func (db *DB) activeBranch(ctx context.Context, sourceID int64) (map[string]bool, error) {
 	var leaf string
 	if err := db.r.QueryRowContext(ctx, `SELECT leaf_id FROM sessions WHERE source_id = ?`, sourceID).Scan(&leaf); err != nil {
@@ -159,25 +157,30 @@ func (db *DB) activeBranch(ctx context.Context, sourceID int64) (map[string]bool
 		}
 		return nil, err
 	}
-	rows, err := db.r.QueryContext(ctx, `WITH RECURSIVE branch(id, depth) AS (
-		SELECT ?, 0
-		UNION
-		SELECT e.parent_id, b.depth + 1 FROM entries e JOIN branch b ON e.source_id = ? AND e.entry_id = b.id
-		WHERE e.parent_id <> '' AND b.depth < 10000000)
-		SELECT id FROM branch`, leaf, sourceID)
+	rows, err := db.r.QueryContext(ctx, `SELECT entry_id, parent_id FROM lines
+		WHERE source_id = ? AND type IS NOT NULL AND entry_id <> ''`, sourceID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]bool{}
+	parent := map[string]string{}
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var id, p string
+		if err := rows.Scan(&id, &p); err != nil {
 			return nil, err
 		}
+		if _, dup := parent[id]; !dup { // the first entry with an id wins (ids can repeat after a repair)
+			parent[id] = p
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for id := leaf; id != "" && !out[id]; id = parent[id] {
 		out[id] = true
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ExportSources lists the line-based sources an export writes.
@@ -187,20 +190,7 @@ func (db *DB) ExportSources(ctx context.Context, includeGone bool) ([]*clawledge
 	if !includeGone {
 		q += ` AND s.gone_at_ms = 0`
 	}
-	rows, err := db.r.QueryContext(ctx, q+` ORDER BY d.path, s.rel_path`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*clawledger.Source
-	for rows.Next() {
-		s, err := scanSource(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db.r, scanSource, q+` ORDER BY d.path, s.rel_path`)
 }
 
 // Lines streams a source's stored lines in file order.
@@ -301,18 +291,9 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 }
 
 func (db *DB) strings(ctx context.Context, q string, args ...any) ([]string, error) {
-	rows, err := db.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
+	out, err := queryAll(ctx, db.r, func(r scanner) (s string, err error) { return s, r.Scan(&s) }, q, args...)
+	if out == nil && err == nil {
+		out = []string{}
 	}
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return out, err
 }

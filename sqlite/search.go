@@ -20,8 +20,8 @@ type changedSource struct {
 	id         int64
 	kind       string
 	rel        string
-	stale      bool  // rows replaced: rebuild all its chunks
-	indexedMax int64 // last ledger line indexed
+	stale      bool  // lines replaced: rebuild all its chunks
+	maxOffset  int64 // offset of the last line looked at; -1 for none
 	lineCount  int64 // lines the ledger holds now
 	behind     int64 // lines not yet looked at (progress)
 }
@@ -76,7 +76,7 @@ func (db *DB) SearchIndexBacklog(ctx context.Context) (int64, error) {
 
 func (db *DB) changedSources(ctx context.Context) ([]changedSource, error) {
 	rows, err := db.w.QueryContext(ctx, `SELECT s.id, s.kind, s.rel_path, x.source_id IS NOT NULL,
-		coalesce(i.max_line_id, 0), s.line_count, s.line_count - coalesce(i.line_count, 0)
+		coalesce(i.max_offset, -1), s.line_count, s.line_count - coalesce(i.line_count, 0)
 		FROM sources s
 		LEFT JOIN search_sources i ON i.source_id = s.id
 		LEFT JOIN search_stale x ON x.source_id = s.id
@@ -91,11 +91,11 @@ func (db *DB) changedSources(ctx context.Context) ([]changedSource, error) {
 	var out []changedSource
 	for rows.Next() {
 		var c changedSource
-		if err := rows.Scan(&c.id, &c.kind, &c.rel, &c.stale, &c.indexedMax, &c.lineCount, &c.behind); err != nil {
+		if err := rows.Scan(&c.id, &c.kind, &c.rel, &c.stale, &c.maxOffset, &c.lineCount, &c.behind); err != nil {
 			return nil, err
 		}
 		if c.stale {
-			c.indexedMax, c.behind = 0, c.lineCount
+			c.maxOffset, c.behind = -1, c.lineCount
 		}
 		c.behind = max(c.behind, 0)
 		out = append(out, c)
@@ -186,7 +186,7 @@ func (db *DB) indexTranscript(ctx context.Context, s changedSource, st *search.I
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	after, first := s.indexedMax, true
+	after, first := s.maxOffset, true
 	for {
 		tx, err := db.w.BeginTx(ctx, nil)
 		if err != nil {
@@ -205,7 +205,7 @@ func (db *DB) indexTranscript(ctx context.Context, s changedSource, st *search.I
 			}
 		}
 		first = false
-		docs, err := transcriptDocs(ctx, tx, s.id, after)
+		docs, offsets, err := transcriptDocs(ctx, tx, s.id, after)
 		if err != nil {
 			tx.Rollback()
 			return err
@@ -230,14 +230,14 @@ func (db *DB) indexTranscript(ctx context.Context, s changedSource, st *search.I
 		}
 		done := len(docs) < indexBatch
 		if len(docs) > 0 {
-			after = docs[len(docs)-1].LineID
+			after = offsets[len(offsets)-1]
 		}
 		lineCount := s.lineCount
 		if !done {
-			lineCount = -1 // in progress: an interrupted update resumes past max_line_id
+			lineCount = -1 // in progress: an interrupted update resumes past max_offset
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO search_sources(source_id, line_count, max_line_id) VALUES(?, ?, ?)
-			ON CONFLICT(source_id) DO UPDATE SET line_count = excluded.line_count, max_line_id = excluded.max_line_id`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO search_sources(source_id, line_count, max_offset) VALUES(?, ?, ?)
+			ON CONFLICT(source_id) DO UPDATE SET line_count = excluded.line_count, max_offset = excluded.max_offset`,
 			s.id, lineCount, after); err != nil {
 			tx.Rollback()
 			return err
@@ -255,32 +255,36 @@ func (db *DB) indexTranscript(ctx context.Context, s changedSource, st *search.I
 }
 
 // transcriptDocs reads up to indexBatch documents of a transcript past a
-// ledger line: user and assistant messages with text, and summaries.
-func transcriptDocs(ctx context.Context, tx *sql.Tx, sourceID, after int64) ([]search.Doc, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT m.line_id, l.line_no, m.entry_id, m.role, m.ts_ms, m.text
-		FROM messages m JOIN lines l ON l.id = m.line_id
-		WHERE m.source_id = ?1 AND m.line_id > ?2 AND m.role IN ('user', 'assistant') AND m.text <> ''
+// line offset: user and assistant messages with text, and summaries, in
+// file order, with their offsets.
+func transcriptDocs(ctx context.Context, tx *sql.Tx, sourceID, after int64) ([]search.Doc, []int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT l.id, l.offset, l.line_no, coalesce(l.entry_id, ''), l.role, coalesce(l.msg_ts_ms, 0), l.text
+		FROM lines l
+		WHERE l.source_id = ?1 AND l.offset > ?2 AND l.role IN ('user', 'assistant') AND l.text <> ''
 		UNION ALL
-		SELECT c.line_id, l.line_no, coalesce(e.entry_id, ''), c.kind, c.ts_ms, c.summary
-		FROM compactions c JOIN lines l ON l.id = c.line_id LEFT JOIN entries e ON e.line_id = c.line_id
-		WHERE c.source_id = ?1 AND c.line_id > ?2 AND c.summary <> ''
-		ORDER BY 1 LIMIT ?3`, sourceID, after, indexBatch)
+		SELECT c.line_id, l.offset, l.line_no, coalesce(l.entry_id, ''), c.kind, c.ts_ms, c.summary
+		FROM compactions c JOIN lines l ON l.id = c.line_id
+		WHERE c.source_id = ?1 AND l.offset > ?2 AND c.summary <> ''
+		ORDER BY 2 LIMIT ?3`, sourceID, after, indexBatch)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	var out []search.Doc
+	var offsets []int64
 	for rows.Next() {
 		d := search.Doc{Kind: search.KindMessage, SourceID: sourceID}
-		if err := rows.Scan(&d.LineID, &d.LineNo, &d.EntryID, &d.Role, &d.TsMs, &d.Text); err != nil {
-			return nil, err
+		var off int64
+		if err := rows.Scan(&d.LineID, &off, &d.LineNo, &d.EntryID, &d.Role, &d.TsMs, &d.Text); err != nil {
+			return nil, nil, err
 		}
 		if d.Role != "user" && d.Role != "assistant" {
 			d.Kind = search.KindCompaction
 		}
 		out = append(out, d)
+		offsets = append(offsets, off)
 	}
-	return out, rows.Err()
+	return out, offsets, rows.Err()
 }
 
 // indexWorkspaceFile re-chunks a changed memory file (other workspace

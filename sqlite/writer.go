@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/clawledger/clawledger"
@@ -16,42 +17,41 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 
 // StateDirID returns the id of a state dir, registering it when new.
 func (db *DB) StateDirID(ctx context.Context, path string) (int64, error) {
-	if _, err := db.w.ExecContext(ctx, `INSERT INTO state_dirs(path, last_scan_ms) VALUES(?, ?)
-		ON CONFLICT(path) DO UPDATE SET last_scan_ms = excluded.last_scan_ms`, path, nowMs()); err != nil {
-		return 0, err
-	}
 	var id int64
-	err := db.w.QueryRowContext(ctx, `SELECT id FROM state_dirs WHERE path = ?`, path).Scan(&id)
+	err := db.within(ctx, func(w wtx) error {
+		if _, err := w.exec(`INSERT INTO state_dirs(path, last_scan_ms) VALUES(?, ?)
+			ON CONFLICT(path) DO UPDATE SET last_scan_ms = excluded.last_scan_ms`, path, nowMs()); err != nil {
+			return err
+		}
+		return w.queryRow(`SELECT id FROM state_dirs WHERE path = ?`, path).Scan(&id)
+	})
 	return id, err
 }
 
 // SetAgents records the agents found in a state dir.
 func (db *DB) SetAgents(ctx context.Context, stateDirID int64, agents []string) error {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, a := range agents {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO agents(state_dir_id, agent_id) VALUES(?, ?)`, stateDirID, a); err != nil {
-			return err
+	return db.within(ctx, func(w wtx) error {
+		for _, a := range agents {
+			if _, err := w.exec(`INSERT OR IGNORE INTO agents(state_dir_id, agent_id) VALUES(?, ?)`, stateDirID, a); err != nil {
+				return err
+			}
 		}
-	}
-	return tx.Commit()
+		return nil
+	})
 }
 
 const sourceColumns = `s.id, s.state_dir_id, d.path, s.rel_path, s.kind, s.class, s.agent_id, s.file_session_id, s.topic,
 	s.dev, s.inode, s.size, s.mtime_ns, s.head_hash, s.tail_hash, s.prefix_hash, s.offset, s.line_count,
-	s.malformed_count, s.pending_bytes, s.gone_at_ms`
+	s.malformed_count, s.pending_bytes, s.gone_at_ms, s.mark`
 
-func scanSource(row interface{ Scan(...any) error }) (*clawledger.Source, error) {
+func scanSource(row scanner) (*clawledger.Source, error) {
 	s := &clawledger.Source{}
 	var kind, class string
 	var dev, ino int64
 	c := &s.Cursor
 	err := row.Scan(&s.ID, &s.StateDirID, &s.StateDir, &s.Rel, &kind, &class, &s.AgentID, &s.SessionID, &s.Topic,
 		&dev, &ino, &c.Size, &c.MtimeNs, &c.HeadHash, &c.TailHash, &c.PrefixHash, &c.Offset, &c.Lines,
-		&c.Malformed, &c.Pending, &s.GoneAt)
+		&c.Malformed, &c.Pending, &s.GoneAt, &c.Mark)
 	s.Kind, s.Class = clawledger.SourceKind(kind), clawledger.FileClass(class)
 	c.Dev, c.Inode = uint64(dev), uint64(ino)
 	return s, err
@@ -59,88 +59,85 @@ func scanSource(row interface{ Scan(...any) error }) (*clawledger.Source, error)
 
 // Sources lists every source ever seen in a state dir.
 func (db *DB) Sources(ctx context.Context, stateDirID int64) ([]*clawledger.Source, error) {
-	rows, err := db.w.QueryContext(ctx, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
-		WHERE s.state_dir_id = ?`, stateDirID)
+	w, err := db.tx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*clawledger.Source
-	for rows.Next() {
-		s, err := scanSource(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, w, scanSource, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
+		WHERE s.state_dir_id = ?`, stateDirID)
 }
 
 // EnsureSource registers a source (by state dir and path) and returns it as stored.
 func (db *DB) EnsureSource(ctx context.Context, src *clawledger.Source) (*clawledger.Source, error) {
-	if _, err := db.w.ExecContext(ctx, `INSERT INTO sources(state_dir_id, rel_path, kind, class, agent_id, file_session_id, topic)
-		VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(state_dir_id, rel_path) DO NOTHING`,
-		src.StateDirID, src.Rel, string(src.Kind), string(src.Class), src.AgentID, src.SessionID, src.Topic); err != nil {
-		return nil, err
-	}
-	return scanSource(db.w.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
-		WHERE s.state_dir_id = ? AND s.rel_path = ?`, src.StateDirID, src.Rel))
+	var out *clawledger.Source
+	err := db.within(ctx, func(w wtx) error {
+		if _, err := w.exec(`INSERT INTO sources(state_dir_id, rel_path, kind, class, agent_id, file_session_id, topic)
+			VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(state_dir_id, rel_path) DO NOTHING`,
+			src.StateDirID, src.Rel, string(src.Kind), string(src.Class), src.AgentID, src.SessionID, src.Topic); err != nil {
+			return err
+		}
+		var err error
+		out, err = scanSource(w.queryRow(`SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
+			WHERE s.state_dir_id = ? AND s.rel_path = ?`, src.StateDirID, src.Rel))
+		return err
+	})
+	return out, err
 }
 
 const updateSourceSQL = `UPDATE sources SET rel_path = ?, kind = ?, class = ?, agent_id = ?, file_session_id = ?, topic = ?,
 	dev = ?, inode = ?, size = ?, mtime_ns = ?, head_hash = ?, tail_hash = ?, prefix_hash = ?, offset = ?,
-	line_count = ?, malformed_count = ?, pending_bytes = ?, gone_at_ms = ? WHERE id = ?`
+	line_count = ?, malformed_count = ?, pending_bytes = ?, gone_at_ms = ?, mark = ? WHERE id = ?`
 
 func updateSourceArgs(s *clawledger.Source) []any {
 	c := &s.Cursor
 	return []any{s.Rel, string(s.Kind), string(s.Class), s.AgentID, s.SessionID, s.Topic,
 		int64(c.Dev), int64(c.Inode), c.Size, c.MtimeNs, c.HeadHash, c.TailHash, c.PrefixHash, c.Offset,
-		c.Lines, c.Malformed, c.Pending, s.GoneAt, s.ID}
+		c.Lines, c.Malformed, c.Pending, s.GoneAt, c.Mark, s.ID}
 }
 
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-func updateSource(ctx context.Context, ex execer, s *clawledger.Source) error {
-	_, err := ex.ExecContext(ctx, updateSourceSQL, updateSourceArgs(s)...)
+func updateSource(w wtx, s *clawledger.Source) error {
+	_, err := w.exec(updateSourceSQL, updateSourceArgs(s)...)
 	return err
 }
 
 // UpdateSource stores a source's path, class, cursor and gone mark.
 func (db *DB) UpdateSource(ctx context.Context, src *clawledger.Source) error {
-	return updateSource(ctx, db.w, src)
+	return db.within(ctx, func(w wtx) error { return updateSource(w, src) })
 }
 
 // derivedTables hold rows derived from a source's lines, keyed by source_id.
-var derivedTables = []string{"entries", "messages", "tool_calls", "tool_results", "compactions", "model_changes", "cron_runs"}
+var derivedTables = []string{"tool_calls", "compactions", "model_changes", "cron_runs"}
 
-// Begin starts an ingest transaction for one source.
+// Begin starts writing one source in a savepoint of the write transaction.
 func (db *DB) Begin(ctx context.Context, src *clawledger.Source, replace bool) (clawledger.IngestTx, *clawledger.Session, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
+	w, err := db.tx(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	t := &ingestTx{db: db, ctx: ctx, tx: tx, src: src}
+	if err := w.execAll("SAVEPOINT src"); err != nil {
+		db.abort()
+		return nil, nil, err
+	}
+	t := &ingestTx{w: w, src: src}
 	if replace {
-		if err := deleteSourceRows(ctx, tx, src.ID); err != nil {
-			tx.Rollback()
+		if err := deleteSourceRows(w, src.ID); err != nil {
+			t.Rollback()
 			return nil, nil, err
 		}
 	}
 	sess := &clawledger.Session{SourceID: src.ID, AgentID: src.AgentID, SessionID: src.SessionID, Class: src.Class, Kind: src.Kind}
-	if src.Kind == clawledger.KindTranscript && !replace {
-		if err := loadSessionState(ctx, tx, sess); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			tx.Rollback()
+	if src.Kind == clawledger.KindTranscript && !replace && (src.Cursor.Offset > 0 || src.Cursor.Lines > 0) {
+		if err := loadSessionState(w, sess); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			t.Rollback()
 			return nil, nil, err
 		}
 	}
 	return t, sess, nil
 }
 
-func deleteSourceRows(ctx context.Context, tx *sql.Tx, sourceID int64) error {
+func deleteSourceRows(w wtx, sourceID int64) error {
 	for _, t := range append([]string{"lines", "sessions"}, derivedTables...) {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE source_id = ?`, sourceID); err != nil {
+		if _, err := w.exec(`DELETE FROM `+t+` WHERE source_id = ?`, sourceID); err != nil {
 			return err
 		}
 	}
@@ -148,30 +145,23 @@ func deleteSourceRows(ctx context.Context, tx *sql.Tx, sourceID int64) error {
 }
 
 type ingestTx struct {
-	db  *DB
-	ctx context.Context
-	tx  *sql.Tx
-	src *clawledger.Source
+	w     wtx
+	src   *clawledger.Source
+	bytes int64
+	done  bool
 }
 
 func (t *ingestTx) exec(query string, args ...any) (sql.Result, error) {
-	s, err := t.db.stmt(query)
-	if err != nil {
-		return nil, err
-	}
-	return t.tx.StmtContext(t.ctx, s).ExecContext(t.ctx, args...)
+	return t.w.exec(query, args...)
 }
 
 const (
-	insertLine    = `INSERT INTO lines(source_id, offset, line_no, status, error, raw) VALUES(?, ?, ?, ?, ?, ?)`
-	insertEntry   = `INSERT INTO entries(line_id, source_id, entry_id, parent_id, synthetic, type, ts_ms) VALUES(?, ?, ?, ?, ?, ?, ?)`
-	insertMessage = `INSERT INTO messages(line_id, source_id, entry_id, role, ts_ms, text, model, provider, api, stop_reason,
-		error_message, usage_key, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, total_tokens,
-		cost_input, cost_output, cost_cache_read, cost_cache_write, cost_total)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertLine = `INSERT INTO lines(source_id, offset, line_no, status, error, type, entry_id, parent_id, synthetic, ts_ms,
+		role, msg_ts_ms, text, model, provider, api, stop_reason, error_message, usage_key, input_tokens, output_tokens,
+		cache_read_tokens, cache_write_tokens, total_tokens, cost_input, cost_output, cost_cache_read, cost_cache_write,
+		cost_total, call_id, tool_name, is_error, error_text, duration_ms, exit_code, raw)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertToolCall   = `INSERT INTO tool_calls(line_id, idx, source_id, call_id, name, arguments, ts_ms) VALUES(?, ?, ?, ?, ?, ?, ?)`
-	insertToolResult = `INSERT INTO tool_results(line_id, source_id, call_id, tool_name, is_error, error_text, duration_ms, exit_code, ts_ms)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertCompaction = `INSERT INTO compactions(line_id, source_id, kind, summary, first_kept_entry_id, tokens_before, tokens_after,
 		read_files, modified_files, from_hook, ts_ms) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertModelChange = `INSERT INTO model_changes(line_id, source_id, kind, provider, model, api, thinking_level, ts_ms)
@@ -182,19 +172,73 @@ const (
 		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
-var preparedWrites = []string{insertLine, insertEntry, insertMessage, insertToolCall, insertToolResult, insertCompaction, insertModelChange, insertCronRun}
+// lineArgs are the insertLine arguments: the line, its entry, message and
+// tool result columns (NULL when the line has none), and its raw bytes last.
+func lineArgs(sourceID int64, rec *clawledger.Record) []any {
+	l := &rec.Line
+	args := make([]any, 0, 36)
+	args = append(args, sourceID, l.Offset, l.No, int(l.Status), nullString(l.Error))
+	e := rec.Entry
+	if e == nil {
+		args = append(args, nil, nil, nil, nil, nil)
+	} else {
+		args = append(args, e.Type, rec.EntryID, rec.ParentID, rec.EntryID != "" && e.ID == "", e.Timestamp)
+	}
+	var m *clawledger.Message
+	if e != nil {
+		m = e.Message
+	}
+	if m == nil {
+		args = append(args, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+	} else {
+		ts := m.Timestamp
+		if ts == 0 {
+			ts = e.Timestamp
+		}
+		model, provider := m.Model, m.Provider
+		if rec.Model != "" {
+			model, provider = rec.Model, rec.Provider
+		}
+		var key any
+		u := m.Usage
+		if u != nil && rec.UsageKey != "" {
+			key = rec.UsageKey
+		} else if u == nil {
+			u = &clawledger.Usage{}
+		}
+		args = append(args, m.Role, ts, storedText(m), model, provider, m.API, m.StopReason, m.ErrorMessage, key,
+			u.Input, u.Output, u.CacheRead, u.CacheWrite, u.Total,
+			u.Cost.Input, u.Cost.Output, u.Cost.CacheRead, u.Cost.CacheWrite, u.Cost.Total)
+	}
+	if m == nil || m.Role != "toolResult" {
+		args = append(args, nil, nil, nil, nil, nil, nil)
+	} else {
+		var dur, exit any
+		if m.DurationMs != nil {
+			dur = *m.DurationMs
+		}
+		if m.ExitCode != nil {
+			exit = *m.ExitCode
+		}
+		args = append(args, m.ToolCallID, m.ToolName, m.IsError, m.ErrorText, dur, exit)
+	}
+	return append(args, l.Raw)
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
 
 // Add stores one line and the rows derived from it.
 func (t *ingestTx) Add(rec *clawledger.Record) error {
-	l := &rec.Line
-	var errText any
-	if l.Error != "" {
-		errText = l.Error
-	}
-	res, err := t.exec(insertLine, t.src.ID, l.Offset, l.No, int(l.Status), errText, l.Raw)
+	res, err := t.exec(insertLine, lineArgs(t.src.ID, rec)...)
 	if err != nil {
 		return err
 	}
+	t.bytes += int64(len(rec.Line.Raw))
 	lineID, err := res.LastInsertId()
 	if err != nil {
 		return err
@@ -218,13 +262,15 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	if e == nil {
 		return nil
 	}
-	synthetic := rec.EntryID != "" && e.ID == ""
-	if _, err := t.exec(insertEntry, lineID, sid, rec.EntryID, rec.ParentID, synthetic, e.Type, e.Timestamp); err != nil {
-		return err
-	}
 	if m := e.Message; m != nil {
-		if err := t.addMessage(lineID, rec, m); err != nil {
-			return err
+		ts := m.Timestamp
+		if ts == 0 {
+			ts = e.Timestamp
+		}
+		for i, c := range m.ToolCalls {
+			if _, err := t.exec(insertToolCall, lineID, i, sid, c.ID, c.Name, string(c.Arguments), ts); err != nil {
+				return err
+			}
 		}
 	}
 	if c := e.Compaction; c != nil {
@@ -250,7 +296,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// storedText is the message text kept in the derived tables: conversation
+// storedText is the message text kept in the derived columns: conversation
 // text in full; tool output lives only in the raw line.
 func storedText(m *clawledger.Message) string {
 	switch m.Role {
@@ -260,65 +306,53 @@ func storedText(m *clawledger.Message) string {
 	return m.Text
 }
 
-func (t *ingestTx) addMessage(lineID int64, rec *clawledger.Record, m *clawledger.Message) error {
-	ts := m.Timestamp
-	if ts == 0 {
-		ts = rec.Entry.Timestamp
+// Commit stores the session summary and the cursor with the source's lines
+// (releasing its savepoint), and commits the write transaction once it is
+// big enough.
+func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error {
+	if t.done {
+		return errors.New("ingest transaction already finished")
 	}
-	var key any
-	u := m.Usage
-	if u != nil && rec.UsageKey != "" {
-		key = rec.UsageKey
-	} else if u == nil {
-		u = &clawledger.Usage{}
+	t.done = true
+	t.src.Cursor = cur
+	t.src.GoneAt = 0
+	err := updateSource(t.w, t.src)
+	if err == nil && sess != nil && t.src.Kind == clawledger.KindTranscript {
+		err = saveSession(t.w, sess)
 	}
-	model, provider := m.Model, m.Provider
-	if rec.Model != "" {
-		model, provider = rec.Model, rec.Provider
-	}
-	if _, err := t.exec(insertMessage, lineID, t.src.ID, rec.EntryID, m.Role, ts, storedText(m), model, provider, m.API, m.StopReason,
-		m.ErrorMessage, key, u.Input, u.Output, u.CacheRead, u.CacheWrite, u.Total,
-		u.Cost.Input, u.Cost.Output, u.Cost.CacheRead, u.Cost.CacheWrite, u.Cost.Total); err != nil {
+	if err != nil {
+		t.rollback()
 		return err
 	}
-	for i, c := range m.ToolCalls {
-		if _, err := t.exec(insertToolCall, lineID, i, t.src.ID, c.ID, c.Name, string(c.Arguments), ts); err != nil {
-			return err
-		}
+	db := t.w.db
+	if err := t.w.execAll("RELEASE src"); err != nil {
+		db.abort()
+		return err
 	}
-	if m.Role == "toolResult" {
-		var dur, exit any
-		if m.DurationMs != nil {
-			dur = *m.DurationMs
-		}
-		if m.ExitCode != nil {
-			exit = *m.ExitCode
-		}
-		if _, err := t.exec(insertToolResult, lineID, t.src.ID, m.ToolCallID, m.ToolName, m.IsError, m.ErrorText, dur, exit, ts); err != nil {
-			return err
-		}
+	db.batchSize += t.bytes
+	if db.batchSize >= batchBytes {
+		return db.Flush(t.w.ctx)
 	}
 	return nil
 }
 
-// Commit stores the session summary and the cursor, and commits.
-func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error {
-	defer t.tx.Rollback()
-	t.src.Cursor = cur
-	t.src.GoneAt = 0
-	if err := updateSource(t.ctx, t.tx, t.src); err != nil {
-		return err
+// Rollback abandons the source's lines (its savepoint); other sources in
+// the write transaction stay.
+func (t *ingestTx) Rollback() error {
+	if t.done {
+		return nil
 	}
-	if sess != nil && t.src.Kind == clawledger.KindTranscript {
-		if err := saveSession(t.ctx, t.tx, sess); err != nil {
-			return err
-		}
-	}
-	return t.tx.Commit()
+	t.done = true
+	return t.rollback()
 }
 
-// Rollback abandons the transaction.
-func (t *ingestTx) Rollback() error { return t.tx.Rollback() }
+func (t *ingestTx) rollback() error {
+	if err := t.w.execAll("ROLLBACK TO src", "RELEASE src"); err != nil {
+		t.w.db.abort()
+		return err
+	}
+	return nil
+}
 
 const sessionStateColumns = `agent_id, session_id, version, cwd, parent_session, name, started_ms, first_ms, last_ms,
 	first_user_text, entries, messages, user_messages, assistant_messages, tool_calls, tool_results, tool_errors,
@@ -332,16 +366,16 @@ func sessionStateFields(s *clawledger.Session, models *string) []any {
 		&s.LastEntryID, &s.LeafID, &s.Provider, &s.Model, &s.API, &s.ThinkingLevel}
 }
 
-func loadSessionState(ctx context.Context, tx *sql.Tx, s *clawledger.Session) error {
+func loadSessionState(w wtx, s *clawledger.Session) error {
 	var models string
-	if err := tx.QueryRowContext(ctx, `SELECT `+sessionStateColumns+` FROM sessions WHERE source_id = ?`, s.SourceID).
+	if err := w.queryRow(`SELECT `+sessionStateColumns+` FROM sessions WHERE source_id = ?`, s.SourceID).
 		Scan(sessionStateFields(s, &models)...); err != nil {
 		return err
 	}
 	return json.Unmarshal([]byte(models), &s.Models)
 }
 
-func saveSession(ctx context.Context, tx *sql.Tx, s *clawledger.Session) error {
+func saveSession(w wtx, s *clawledger.Session) error {
 	models, _ := json.Marshal(nonNil(s.Models))
 	m := string(models)
 	fields := sessionStateFields(s, &m)
@@ -357,31 +391,24 @@ func saveSession(ctx context.Context, tx *sql.Tx, s *clawledger.Session) error {
 			args = append(args, *p)
 		}
 	}
-	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO sessions(source_id, `+sessionStateColumns+`)
-		VALUES(?`+repeatArgs(len(fields))+`)`, args...)
+	_, err := w.exec(saveSessionSQL, args...)
 	return err
 }
 
-func repeatArgs(n int) string {
-	b := make([]byte, 0, n*3)
-	for i := 0; i < n; i++ {
-		b = append(b, ", ?"...)
-	}
-	return string(b)
-}
+var saveSessionSQL = `INSERT OR REPLACE INTO sessions(source_id, ` + sessionStateColumns + `)
+	VALUES(?` + strings.Repeat(", ?", strings.Count(sessionStateColumns, ",")+1) + `)`
 
 // ReplaceIndex replaces what one sessions.json says, and its cursor.
 func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries []clawledger.IndexEntry) error {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM session_index WHERE source_id = ?`, src.ID); err != nil {
+	return db.within(ctx, func(w wtx) error { return replaceIndex(w, src, entries) })
+}
+
+func replaceIndex(w wtx, src *clawledger.Source, entries []clawledger.IndexEntry) error {
+	if _, err := w.exec(`DELETE FROM session_index WHERE source_id = ?`, src.ID); err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO session_index(source_id, agent_id, session_key, session_id,
+		if _, err := w.exec(`INSERT OR REPLACE INTO session_index(source_id, agent_id, session_key, session_id,
 			updated_ms, session_file, chat_type, channel, last_channel, last_to, label, display_name, subject, group_id,
 			model_provider, model, thinking_level, spawned_by, parent_session_key, input_tokens, output_tokens, total_tokens,
 			cache_read, cache_write, context_tokens, compaction_count)
@@ -393,26 +420,21 @@ func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries 
 			return err
 		}
 	}
-	src.GoneAt = 0
-	if err := updateSource(ctx, tx, src); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return updateSource(w, src)
 }
 
 // ReplaceCronJobs replaces a state dir's cron jobs and the cursors of the
 // files they came from.
 func (db *DB) ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []clawledger.CronJob, srcs []*clawledger.Source) error {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM cron_jobs WHERE state_dir_id = ?`, stateDirID); err != nil {
+	return db.within(ctx, func(w wtx) error { return replaceCronJobs(w, stateDirID, jobs, srcs) })
+}
+
+func replaceCronJobs(w wtx, stateDirID int64, jobs []clawledger.CronJob, srcs []*clawledger.Source) error {
+	if _, err := w.exec(`DELETE FROM cron_jobs WHERE state_dir_id = ?`, stateDirID); err != nil {
 		return err
 	}
 	for _, j := range jobs {
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO cron_jobs(state_dir_id, job_id, agent_id, session_key, name,
+		if _, err := w.exec(`INSERT OR REPLACE INTO cron_jobs(state_dir_id, job_id, agent_id, session_key, name,
 			description, enabled, created_ms, updated_ms, schedule, payload, delivery, state, job_json)
 			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			stateDirID, j.ID, j.AgentID, j.SessionKey, j.Name, j.Description, j.Enabled, j.CreatedAt, j.UpdatedAt,
@@ -421,27 +443,20 @@ func (db *DB) ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []claw
 		}
 	}
 	for _, s := range srcs {
-		if err := updateSource(ctx, tx, s); err != nil {
+		if err := updateSource(w, s); err != nil {
 			return err
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // PutWorkspaceFile stores a workspace file's content and its cursor.
 func (db *DB) PutWorkspaceFile(ctx context.Context, src *clawledger.Source, f *clawledger.WorkspaceFile) error {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO workspace_files(source_id, agent_id, size, mtime_ns, sha256, content)
-		VALUES(?, ?, ?, ?, ?, ?)`, src.ID, f.AgentID, f.Size, f.MtimeNs, f.SHA256, string(f.Content)); err != nil {
-		return err
-	}
-	src.GoneAt = 0
-	if err := updateSource(ctx, tx, src); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return db.within(ctx, func(w wtx) error {
+		if _, err := w.exec(`INSERT OR REPLACE INTO workspace_files(source_id, agent_id, size, mtime_ns, sha256, content)
+			VALUES(?, ?, ?, ?, ?, ?)`, src.ID, f.AgentID, f.Size, f.MtimeNs, f.SHA256, string(f.Content)); err != nil {
+			return err
+		}
+		return updateSource(w, src)
+	})
 }

@@ -38,6 +38,9 @@ func (a *app) refresh(ctx context.Context) error {
 // refreshDerived brings the derived layers (search index, episodes, ...)
 // up to date after an ingest. Each layer updates incrementally.
 func (a *app) refreshDerived(ctx context.Context, db *sqlite.DB) error {
+	if err := a.refreshEpisodes(ctx, db); err != nil {
+		return err
+	}
 	return a.refreshSearch(ctx, db)
 }
 

@@ -105,6 +105,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.sessionsCommand(),
 		a.showCommand(),
 		a.exportCommand(),
+		a.episodesCommand(),
 		a.searchCommand(),
 		a.reindexCommand(),
 		a.embedCommand(),

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,8 +19,6 @@ import (
 	"github.com/clawledger/clawledger/internal/testenv"
 	"github.com/clawledger/clawledger/sqlite"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // searchEnv is a sample state dir (file times fixed) and a ledger.
 type searchEnv struct {
@@ -60,8 +57,8 @@ func (e *searchEnv) run(args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-// golden compares got with testdata/name.golden (-update rewrites it).
-func golden(t *testing.T, name, got string) {
+// searchGolden compares got with testdata/name.golden (-update rewrites it).
+func searchGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".golden")
 	if *update {
@@ -99,7 +96,7 @@ func TestSearchJSON(t *testing.T) {
 			t.Errorf("%s: exit %d: %s", c.name, code, stderr)
 			continue
 		}
-		golden(t, c.name, out)
+		searchGolden(t, c.name, out)
 	}
 }
 
@@ -169,7 +166,7 @@ func TestEmbedStaticAndHybridSearch(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Embedded == 0 || rep.Vectors != rep.Chunks || rep.Model != "tiny-model" {
 		t.Fatalf("embed report %s", out)
 	}
-	golden(t, "embed_static", out)
+	searchGolden(t, "embed_static", out)
 	// lexical misses "copies"; hybrid finds the backup messages
 	if _, out, _ := e.run("search", "nightly copies", "--mode", "lexical", "--json"); !strings.Contains(out, `"hits": []`) {
 		t.Errorf("lexical should miss: %s", out)
@@ -178,7 +175,7 @@ func TestEmbedStaticAndHybridSearch(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("hybrid: %d %s", code, stderr)
 	}
-	golden(t, "search_hybrid", out)
+	searchGolden(t, "search_hybrid", out)
 	code, out, _ = e.run("search", "shipping", "--mode", "vector", "--fusion", "rrf", "--json", "--limit", "2")
 	if code != 0 || !strings.Contains(out, "Eastore** release") && !strings.Contains(out, "Eastore release") {
 		t.Errorf("vector rrf: %s", out)
@@ -187,7 +184,7 @@ func TestEmbedStaticAndHybridSearch(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"vectors": `+jsonNumber(rep.Chunks)) {
 		t.Errorf("reindex keeps every chunk embedded: %s", out)
 	}
-	golden(t, "reindex", out)
+	searchGolden(t, "reindex", out)
 	// switching off
 	if code, out, _ := e.run("embed", "--provider", "none"); code != 0 || !strings.Contains(out, "embeddings off") {
 		t.Errorf("embed off: %d %s", code, out)

@@ -166,6 +166,8 @@ func (a *app) printEntry(v *clawledger.EntryView) {
 		a.printf("%s ── model → %s/%s\n", t, e.ModelChange.Provider, e.ModelChange.ModelID)
 	case e.ModelChange != nil && e.ModelChange.Kind == "thinking":
 		a.printf("%s ── thinking → %s\n", t, e.ModelChange.ThinkingLevel)
+	case e.Label != nil:
+		a.printf("%s ── label %q on %s\n", t, e.Label.Label, e.Label.TargetID)
 	case e.SessionName != "":
 		a.printf("%s ── session named %q\n", t, e.SessionName)
 	case e.PromptError != "":

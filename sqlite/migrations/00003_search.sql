@@ -15,7 +15,7 @@ CREATE TABLE search_chunks (
   id         INTEGER PRIMARY KEY AUTOINCREMENT, -- rowid in search_fts and search_vectors
   kind       TEXT NOT NULL,               -- message, compaction, memory
   source_id  INTEGER NOT NULL,            -- the transcript or workspace file
-  line_id    INTEGER NOT NULL DEFAULT 0,  -- the ledger line (messages, compactions)
+  line_id    INTEGER NOT NULL DEFAULT 0,  -- the ledger line (messages, summaries)
   agent_id   TEXT NOT NULL DEFAULT '',
   session_id TEXT NOT NULL DEFAULT '',
   entry_id   TEXT NOT NULL DEFAULT '',
@@ -49,31 +49,27 @@ CREATE TABLE search_stats (
 );
 INSERT INTO search_stats(id, chunks, tokens) VALUES (1, 0, 0);
 
--- How far each source is indexed. A transcript only grows until it is
--- replaced, and then it is marked stale (below); each of its appended lines
--- has a higher ledger line id than any before it.
+-- How far each source is indexed. A transcript only grows (its new lines
+-- at higher offsets) until it is replaced, and then it is marked stale
+-- (below).
 CREATE TABLE search_sources (
   source_id   INTEGER PRIMARY KEY,
   line_count  INTEGER NOT NULL DEFAULT 0,  -- transcript lines seen
-  max_line_id INTEGER NOT NULL DEFAULT 0,  -- last ledger line indexed
+  max_offset  INTEGER NOT NULL DEFAULT -1, -- offset of the last line looked at
   sha256      TEXT NOT NULL DEFAULT ''     -- workspace file content seen
 );
 
--- Transcripts whose rows were replaced (a rewritten or repaired file): their
--- chunks are rebuilt on the next update.
+-- Transcripts whose lines were replaced (a rewritten or repaired file, a
+-- rewound database session): their chunks are rebuilt on the next update.
+-- A replacement deletes every line of the source, the first one included.
 CREATE TABLE search_stale (
   source_id INTEGER PRIMARY KEY
 );
 -- +goose StatementBegin
-CREATE TRIGGER search_messages_replaced AFTER DELETE ON messages
+CREATE TRIGGER search_source_replaced AFTER DELETE ON lines
+WHEN OLD.line_no = 1
 BEGIN
-  INSERT OR IGNORE INTO search_stale(source_id) VALUES (old.source_id);
-END;
--- +goose StatementEnd
--- +goose StatementBegin
-CREATE TRIGGER search_compactions_replaced AFTER DELETE ON compactions
-BEGIN
-  INSERT OR IGNORE INTO search_stale(source_id) VALUES (old.source_id);
+  INSERT OR IGNORE INTO search_stale(source_id) VALUES (OLD.source_id);
 END;
 -- +goose StatementEnd
 
@@ -99,8 +95,7 @@ CREATE INDEX embedding_cache_used ON embedding_cache(used_ms);
 -- +goose Down
 DROP TABLE embedding_cache;
 DROP TABLE search_vectors;
-DROP TRIGGER search_compactions_replaced;
-DROP TRIGGER search_messages_replaced;
+DROP TRIGGER search_source_replaced;
 DROP TABLE search_stale;
 DROP TABLE search_sources;
 DROP TABLE search_stats;
