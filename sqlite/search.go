@@ -17,13 +17,13 @@ const indexBatch = 2000
 
 // changedSource is a source whose index is behind the ledger.
 type changedSource struct {
-	id         int64
-	kind       string
-	rel        string
-	stale      bool  // lines replaced: rebuild all its chunks
-	maxOffset  int64 // offset of the last line looked at; -1 for none
-	lineCount  int64 // lines the ledger holds now
-	behind     int64 // lines not yet looked at (progress)
+	id        int64
+	kind      string
+	rel       string
+	stale     bool  // lines replaced: rebuild all its chunks
+	maxOffset int64 // offset of the last line looked at; -1 for none
+	lineCount int64 // lines the ledger holds now
+	behind    int64 // lines not yet looked at (progress)
 }
 
 // UpdateSearchIndex brings the search index up to date with the ledger:
