@@ -116,8 +116,8 @@ func (a *app) runEmbed(ctx context.Context, db *sqlite.DB, cfg embed.Config, cac
 	if err := db.SetSearchMeta(ctx, embedConfigKey, string(raw)); err != nil {
 		return err
 	}
-	cached := &embed.Cached{Embedder: e, Cache: db}
-	n, err := search.EmbedPending(ctx, db, cached, a.countBar("embedding"))
+	emb, cached := withCache(e, cfg, db, false)
+	n, err := search.EmbedPending(ctx, db, emb, a.countBar("embedding"))
 	if err != nil {
 		return fmt.Errorf("embed (%d chunks stored before the error; run again to go on): %w", n, err)
 	}
@@ -130,7 +130,10 @@ func (a *app) runEmbed(ctx context.Context, db *sqlite.DB, cfg embed.Config, cac
 		return err
 	}
 	out := embedJSON{Provider: cfg.Provider, Model: e.Space().Model, Endpoint: cfg.BaseURL, Dropped: dropped, Embedded: n,
-		CacheHits: cached.Hits, ProviderTexts: cached.Misses, Vectors: vectors, Chunks: chunks, CacheEvicted: evicted}
+		ProviderTexts: n, Vectors: vectors, Chunks: chunks, CacheEvicted: evicted}
+	if cached != nil {
+		out.CacheHits, out.ProviderTexts = cached.Hits, cached.Misses
+	}
 	if a.json {
 		return a.printJSON(out)
 	}
@@ -138,12 +141,22 @@ func (a *app) runEmbed(ctx context.Context, db *sqlite.DB, cfg embed.Config, cac
 	if dropped > 0 {
 		a.printf("dropped    %d vectors of the previous embedder\n", dropped)
 	}
-	a.printf("embedded   %d chunks (%d from the cache, %d by the provider)\n", n, cached.Hits, cached.Misses)
+	a.printf("embedded   %d chunks (%d from the cache, %d by the provider)\n", n, out.CacheHits, out.ProviderTexts)
 	a.printf("vectors    %d of %d chunks\n", vectors, chunks)
 	if evicted > 0 {
 		a.printf("cache      %d least recently used vectors evicted (cap %d MiB)\n", evicted, cacheMB)
 	}
 	return nil
+}
+
+// withCache puts the embedding cache in front of a remote provider (a
+// static model recomputes a vector faster than the cache stores one).
+func withCache(e clawledger.Embedder, cfg embed.Config, db *sqlite.DB, bestEffort bool) (clawledger.Embedder, *embed.Cached) {
+	if !cfg.Remote() {
+		return e, nil
+	}
+	c := &embed.Cached{Embedder: e, Cache: db, BestEffort: bestEffort}
+	return c, c
 }
 
 // embedConfig is the embedder configuration stored in the ledger, else the
@@ -205,7 +218,7 @@ func (a *app) searchEngine(ctx context.Context, db *sqlite.DB, mode string) (*se
 		eng.NoVectors = fmt.Sprintf("the stored vectors are not %s's: run `clawledger embed` to re-embed; full-text search only", cfg)
 		return eng, nil
 	}
-	eng.Embedder = &embed.Cached{Embedder: e, Cache: db, BestEffort: true}
+	eng.Embedder, _ = withCache(e, cfg, db, true)
 	return eng, nil
 }
 
@@ -239,7 +252,8 @@ func (a *app) embedNew(ctx context.Context, db *sqlite.DB) error {
 	if !a.queryPath {
 		prog = a.countBar("embedding")
 	}
-	_, err = search.EmbedPending(ctx, db, &embed.Cached{Embedder: e, Cache: db}, prog)
+	emb, _ := withCache(e, cfg, db, false)
+	_, err = search.EmbedPending(ctx, db, emb, prog)
 	if err == nil {
 		_, err = db.PruneEmbeddingCache(ctx, defaultCacheMB<<20)
 	}
