@@ -22,6 +22,9 @@ func (db *DB) SearchMeta(ctx context.Context, key string) (string, error) {
 
 // SetSearchMeta stores a search_meta value; "" deletes it.
 func (db *DB) SetSearchMeta(ctx context.Context, key, value string) error {
+	if err := db.Flush(ctx); err != nil {
+		return err
+	}
 	var err error
 	if value == "" {
 		_, err = db.w.ExecContext(ctx, `DELETE FROM search_meta WHERE key = ?`, key)
@@ -36,6 +39,9 @@ func (db *DB) SetSearchMeta(ctx context.Context, key, value string) error {
 // space's vectors are stored they are deleted (never mixed). It returns how
 // many were deleted.
 func (db *DB) UseVectorSpace(ctx context.Context, space string) (int64, error) {
+	if err := db.Flush(ctx); err != nil {
+		return 0, err
+	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -71,6 +77,9 @@ func (db *DB) UseVectorSpace(ctx context.Context, space string) (int64, error) {
 // UnembeddedChunks returns up to limit chunks past afterID that have no
 // vector yet, in id order.
 func (db *DB) UnembeddedChunks(ctx context.Context, afterID int64, limit int) ([]search.PendingChunk, error) {
+	if err := db.Flush(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := db.w.QueryContext(ctx, `SELECT c.id, c.text FROM search_chunks c
 		WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM search_vectors v WHERE v.chunk_id = c.id)
 		ORDER BY c.id LIMIT ?`, afterID, limit)
@@ -91,6 +100,9 @@ func (db *DB) UnembeddedChunks(ctx context.Context, afterID int64, limit int) ([
 
 // CountUnembedded counts the chunks without a vector.
 func (db *DB) CountUnembedded(ctx context.Context) (int64, error) {
+	if err := db.Flush(ctx); err != nil {
+		return 0, err
+	}
 	var n int64
 	err := db.w.QueryRowContext(ctx, `SELECT count(*) FROM search_chunks c
 		WHERE NOT EXISTS (SELECT 1 FROM search_vectors v WHERE v.chunk_id = c.id)`).Scan(&n)
@@ -99,6 +111,9 @@ func (db *DB) CountUnembedded(ctx context.Context) (int64, error) {
 
 // PutVectors stores chunk vectors (a chunk deleted meanwhile is skipped).
 func (db *DB) PutVectors(ctx context.Context, ids []int64, vecs [][]float32) error {
+	if err := db.Flush(ctx); err != nil {
+		return err
+	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -154,6 +169,9 @@ func (db *DB) GetEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, h
 	if len(used) == 0 || db.w == nil {
 		return out, nil
 	}
+	if err := db.Flush(ctx); err != nil {
+		return out, err
+	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return out, err
@@ -170,6 +188,9 @@ func (db *DB) GetEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, h
 
 // PutEmbeddings implements embed.Cache.
 func (db *DB) PutEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, hashes [][]byte, vecs [][]float32) error {
+	if err := db.Flush(ctx); err != nil {
+		return err
+	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -193,6 +214,9 @@ func (db *DB) PutEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, h
 // PruneEmbeddingCache evicts the least recently used cache entries until
 // the vectors it holds take at most maxBytes. It returns how many went.
 func (db *DB) PruneEmbeddingCache(ctx context.Context, maxBytes int64) (int64, error) {
+	if err := db.Flush(ctx); err != nil {
+		return 0, err
+	}
 	var total int64
 	if err := db.w.QueryRowContext(ctx, `SELECT coalesce(sum(length(vec)), 0) FROM embedding_cache`).Scan(&total); err != nil {
 		return 0, err

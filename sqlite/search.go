@@ -12,6 +12,10 @@ import (
 
 var _ search.Store = (*DB)(nil)
 
+// The search index runs its own transactions on the writer connection;
+// every method that writes first commits the ledger's open write batch
+// (Flush), which otherwise holds that one connection.
+
 // indexBatch is how many documents one index transaction takes.
 const indexBatch = 2000
 
@@ -34,6 +38,9 @@ type changedSource struct {
 // update resumes where it stopped. progress, when set, is told how many
 // ledger lines are behind and then how many were handled.
 func (db *DB) UpdateSearchIndex(ctx context.Context, progress search.Progress) (search.IndexStats, error) {
+	if err := db.Flush(ctx); err != nil {
+		return search.IndexStats{}, err
+	}
 	var st search.IndexStats
 	srcs, err := db.changedSources(ctx)
 	if err != nil {
@@ -47,25 +54,91 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, progress search.Progress) (
 		progress.Start(total)
 		defer progress.Finish()
 	}
+	ix := &indexer{db: db, ctx: ctx, st: &st}
+	defer ix.rollback()
 	for _, s := range srcs {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
 		if s.kind == "workspace" {
-			err = db.indexWorkspaceFile(ctx, s, &st)
+			err = ix.workspaceFile(s)
 		} else {
-			err = db.indexTranscript(ctx, s, &st, progress)
+			err = ix.transcript(s)
 		}
 		if err != nil {
 			return st, fmt.Errorf("search index: %s: %w", s.rel, err)
 		}
+		if progress != nil {
+			progress.Add(s.behind)
+		}
 	}
-	return st, nil
+	return st, ix.commit()
+}
+
+// indexer writes chunks in transactions of about indexBatch documents,
+// many small sources to one transaction, a large one over several. Each
+// source's progress row commits with its chunks, so an interrupted update
+// resumes where it stopped.
+type indexer struct {
+	db      *DB
+	ctx     context.Context
+	st      *search.IndexStats
+	tx      *sql.Tx
+	w       *chunkWriter
+	pending int // documents in the open transaction
+}
+
+func (ix *indexer) begin() error {
+	if ix.tx != nil {
+		return nil
+	}
+	tx, err := ix.db.w.BeginTx(ix.ctx, nil)
+	if err != nil {
+		return err
+	}
+	w, err := newChunkWriter(ix.ctx, tx)
+	if err != nil {
+		tx.Rollback()
+		return err
+	}
+	ix.tx, ix.w, ix.pending = tx, w, 0
+	return nil
+}
+
+// commit commits the open transaction, if any.
+func (ix *indexer) commit() error {
+	if ix.tx == nil {
+		return nil
+	}
+	tx := ix.tx
+	ix.tx = nil
+	if err := ix.w.close(ix.ctx, tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func (ix *indexer) rollback() {
+	if ix.tx != nil {
+		ix.w.chunk.Close()
+		ix.w.fts.Close()
+		ix.tx.Rollback()
+		ix.tx = nil
+	}
+}
+
+func (ix *indexer) exec(query string, args ...any) error {
+	_, err := ix.tx.ExecContext(ix.ctx, query, args...)
+	return err
 }
 
 // SearchIndexBacklog is how many ledger lines (plus one per changed
 // memory file) the search index has yet to take in.
 func (db *DB) SearchIndexBacklog(ctx context.Context) (int64, error) {
+	if err := db.Flush(ctx); err != nil {
+		return 0, err
+	}
 	srcs, err := db.changedSources(ctx)
 	var n int64
 	for _, s := range srcs {
@@ -177,56 +250,38 @@ func (w *chunkWriter) add(ctx context.Context, d *search.Doc, st *search.IndexSt
 	return nil
 }
 
-// indexTranscript indexes a transcript's user and assistant messages and
-// its summaries past what is indexed (all of them when it is stale), one
-// batch per transaction.
-func (db *DB) indexTranscript(ctx context.Context, s changedSource, st *search.IndexStats, progress search.Progress) error {
+// transcript indexes a transcript's user and assistant messages and its
+// summaries past what is indexed (all of them when it is stale).
+func (ix *indexer) transcript(s changedSource) error {
+	if err := ix.begin(); err != nil {
+		return err
+	}
 	var agent, session string
-	err := db.w.QueryRowContext(ctx, `SELECT agent_id, session_id FROM sessions WHERE source_id = ?`, s.id).Scan(&agent, &session)
+	err := ix.tx.QueryRowContext(ix.ctx, `SELECT agent_id, session_id FROM sessions WHERE source_id = ?`, s.id).Scan(&agent, &session)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	after, first := s.maxOffset, true
+	if s.stale {
+		n, err := deleteChunks(ix.ctx, ix.tx, s.id)
+		if err != nil {
+			return err
+		}
+		ix.st.Removed += n
+		if err := ix.exec(`DELETE FROM search_stale WHERE source_id = ?`, s.id); err != nil {
+			return err
+		}
+	}
+	after := s.maxOffset
 	for {
-		tx, err := db.w.BeginTx(ctx, nil)
+		docs, offsets, err := transcriptDocs(ix.ctx, ix.tx, s.id, after)
 		if err != nil {
-			return err
-		}
-		if first && s.stale {
-			n, err := deleteChunks(ctx, tx, s.id)
-			if err != nil {
-				tx.Rollback()
-				return err
-			}
-			st.Removed += n
-			if _, err := tx.ExecContext(ctx, `DELETE FROM search_stale WHERE source_id = ?`, s.id); err != nil {
-				tx.Rollback()
-				return err
-			}
-		}
-		first = false
-		docs, offsets, err := transcriptDocs(ctx, tx, s.id, after)
-		if err != nil {
-			tx.Rollback()
-			return err
-		}
-		w, err := newChunkWriter(ctx, tx)
-		if err != nil {
-			tx.Rollback()
 			return err
 		}
 		for i := range docs {
 			docs[i].AgentID, docs[i].SessionID = agent, session
-			if err = w.add(ctx, &docs[i], st); err != nil {
-				break
+			if err := ix.w.add(ix.ctx, &docs[i], ix.st); err != nil {
+				return err
 			}
-		}
-		if cerr := w.close(ctx, tx); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			tx.Rollback()
-			return err
 		}
 		done := len(docs) < indexBatch
 		if len(docs) > 0 {
@@ -236,19 +291,20 @@ func (db *DB) indexTranscript(ctx context.Context, s changedSource, st *search.I
 		if !done {
 			lineCount = -1 // in progress: an interrupted update resumes past max_offset
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO search_sources(source_id, line_count, max_offset) VALUES(?, ?, ?)
+		if err := ix.exec(`INSERT INTO search_sources(source_id, line_count, max_offset) VALUES(?, ?, ?)
 			ON CONFLICT(source_id) DO UPDATE SET line_count = excluded.line_count, max_offset = excluded.max_offset`,
 			s.id, lineCount, after); err != nil {
-			tx.Rollback()
 			return err
 		}
-		if err := tx.Commit(); err != nil {
-			return err
+		if ix.pending += len(docs); ix.pending >= indexBatch {
+			if err := ix.commit(); err != nil {
+				return err
+			}
+			if err := ix.begin(); err != nil {
+				return err
+			}
 		}
 		if done {
-			if progress != nil {
-				progress.Add(s.behind)
-			}
 			return nil
 		}
 	}
@@ -287,51 +343,42 @@ func transcriptDocs(ctx context.Context, tx *sql.Tx, sourceID, after int64) ([]s
 	return out, offsets, rows.Err()
 }
 
-// indexWorkspaceFile re-chunks a changed memory file (other workspace
-// files are only remembered as seen).
-func (db *DB) indexWorkspaceFile(ctx context.Context, s changedSource, st *search.IndexStats) error {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
+// workspaceFile re-chunks a changed memory file (other workspace files
+// are only remembered as seen).
+func (ix *indexer) workspaceFile(s changedSource) error {
+	if err := ix.begin(); err != nil {
 		return err
 	}
-	defer tx.Rollback()
 	d := search.Doc{Kind: search.KindMemory, SourceID: s.id, Role: search.KindMemory, Path: s.rel}
 	var sum string
 	var mtimeNs int64
-	if err := tx.QueryRowContext(ctx, `SELECT agent_id, mtime_ns, sha256, content FROM workspace_files WHERE source_id = ?`, s.id).
+	if err := ix.tx.QueryRowContext(ix.ctx, `SELECT agent_id, mtime_ns, sha256, content FROM workspace_files WHERE source_id = ?`, s.id).
 		Scan(&d.AgentID, &mtimeNs, &sum, &d.Text); err != nil {
 		return err
 	}
 	d.MtimeMs = mtimeNs / 1e6
-	n, err := deleteChunks(ctx, tx, s.id)
+	n, err := deleteChunks(ix.ctx, ix.tx, s.id)
 	if err != nil {
 		return err
 	}
-	st.Removed += n
+	ix.st.Removed += n
 	if search.IsMemoryFile(s.rel) {
-		w, err := newChunkWriter(ctx, tx)
-		if err != nil {
+		if err := ix.w.add(ix.ctx, &d, ix.st); err != nil {
 			return err
 		}
-		err = w.add(ctx, &d, st)
-		if cerr := w.close(ctx, tx); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
+		ix.pending++
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO search_sources(source_id, sha256) VALUES(?, ?)
-		ON CONFLICT(source_id) DO UPDATE SET sha256 = excluded.sha256`, s.id, sum); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return ix.exec(`INSERT INTO search_sources(source_id, sha256) VALUES(?, ?)
+		ON CONFLICT(source_id) DO UPDATE SET sha256 = excluded.sha256`, s.id, sum)
 }
 
 // ClearSearchIndex empties the derived search index (vectors included;
 // the embedding cache and the embedder configuration stay), so that the
 // next update rebuilds it from the ledger.
 func (db *DB) ClearSearchIndex(ctx context.Context) error {
+	if err := db.Flush(ctx); err != nil {
+		return err
+	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -128,3 +128,23 @@ func BenchmarkIndexUpdate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReindex rebuilds the whole index (50,000 messages).
+func BenchmarkReindex(b *testing.B) {
+	if os.Getenv("CLAWLEDGER_BENCH_DB") != "" {
+		b.Skip("the shared bench ledger is opened read-only")
+	}
+	db, _ := benchLedger(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := db.ClearSearchIndex(ctx); err != nil {
+			b.Fatal(err)
+		}
+		st, err := db.UpdateSearchIndex(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(st.Docs)/b.Elapsed().Seconds()*float64(i+1), "docs/s")
+	}
+}

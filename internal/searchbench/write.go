@@ -37,7 +37,10 @@ func (g *Generator) WriteCorpus(ctx context.Context, db *sqlite.DB, raw string, 
 			fmt.Fprintf(os.Stderr, "%d messages\n", written)
 		}
 	}
-	return g.counts, db.SetAgents(ctx, sdID, []string{"main"})
+	if err := db.SetAgents(ctx, sdID, []string{"main"}); err != nil {
+		return nil, err
+	}
+	return g.counts, db.Flush(ctx)
 }
 
 func writeSession(ctx context.Context, db *sqlite.DB, sdID int64, raw string, s *Session) error {
