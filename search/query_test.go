@@ -68,7 +68,7 @@ func TestSnippet(t *testing.T) {
 	long := strings.Repeat("filler words here ", 100) + "the needle is here " + strings.Repeat("more filler ", 100)
 	p, _ = Parse("needle")
 	s := Snippet(long, p.matchers())
-	if n := len([]rune(PlainSnippet(s))); n > SnippetChars+2 {
+	if n := len([]rune(strings.NewReplacer(MarkStart, "", MarkEnd, "").Replace(s))); n > SnippetChars+2 {
 		t.Errorf("snippet of %d characters", n)
 	}
 	if !strings.Contains(s, MarkStart+"needle"+MarkEnd) || !strings.HasPrefix(s, "…") || !strings.HasSuffix(s, "…") {

@@ -144,8 +144,3 @@ func wordEnd(s string, i int) int {
 	}
 	return i
 }
-
-// PlainSnippet drops the highlight markers.
-func PlainSnippet(s string) string {
-	return strings.NewReplacer(MarkStart, "", MarkEnd, "").Replace(s)
-}
