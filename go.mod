@@ -3,6 +3,7 @@ module github.com/clawledger/clawledger
 go 1.26.8
 
 require (
+	github.com/dustin/go-humanize v1.1.0
 	github.com/pressly/goose/v3 v3.28.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
@@ -12,7 +13,6 @@ require (
 )
 
 require (
-	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect

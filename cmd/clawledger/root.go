@@ -98,6 +98,8 @@ func (a *app) rootCommand() *cobra.Command {
 		a.sessionsCommand(),
 		a.showCommand(),
 		a.exportCommand(),
+		a.usageCommand(),
+		a.toolsCommand(),
 	)
 	return root
 }

@@ -1,0 +1,60 @@
+package sqlite
+
+import (
+	"context"
+	"slices"
+)
+
+// UserTexts returns up to n non-empty user message texts of a transcript in
+// file order: its first n, or with last its last n.
+func (db *DB) UserTexts(ctx context.Context, sourceID int64, n int, last bool) ([]string, error) {
+	order := "ASC"
+	if last {
+		order = "DESC"
+	}
+	texts, err := db.strings(ctx, `SELECT text FROM messages INDEXED BY messages_source_role
+		WHERE source_id = ? AND role = 'user' AND text <> '' ORDER BY line_id `+order+` LIMIT ?`, sourceID, n)
+	if last {
+		slices.Reverse(texts)
+	}
+	return texts, err
+}
+
+// ToolFailures counts a transcript's tool results that failed by the error
+// rule (isError, an error payload, a non-zero exit code, error words).
+func (db *DB) ToolFailures(ctx context.Context, sourceID int64) (int64, error) {
+	var n int64
+	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM tool_results WHERE source_id = ? AND (is_error OR failed)`, sourceID).Scan(&n)
+	return n, err
+}
+
+// TurnStarts returns the byte offsets of the user messages that open the
+// turns of a transcript, in file order: those on the active branch, or
+// with allBranches all of them.
+func (db *DB) TurnStarts(ctx context.Context, sourceID int64, allBranches bool) ([]int64, error) {
+	var branch map[string]bool
+	if !allBranches {
+		var err error
+		if branch, err = db.activeBranch(ctx, sourceID); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT m.entry_id, l.offset FROM messages m INDEXED BY messages_source_role
+		JOIN lines l ON l.id = m.line_id WHERE m.source_id = ? AND m.role = 'user' ORDER BY m.line_id`, sourceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id string
+		var off int64
+		if err := rows.Scan(&id, &off); err != nil {
+			return nil, err
+		}
+		if allBranches || branch[id] {
+			out = append(out, off)
+		}
+	}
+	return out, rows.Err()
+}
