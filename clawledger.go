@@ -74,8 +74,8 @@ type Header struct {
 // Message is the message of a "message" or "custom_message" entry.
 type Message struct {
 	Role         string // user, assistant, toolResult, bashExecution, custom, hookMessage, ...
-	Text         string // text and output_text blocks, or string content, joined by blank lines
-	Thinking     string
+	Text         string // text and output_text blocks, or string content, joined by blank lines; a tool result's first MaxToolText bytes
+	Thinking     int    // thinking blocks (their text stays in the raw line)
 	ToolCalls    []ToolCall
 	Images       int
 	Timestamp    int64
@@ -100,6 +100,10 @@ type Message struct {
 	Command   string
 	Cancelled bool
 }
+
+// MaxToolText bounds the text kept from a tool result or bash execution:
+// enough to recognize an error payload; the full output is in the raw line.
+const MaxToolText = 16 << 10
 
 // ToolCall is a toolCall, toolUse or tool_use content block.
 type ToolCall struct {

@@ -126,8 +126,8 @@ type Session struct {
 func (s *Session) Orphan() bool { return s.Index == nil }
 
 // IngestTx writes one source's new lines, its derived rows, its session
-// summary and its cursor in one transaction, so a crash never loses or
-// duplicates a line.
+// summary and its cursor atomically, so a crash never loses or duplicates a
+// line.
 type IngestTx interface {
 	Add(rec *Record) error
 	Commit(cur Cursor, sess *Session) error
@@ -159,9 +159,15 @@ type Writer interface {
 	// derived rows first, in the same transaction. The returned session is
 	// the stored summary to continue from (empty when replacing).
 	Begin(ctx context.Context, src *Source, replace bool) (IngestTx, *Session, error)
+	// ReplaceIndex, ReplaceCronJobs and PutWorkspaceFile replace what a
+	// file says and store its source (cursor, gone mark) with it.
 	ReplaceIndex(ctx context.Context, src *Source, entries []IndexEntry) error
 	ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []CronJob, srcs []*Source) error
 	PutWorkspaceFile(ctx context.Context, src *Source, f *WorkspaceFile) error
+	// Flush makes everything written so far durable. Writes may be batched
+	// into one transaction until then; each source is still written whole
+	// (its lines, derived rows and cursor together) or not at all.
+	Flush(ctx context.Context) error
 }
 
 // SessionFilter selects sessions.

@@ -99,7 +99,7 @@ func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error
 	for _, dir := range stateDirs {
 		p, err := c.plan(ctx, dir, rep)
 		if err != nil {
-			return rep, err
+			return rep, errors.Join(err, c.Store.Flush(context.WithoutCancel(ctx)))
 		}
 		plans = append(plans, p)
 	}
@@ -115,10 +115,11 @@ func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error
 	defer c.Progress.Finish()
 	for _, p := range plans {
 		if err := c.execute(ctx, p, rep); err != nil {
-			return rep, err
+			// what was stored before the error is whole: keep it
+			return rep, errors.Join(err, c.Store.Flush(context.WithoutCancel(ctx)))
 		}
 	}
-	return rep, nil
+	return rep, c.Store.Flush(ctx)
 }
 
 // dirPlan is what a scan of one state dir decided to do.

@@ -103,6 +103,7 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 	}()
 	tr := &transcript{s: sess}
 	lr := newLineReader(f, cur.Offset)
+	defer lr.release()
 	var stored, sinceCommit int64
 	hashOK := true
 	for {
@@ -226,7 +227,7 @@ func (c *Collector) ingestIndex(ctx context.Context, w *work, rep *Report) error
 	if err != nil {
 		return &fileError{fmt.Errorf("session index ignored: %v", err)}
 	}
-	w.src.Cursor = statCursor(fi)
+	w.src.Cursor, w.src.GoneAt = statCursor(fi), 0
 	return c.Store.ReplaceIndex(ctx, w.src, entries)
 }
 
@@ -247,7 +248,7 @@ func (c *Collector) ingestWorkspace(ctx context.Context, w *work, rep *Report) e
 		return &fileError{err}
 	}
 	sum := sha256.Sum256(data)
-	w.src.Cursor = statCursor(fi)
+	w.src.Cursor, w.src.GoneAt = statCursor(fi), 0
 	rep.BytesRead += int64(len(data))
 	rep.FilesIngested++
 	return c.Store.PutWorkspaceFile(ctx, w.src, &clawledger.WorkspaceFile{
@@ -287,7 +288,7 @@ func (c *Collector) ingestCronJobs(ctx context.Context, p *dirPlan, rep *Report)
 		data[found.Rel] = b
 		rep.BytesRead += int64(len(b))
 		if changed[found.Rel] != nil {
-			src.Cursor = statCursor(fi)
+			src.Cursor, src.GoneAt = statCursor(fi), 0
 			srcs = append(srcs, src)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // MaxLineBytes bounds the memory one line may take. A longer line is
@@ -21,8 +22,21 @@ type lineReader struct {
 	pending int64 // bytes read after the last newline at EOF
 }
 
+// readers are reused: a fresh 1 MiB buffer per file would cost more than
+// reading a small file.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<20) }}
+
 func newLineReader(r io.Reader, offset int64) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 1<<20), offset: offset}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &lineReader{r: br, offset: offset}
+}
+
+// release returns the reader's buffer for reuse.
+func (lr *lineReader) release() {
+	lr.r.Reset(nil)
+	readers.Put(lr.r)
+	lr.r = nil
 }
 
 // next returns the next complete line without its '\n', its offset and its

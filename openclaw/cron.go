@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/clawledger/clawledger"
 	"github.com/titanous/json5"
+	"github.com/valyala/fastjson"
+
+	"github.com/clawledger/clawledger"
 )
 
 // decodeLenient decodes standard JSON, falling back to JSON5 (OpenClaw reads
@@ -160,26 +162,6 @@ func stateOf(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-type rawCronRun struct {
-	Ts             json.RawMessage `json:"ts"`
-	Timestamp      json.RawMessage `json:"timestamp"`
-	JobID          flexString      `json:"jobId"`
-	Action         flexString      `json:"action"`
-	Status         flexString      `json:"status"`
-	Error          json.RawMessage `json:"error"`
-	Summary        flexString      `json:"summary"`
-	Delivered      *flexBool       `json:"delivered"`
-	DeliveryStatus flexString      `json:"deliveryStatus"`
-	SessionID      flexString      `json:"sessionId"`
-	SessionKey     flexString      `json:"sessionKey"`
-	RunAtMs        json.RawMessage `json:"runAtMs"`
-	DurationMs     flexInt         `json:"durationMs"`
-	NextRunAtMs    json.RawMessage `json:"nextRunAtMs"`
-	Model          flexString      `json:"model"`
-	Provider       flexString      `json:"provider"`
-	Usage          json.RawMessage `json:"usage"`
-}
-
 // ParseCronRun decodes one line of a cron run log. Lines whose action is not
 // "finished" decode too (the caller decides what to keep).
 func ParseCronRun(line []byte) (*clawledger.CronRun, error) {
@@ -190,32 +172,46 @@ func ParseCronRun(line []byte) (*clawledger.CronRun, error) {
 	if line[0] != '{' {
 		return nil, malformed(line)
 	}
-	var r rawCronRun
-	if err := json.Unmarshal(line, &r); err != nil {
+	p := parsers.Get()
+	defer parsers.Put(p)
+	v, err := p.ParseBytes(line)
+	if err != nil {
 		return nil, &MalformedError{Reason: "invalid JSON: " + shortErr(err)}
 	}
+	if v.Type() != fastjson.TypeObject {
+		return nil, &MalformedError{Reason: "not a JSON object"}
+	}
 	run := &clawledger.CronRun{
-		Ts:             firstTimestamp(r.Ts, r.Timestamp),
-		JobID:          string(r.JobID),
-		Action:         string(r.Action),
-		Status:         string(r.Status),
-		Error:          errorText(r.Error),
-		Summary:        string(r.Summary),
-		DeliveryStatus: string(r.DeliveryStatus),
-		SessionID:      string(r.SessionID),
-		SessionKey:     string(r.SessionKey),
-		RunAt:          Timestamp(r.RunAtMs),
-		DurationMs:     int64(r.DurationMs),
-		NextRunAt:      Timestamp(r.NextRunAtMs),
-		Model:          string(r.Model),
-		Provider:       string(r.Provider),
+		Ts:             firstNonZero(timestampOf(v, "ts"), timestampOf(v, "timestamp")),
+		JobID:          str(v, "jobId"),
+		Action:         str(v, "action"),
+		Status:         str(v, "status"),
+		Error:          errorText(v.Get("error")),
+		Summary:        str(v, "summary"),
+		DeliveryStatus: str(v, "deliveryStatus"),
+		SessionID:      str(v, "sessionId"),
+		SessionKey:     str(v, "sessionKey"),
+		RunAt:          timestampOf(v, "runAtMs"),
+		DurationMs:     integer(v, "durationMs"),
+		NextRunAt:      timestampOf(v, "nextRunAtMs"),
+		Model:          str(v, "model"),
+		Provider:       str(v, "provider"),
 	}
-	if r.Delivered != nil {
-		d := bool(*r.Delivered)
-		run.Delivered = &d
+	if d := v.Get("delivered"); d != nil && (d.Type() == fastjson.TypeTrue || d.Type() == fastjson.TypeFalse) {
+		b := d.Type() == fastjson.TypeTrue
+		run.Delivered = &b
 	}
-	if len(r.Usage) > 0 && r.Usage[0] == '{' {
-		run.Usage = DecodeUsage(r.Usage)
+	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
+		run.Usage = usageOf(u)
 	}
 	return run, nil
+}
+
+func firstNonZero(v ...int64) int64 {
+	for _, x := range v {
+		if x != 0 {
+			return x
+		}
+	}
+	return 0
 }

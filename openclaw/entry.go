@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/clawledger/clawledger"
 )
 
 // ErrBlank is returned for a line that holds only whitespace.
@@ -57,16 +55,6 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 		*f = flexInt(n)
 	} else if x, err := strconv.ParseFloat(s, 64); err == nil {
 		*f = flexInt(int64(x))
-	}
-	return nil
-}
-
-// flexFloat decodes a JSON number or numeric string, ignoring anything else.
-type flexFloat float64
-
-func (f *flexFloat) UnmarshalJSON(b []byte) error {
-	if x, err := strconv.ParseFloat(strings.Trim(string(b), `"`), 64); err == nil {
-		*f = flexFloat(x)
 	}
 	return nil
 }
@@ -125,150 +113,6 @@ func epochMillis(x float64) int64 {
 	return int64(x)
 }
 
-type rawEntry struct {
-	Type      flexString       `json:"type"`
-	ID        flexString       `json:"id"`
-	ParentID  *json.RawMessage `json:"parentId"`
-	Timestamp json.RawMessage  `json:"timestamp"`
-
-	// session header
-	Version       json.RawMessage `json:"version"`
-	Cwd           flexString      `json:"cwd"`
-	ParentSession flexString      `json:"parentSession"`
-	BranchedFrom  flexString      `json:"branchedFrom"`
-	Provider      flexString      `json:"provider"`
-	ModelID       flexString      `json:"modelId"`
-	ThinkingLevel flexString      `json:"thinkingLevel"`
-
-	Message *rawMessage `json:"message"`
-
-	// compaction / branch_summary
-	Summary             flexString      `json:"summary"`
-	FirstKeptEntryID    flexString      `json:"firstKeptEntryId"`
-	FirstKeptEntryIndex *flexInt        `json:"firstKeptEntryIndex"`
-	TokensBefore        flexInt         `json:"tokensBefore"`
-	TokensAfter         flexInt         `json:"tokensAfter"`
-	Details             json.RawMessage `json:"details"`
-	FromHook            flexBool        `json:"fromHook"`
-	FromID              flexString      `json:"fromId"`
-
-	// custom, custom_message
-	CustomType flexString      `json:"customType"`
-	Data       json.RawMessage `json:"data"`
-	Content    json.RawMessage `json:"content"`
-
-	// label, session_info, leaf, reset
-	TargetID flexString  `json:"targetId"`
-	Label    *flexString `json:"label"`
-	Name     flexString  `json:"name"`
-	Reason   flexString  `json:"reason"`
-}
-
-type rawMessage struct {
-	Role         flexString      `json:"role"`
-	Content      json.RawMessage `json:"content"`
-	Timestamp    json.RawMessage `json:"timestamp"`
-	API          flexString      `json:"api"`
-	Provider     flexString      `json:"provider"`
-	Model        flexString      `json:"model"`
-	Usage        json.RawMessage `json:"usage"`
-	StopReason   flexString      `json:"stopReason"`
-	ErrorMessage flexString      `json:"errorMessage"`
-	Provenance   *struct {
-		Kind flexString `json:"kind"`
-	} `json:"provenance"`
-	CustomType flexString `json:"customType"`
-
-	ToolCallID flexString      `json:"toolCallId"`
-	ToolName   flexString      `json:"toolName"`
-	Details    json.RawMessage `json:"details"`
-	IsError    flexBool        `json:"isError"`
-
-	Command   flexString `json:"command"`
-	Output    flexString `json:"output"`
-	ExitCode  *flexInt   `json:"exitCode"`
-	Cancelled flexBool   `json:"cancelled"`
-}
-
-// ParseEntry decodes one transcript line (without its line terminator). A
-// blank line returns ErrBlank; a line that is not a JSON object returns a
-// *MalformedError. It never panics.
-func ParseEntry(line []byte) (*clawledger.Entry, error) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil, ErrBlank
-	}
-	if line[0] != '{' {
-		return nil, malformed(line)
-	}
-	var r rawEntry
-	repaired := false
-	if err := json.Unmarshal(line, &r); err != nil {
-		fixed, ok := escapeControlChars(line)
-		if !ok || json.Unmarshal(fixed, &r) != nil {
-			return nil, &MalformedError{Reason: "invalid JSON: " + shortErr(err)}
-		}
-		repaired = true
-	}
-	e := &clawledger.Entry{
-		Type:      string(r.Type),
-		ID:        string(r.ID),
-		Timestamp: Timestamp(r.Timestamp),
-		Repaired:  repaired,
-	}
-	if r.ParentID != nil {
-		e.HasParent = true
-		var p flexString
-		_ = json.Unmarshal(*r.ParentID, &p)
-		e.ParentID = string(p)
-	}
-	switch e.Type {
-	case "session":
-		e.Header = &clawledger.Header{
-			Version:       versionText(r.Version),
-			ID:            string(r.ID),
-			Timestamp:     e.Timestamp,
-			Cwd:           string(r.Cwd),
-			ParentSession: firstNonEmpty(string(r.ParentSession), string(r.BranchedFrom)),
-			Provider:      string(r.Provider),
-			ModelID:       string(r.ModelID),
-			ThinkingLevel: string(r.ThinkingLevel),
-		}
-		e.ID = "" // the header's id is the session id, not a tree node
-	case "message":
-		if r.Message != nil {
-			e.Message = decodeMessage(r.Message)
-		}
-	case "custom_message":
-		m := &clawledger.Message{Role: "custom", CustomType: string(r.CustomType), Timestamp: e.Timestamp}
-		decodeContent(r.Content, m)
-		e.Message = m
-		e.CustomType = string(r.CustomType)
-	case "model_change":
-		e.ModelChange = &clawledger.ModelChange{Kind: "model", Provider: string(r.Provider), ModelID: string(r.ModelID)}
-	case "thinking_level_change":
-		e.ModelChange = &clawledger.ModelChange{Kind: "thinking", ThinkingLevel: string(r.ThinkingLevel)}
-	case "compaction", "branch_summary":
-		e.Compaction = decodeCompaction(e.Type, &r)
-	case "custom":
-		e.CustomType = string(r.CustomType)
-		decodeCustom(e, r.Data)
-	case "label":
-		e.Label = &clawledger.Label{TargetID: string(r.TargetID)}
-		if r.Label != nil {
-			e.Label.Label = string(*r.Label)
-		}
-	case "session_info":
-		e.SessionName = string(r.Name)
-	case "leaf":
-		e.LeafTarget = string(r.TargetID)
-	case "reset":
-		e.ResetReason = string(r.Reason)
-		e.FirstKeptFrom = string(r.FirstKeptEntryID)
-	}
-	return e, nil
-}
-
 func malformed(line []byte) error {
 	switch {
 	case bytes.Equal(line, []byte("undefined")):
@@ -294,21 +138,23 @@ func isText(b []byte) bool {
 	return true
 }
 
+// shortErr turns a parser error into a short reason.
 func shortErr(err error) string {
-	s := err.Error()
+	s := strings.TrimPrefix(err.Error(), "cannot parse JSON: ")
+	tail := ""
+	if i := strings.Index(s, "; unparsed tail: "); i >= 0 {
+		s, tail = s[:i], s[i+len("; unparsed tail: "):]
+	}
+	if tail == `""` || strings.Contains(s, "unexpected end") {
+		return "truncated JSON"
+	}
+	if i := strings.LastIndex(s, ": "); i >= 0 {
+		s = s[i+2:]
+	}
 	if len(s) > 120 {
 		s = s[:120]
 	}
 	return s
-}
-
-func versionText(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var s flexString
-	_ = json.Unmarshal(raw, &s)
-	return string(s)
 }
 
 func firstNonEmpty(s ...string) string {

@@ -6,52 +6,40 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/valyala/fastjson"
+
 	"github.com/clawledger/clawledger"
 )
 
-type rawBlock struct {
-	Type      flexString      `json:"type"`
-	Text      *string         `json:"text"`
-	Thinking  *string         `json:"thinking"`
-	ID        flexString      `json:"id"`
-	CallID    flexString      `json:"call_id"`
-	Name      flexString      `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Input     json.RawMessage `json:"input"`
-}
-
-func decodeMessage(r *rawMessage) *clawledger.Message {
+func messageOf(v *fastjson.Value) *clawledger.Message {
 	m := &clawledger.Message{
-		Role:         string(r.Role),
-		Timestamp:    Timestamp(r.Timestamp),
-		API:          string(r.API),
-		Provider:     string(r.Provider),
-		Model:        string(r.Model),
-		StopReason:   string(r.StopReason),
-		ErrorMessage: string(r.ErrorMessage),
-		CustomType:   string(r.CustomType),
-		ToolCallID:   string(r.ToolCallID),
-		ToolName:     string(r.ToolName),
-		IsError:      bool(r.IsError),
-		Command:      string(r.Command),
-		Cancelled:    bool(r.Cancelled),
+		Role:         str(v, "role"),
+		Timestamp:    timestampOf(v, "timestamp"),
+		API:          str(v, "api"),
+		Provider:     str(v, "provider"),
+		Model:        str(v, "model"),
+		StopReason:   str(v, "stopReason"),
+		ErrorMessage: str(v, "errorMessage"),
+		CustomType:   str(v, "customType"),
+		ToolCallID:   str(v, "toolCallId"),
+		ToolName:     str(v, "toolName"),
+		IsError:      boolean(v, "isError"),
+		Command:      str(v, "command"),
+		Cancelled:    boolean(v, "cancelled"),
+		Provenance:   str(v, "provenance", "kind"),
 	}
-	if r.Provenance != nil {
-		m.Provenance = string(r.Provenance.Kind)
+	if n, ok := num(v, "exitCode"); ok {
+		m.ExitCode = &n
 	}
-	if r.ExitCode != nil {
-		v := int64(*r.ExitCode)
-		m.ExitCode = &v
-	}
-	decodeContent(r.Content, m)
+	contentOf(v.Get("content"), m)
 	if m.Role == "bashExecution" && m.Text == "" {
-		m.Text = string(r.Output)
+		m.Text = clip(str(v, "output"), clawledger.MaxToolText)
 	}
-	if len(r.Usage) > 0 && r.Usage[0] == '{' {
-		m.Usage = DecodeUsage(r.Usage)
+	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
+		m.Usage = usageOf(u)
 	}
 	if m.Role == "toolResult" {
-		toolResultDetails(r.Details, m)
+		toolResultDetails(v.Get("details"), m)
 		if !m.IsError {
 			if msg, ok := ErrorPayload(m.Text); ok {
 				m.IsError, m.ErrorText = true, msg
@@ -64,219 +52,189 @@ func decodeMessage(r *rawMessage) *clawledger.Message {
 	return m
 }
 
-// decodeContent fills Text, Thinking, ToolCalls and Images from a content
-// value that is either a string or an array of blocks.
-func decodeContent(raw json.RawMessage, m *clawledger.Message) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
+// contentOf fills Text, Thinking, ToolCalls and Images from a content value
+// that is either a string or an array of blocks. The text of tool output is
+// clipped to MaxToolText: the whole of it stays in the raw line.
+func contentOf(c *fastjson.Value, m *clawledger.Message) {
+	if c == nil {
 		return
 	}
-	if raw[0] == '"' {
-		_ = json.Unmarshal(raw, &m.Text)
+	limit := -1
+	if m.Role == "toolResult" || m.Role == "bashExecution" {
+		limit = clawledger.MaxToolText
+	}
+	switch c.Type() {
+	case fastjson.TypeString:
+		b, _ := c.StringBytes()
+		m.Text = clipBytes(b, limit)
+		return
+	case fastjson.TypeArray:
+	default:
 		return
 	}
-	if raw[0] != '[' {
-		return
-	}
-	var blocks []rawBlock
-	if json.Unmarshal(raw, &blocks) != nil {
-		return
-	}
-	var text, thinking []string
-	for _, b := range blocks {
-		switch b.Type {
+	var text strings.Builder
+	for _, b := range c.GetArray() {
+		switch str(b, "type") {
 		case "text", "output_text", "input_text":
-			if b.Text != nil {
-				text = append(text, *b.Text)
+			t := b.GetStringBytes("text")
+			if t == nil || (limit >= 0 && text.Len() >= limit) {
+				continue
 			}
-		case "thinking", "reasoning":
-			switch {
-			case b.Thinking != nil:
-				thinking = append(thinking, *b.Thinking)
-			case b.Text != nil:
-				thinking = append(thinking, *b.Text)
+			if text.Len() > 0 {
+				text.WriteString("\n\n")
 			}
+			if limit >= 0 && text.Len()+len(t) > limit+3 {
+				t = t[:limit+3-text.Len()] // clip trims it to a rune boundary below
+			}
+			text.Write(t)
+		case "thinking", "reasoning", "redacted_thinking":
+			m.Thinking++
 		case "toolCall", "toolUse", "tool_use", "function_call":
-			args := b.Arguments
-			if len(args) == 0 {
-				args = b.Input
+			args := b.Get("arguments")
+			if args == nil {
+				args = b.Get("input")
 			}
-			id := string(b.ID)
-			if id == "" {
-				id = string(b.CallID)
-			}
-			m.ToolCalls = append(m.ToolCalls, clawledger.ToolCall{ID: id, Name: string(b.Name), Arguments: normalizeArguments(args)})
+			m.ToolCalls = append(m.ToolCalls, clawledger.ToolCall{
+				ID:        firstNonEmpty(str(b, "id"), str(b, "call_id")),
+				Name:      str(b, "name"),
+				Arguments: argumentsOf(args),
+			})
 		case "image", "input_image":
 			m.Images++
 		}
 	}
-	m.Text = strings.Join(text, "\n\n")
-	m.Thinking = strings.Join(thinking, "\n\n")
-}
-
-// normalizeArguments turns a JSON-encoded string of arguments (OpenAI style)
-// into the object it encodes; anything else is kept as it is.
-func normalizeArguments(raw json.RawMessage) json.RawMessage {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			if t := bytes.TrimSpace([]byte(s)); len(t) > 0 && t[0] == '{' && json.Valid(t) {
-				return t
-			}
-		}
+	m.Text = text.String()
+	if limit >= 0 {
+		m.Text = clip(m.Text, limit)
 	}
-	return raw
 }
 
-type rawUsage struct {
-	Input            *flexInt        `json:"input"`
-	Output           *flexInt        `json:"output"`
-	CacheRead        *flexInt        `json:"cacheRead"`
-	CacheWrite       *flexInt        `json:"cacheWrite"`
-	TotalTokens      *flexInt        `json:"totalTokens"`
-	Reasoning        *flexInt        `json:"reasoning"`
-	InputTokens      *flexInt        `json:"inputTokens"`
-	OutputTokens     *flexInt        `json:"outputTokens"`
-	CacheReadTokens  *flexInt        `json:"cacheReadTokens"`
-	CacheWriteTokens *flexInt        `json:"cacheWriteTokens"`
-	SnakeInput       *flexInt        `json:"input_tokens"`
-	SnakeOutput      *flexInt        `json:"output_tokens"`
-	SnakeTotal       *flexInt        `json:"total_tokens"`
-	SnakeCacheRead   *flexInt        `json:"cache_read_tokens"`
-	SnakeCacheWrite  *flexInt        `json:"cache_write_tokens"`
-	AnthCacheRead    *flexInt        `json:"cache_read_input_tokens"`
-	AnthCacheCreate  *flexInt        `json:"cache_creation_input_tokens"`
-	Cost             json.RawMessage `json:"cost"`
+// clipBytes copies b as a string, at most limit bytes of it (limit < 0: all),
+// never cutting a UTF-8 sequence in half.
+func clipBytes(b []byte, limit int) string {
+	if limit >= 0 && len(b) > limit {
+		return clip(string(b[:limit+min(3, len(b)-limit)]), limit)
+	}
+	return string(b)
 }
 
-type rawCost struct {
-	Input      flexFloat `json:"input"`
-	Output     flexFloat `json:"output"`
-	CacheRead  flexFloat `json:"cacheRead"`
-	CacheWrite flexFloat `json:"cacheWrite"`
-	Total      flexFloat `json:"total"`
-}
-
-// DecodeUsage normalizes every usage shape seen in transcripts and cron run
-// logs: camelCase (input, output, cacheRead, cacheWrite, totalTokens, cost),
-// {inputTokens, outputTokens}, and snake_case (input_tokens, ...).
-func DecodeUsage(raw json.RawMessage) *clawledger.Usage {
-	var r rawUsage
-	if json.Unmarshal(raw, &r) != nil {
+// argumentsOf returns a tool call's arguments as JSON; a JSON-encoded string
+// of arguments (OpenAI style) becomes the object it encodes.
+func argumentsOf(v *fastjson.Value) json.RawMessage {
+	if v == nil {
 		return nil
 	}
-	u := &clawledger.Usage{
-		Input:      pick(r.Input, r.InputTokens, r.SnakeInput),
-		Output:     pick(r.Output, r.OutputTokens, r.SnakeOutput),
-		CacheRead:  pick(r.CacheRead, r.CacheReadTokens, r.SnakeCacheRead, r.AnthCacheRead),
-		CacheWrite: pick(r.CacheWrite, r.CacheWriteTokens, r.SnakeCacheWrite, r.AnthCacheCreate),
-		Total:      pick(r.TotalTokens, r.SnakeTotal),
-		Reasoning:  pick(r.Reasoning),
+	if v.Type() == fastjson.TypeString {
+		b, _ := v.StringBytes()
+		if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' && fastjson.ValidateBytes(t) == nil {
+			return append(json.RawMessage(nil), t...)
+		}
 	}
-	c := bytes.TrimSpace(r.Cost)
-	switch {
-	case len(c) > 0 && c[0] == '{':
-		var rc rawCost
-		if json.Unmarshal(c, &rc) == nil {
-			u.Cost = clawledger.Cost{Input: float64(rc.Input), Output: float64(rc.Output), CacheRead: float64(rc.CacheRead), CacheWrite: float64(rc.CacheWrite), Total: float64(rc.Total)}
-			if u.Cost.Total == 0 {
-				u.Cost.Total = u.Cost.Input + u.Cost.Output + u.Cost.CacheRead + u.Cost.CacheWrite
+	return v.MarshalTo(nil)
+}
+
+// usageOf normalizes every usage shape seen in transcripts and cron run
+// logs: camelCase (input, output, cacheRead, cacheWrite, totalTokens, cost),
+// {inputTokens, outputTokens}, snake_case (input_tokens, ...) and
+// Anthropic's cache_read_input_tokens / cache_creation_input_tokens.
+func usageOf(v *fastjson.Value) *clawledger.Usage {
+	pick := func(keys ...string) int64 {
+		for _, k := range keys {
+			if n, ok := num(v, k); ok {
+				return n
 			}
 		}
-	case len(c) > 0:
-		var f flexFloat
-		_ = json.Unmarshal(c, &f)
-		u.Cost.Total = float64(f)
+		return 0
+	}
+	u := &clawledger.Usage{
+		Input:      pick("input", "inputTokens", "input_tokens"),
+		Output:     pick("output", "outputTokens", "output_tokens"),
+		CacheRead:  pick("cacheRead", "cacheReadTokens", "cache_read_tokens", "cache_read_input_tokens"),
+		CacheWrite: pick("cacheWrite", "cacheWriteTokens", "cache_write_tokens", "cache_creation_input_tokens"),
+		Total:      pick("totalTokens", "total_tokens"),
+		Reasoning:  pick("reasoning"),
+	}
+	if c := v.Get("cost"); c != nil {
+		switch c.Type() {
+		case fastjson.TypeObject:
+			u.Cost = clawledger.Cost{Input: float(c, "input"), Output: float(c, "output"), CacheRead: float(c, "cacheRead"),
+				CacheWrite: float(c, "cacheWrite"), Total: float(c, "total")}
+			if c.Get("total") == nil {
+				u.Cost.Total = u.Cost.Input + u.Cost.Output + u.Cost.CacheRead + u.Cost.CacheWrite
+			}
+		default:
+			u.Cost.Total = float(v, "cost")
+		}
 	}
 	return u
 }
 
-func pick(vals ...*flexInt) int64 {
-	for _, v := range vals {
-		if v != nil {
-			return int64(*v)
-		}
+// DecodeUsage normalizes a usage object given as JSON (see usageOf).
+func DecodeUsage(raw []byte) *clawledger.Usage {
+	v, err := fastjson.ParseBytes(raw)
+	if err != nil || v.Type() != fastjson.TypeObject {
+		return nil
 	}
-	return 0
+	return usageOf(v)
 }
 
-type rawToolDetails struct {
-	Status     flexString      `json:"status"`
-	Error      json.RawMessage `json:"error"`
-	ExitCode   *flexInt        `json:"exitCode"`
-	DurationMs *flexInt        `json:"durationMs"`
-}
-
-func toolResultDetails(raw json.RawMessage, m *clawledger.Message) {
-	if len(raw) == 0 || raw[0] != '{' {
+func toolResultDetails(d *fastjson.Value, m *clawledger.Message) {
+	if d == nil || d.Type() != fastjson.TypeObject {
 		return
 	}
-	var d rawToolDetails
-	if json.Unmarshal(raw, &d) != nil {
-		return
+	if n, ok := num(d, "durationMs"); ok {
+		m.DurationMs = &n
 	}
-	if d.DurationMs != nil {
-		v := int64(*d.DurationMs)
-		m.DurationMs = &v
+	if n, ok := num(d, "exitCode"); ok && m.ExitCode == nil {
+		m.ExitCode = &n
 	}
-	if d.ExitCode != nil && m.ExitCode == nil {
-		v := int64(*d.ExitCode)
-		m.ExitCode = &v
-	}
-	if strings.EqualFold(string(d.Status), "error") {
+	if strings.EqualFold(str(d, "status"), "error") {
 		m.IsError = true
-		m.ErrorText = clip(errorText(d.Error), 500)
+		m.ErrorText = clip(errorText(d.Get("error")), 500)
 	}
 }
 
 // ErrorPayload reports whether a tool result's text is an error payload: a
-// JSON object whose status is "error", or that carries a non-empty "error"
-// and no successful status. OpenClaw writes failures this way with
+// JSON object whose status is "error" (or "failed"), or that carries a
+// non-empty "error" and no status. OpenClaw writes failures this way with
 // isError:false.
 func ErrorPayload(text string) (string, bool) {
 	t := strings.TrimSpace(text)
 	if len(t) < 2 || t[0] != '{' {
 		return "", false
 	}
-	var d struct {
-		Status flexString      `json:"status"`
-		Error  json.RawMessage `json:"error"`
-		OK     *bool           `json:"ok"`
-	}
-	if json.Unmarshal([]byte(t), &d) != nil {
+	v, err := fastjson.Parse(t)
+	if err != nil || v.Type() != fastjson.TypeObject {
 		return "", false
 	}
-	msg := errorText(d.Error)
-	status := strings.ToLower(string(d.Status))
+	msg := errorText(v.Get("error"))
+	status := strings.ToLower(str(v, "status"))
 	switch {
 	case status == "error" || status == "failed":
 		return clip(firstNonEmpty(msg, t), 500), true
-	case msg != "" && (status == "" && (d.OK == nil || !*d.OK)):
+	case msg != "" && status == "" && !boolean(v, "ok"):
 		return clip(msg, 500), true
 	}
 	return "", false
 }
 
-func errorText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" || string(raw) == "false" || string(raw) == `""` {
+func errorText(v *fastjson.Value) string {
+	if v == nil {
 		return ""
 	}
-	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		return s
-	}
-	if raw[0] == '{' {
-		var o struct {
-			Message flexString `json:"message"`
+	switch v.Type() {
+	case fastjson.TypeString:
+		b, _ := v.StringBytes()
+		return string(b)
+	case fastjson.TypeObject:
+		if s := str(v, "message"); s != "" {
+			return s
 		}
-		if json.Unmarshal(raw, &o) == nil && o.Message != "" {
-			return string(o.Message)
-		}
+		return v.String()
+	case fastjson.TypeNull, fastjson.TypeFalse:
+		return ""
 	}
-	return string(raw)
+	return v.String()
 }
 
 func clip(s string, n int) string {
@@ -284,37 +242,30 @@ func clip(s string, n int) string {
 		return s
 	}
 	// do not cut a UTF-8 sequence in half
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+	for n > 0 && s[n]&0xC0 == 0x80 {
 		n--
 	}
 	return s[:n]
 }
 
-type rawCompactionDetails struct {
-	ReadFiles     []string `json:"readFiles"`
-	ModifiedFiles []string `json:"modifiedFiles"`
-}
-
-func decodeCompaction(kind string, r *rawEntry) *clawledger.Compaction {
+func compactionOf(kind string, v *fastjson.Value) *clawledger.Compaction {
 	c := &clawledger.Compaction{
 		Kind:             kind,
-		Summary:          string(r.Summary),
-		FirstKeptEntryID: string(r.FirstKeptEntryID),
-		TokensBefore:     int64(r.TokensBefore),
-		TokensAfter:      int64(r.TokensAfter),
-		FromHook:         bool(r.FromHook),
+		Summary:          str(v, "summary"),
+		FirstKeptEntryID: str(v, "firstKeptEntryId"),
+		TokensBefore:     integer(v, "tokensBefore"),
+		TokensAfter:      integer(v, "tokensAfter"),
+		FromHook:         boolean(v, "fromHook"),
+		ReadFiles:        stringList(v, "details", "readFiles"),
+		ModifiedFiles:    stringList(v, "details", "modifiedFiles"),
 	}
-	if c.FirstKeptEntryID == "" && r.FirstKeptEntryIndex != nil {
-		c.FirstKeptEntryID = "#" + strconv.FormatInt(int64(*r.FirstKeptEntryIndex), 10)
+	if c.FirstKeptEntryID == "" {
+		if n, ok := num(v, "firstKeptEntryIndex"); ok {
+			c.FirstKeptEntryID = "#" + strconv.FormatInt(n, 10)
+		}
 	}
 	if kind == "branch_summary" && c.FirstKeptEntryID == "" {
-		c.FirstKeptEntryID = string(r.FromID)
-	}
-	if len(r.Details) > 0 && r.Details[0] == '{' {
-		var d rawCompactionDetails
-		if json.Unmarshal(r.Details, &d) == nil {
-			c.ReadFiles, c.ModifiedFiles = d.ReadFiles, d.ModifiedFiles
-		}
+		c.FirstKeptEntryID = str(v, "fromId")
 	}
 	if len(c.ReadFiles) == 0 {
 		c.ReadFiles = taggedList(c.Summary, "read-files")
@@ -333,8 +284,7 @@ func taggedList(s, tag string) []string {
 		return nil
 	}
 	rest := s[start+len(tag)+2:]
-	end := strings.Index(rest, "</"+tag+">")
-	if end >= 0 {
+	if end := strings.Index(rest, "</"+tag+">"); end >= 0 {
 		rest = rest[:end]
 	}
 	var out []string
@@ -347,32 +297,15 @@ func taggedList(s, tag string) []string {
 	return out
 }
 
-type rawCustomData struct {
-	Provider flexString `json:"provider"`
-	ModelID  flexString `json:"modelId"`
-	ModelAPI flexString `json:"modelApi"`
-	Model    flexString `json:"model"`
-	API      flexString `json:"api"`
-	Error    flexString `json:"error"`
-}
-
-func decodeCustom(e *clawledger.Entry, data json.RawMessage) {
-	if len(data) == 0 || data[0] != '{' {
+func customOf(e *clawledger.Entry, d *fastjson.Value) {
+	if d == nil || d.Type() != fastjson.TypeObject {
 		return
 	}
 	switch e.CustomType {
-	case "model-snapshot", "openclaw:prompt-error":
-	default:
-		return
+	case "model-snapshot":
+		e.ModelChange = &clawledger.ModelChange{Kind: "snapshot", Provider: str(d, "provider"),
+			ModelID: firstNonEmpty(str(d, "modelId"), str(d, "model")), API: firstNonEmpty(str(d, "modelApi"), str(d, "api"))}
+	case "openclaw:prompt-error":
+		e.PromptError = str(d, "error")
 	}
-	var d rawCustomData
-	if json.Unmarshal(data, &d) != nil {
-		return
-	}
-	if e.CustomType == "model-snapshot" {
-		e.ModelChange = &clawledger.ModelChange{Kind: "snapshot", Provider: string(d.Provider), ModelID: firstNonEmpty(string(d.ModelID), string(d.Model)), API: firstNonEmpty(string(d.ModelAPI), string(d.API))}
-		return
-	}
-	e.PromptError = string(d.Error)
 }
-

@@ -29,6 +29,10 @@ type DB struct {
 	r    *sql.DB // read pool
 
 	stmts map[string]*sql.Stmt // writer statements, prepared once
+
+	batch      *sql.Tx              // the open write transaction (see writer.go)
+	batchSize  int64                // bytes of lines written in it
+	batchStmts map[string]*sql.Stmt // stmts bound to it
 }
 
 // Options tune Open.
@@ -50,7 +54,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	} else if err := createPrivate(abs); err != nil {
 		return nil, err
 	}
-	db := &DB{Path: abs, stmts: map[string]*sql.Stmt{}}
+	db := &DB{Path: abs, stmts: map[string]*sql.Stmt{}, batchStmts: map[string]*sql.Stmt{}}
 	db.r, err = sql.Open("sqlite", dsn(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)"))
 	if err != nil {
 		return nil, err
@@ -68,7 +72,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous(NORMAL)",
 		"_pragma=cache_size(-32000)",
-		"_pragma=secure_delete(ON)",
+		"_pragma=temp_store(MEMORY)",
 		"_txlock=immediate"))
 	if err != nil {
 		db.r.Close()
@@ -171,8 +175,10 @@ func (db *DB) Version(ctx context.Context) (int64, error) {
 	return v.Int64, err
 }
 
-// Close closes the ledger.
+// Close closes the ledger. A write transaction still open (not flushed) is
+// rolled back.
 func (db *DB) Close() error {
+	db.abort()
 	var errs []error
 	for _, s := range db.stmts {
 		errs = append(errs, s.Close())
@@ -184,12 +190,4 @@ func (db *DB) Close() error {
 		errs = append(errs, db.r.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// stmt returns a writer statement prepared at Open.
-func (db *DB) stmt(query string) (*sql.Stmt, error) {
-	if s, ok := db.stmts[query]; ok {
-		return s, nil
-	}
-	return nil, fmt.Errorf("statement not prepared: %.40s", query)
 }

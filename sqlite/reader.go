@@ -128,9 +128,9 @@ func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.E
 	if err != nil {
 		return err
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT l.offset, l.line_no, l.status, coalesce(l.error, ''), l.raw,
-		coalesce(e.entry_id, ''), coalesce(e.parent_id, ''), coalesce(e.type, ''), coalesce(e.ts_ms, 0)
-		FROM lines l LEFT JOIN entries e ON e.line_id = l.id WHERE l.source_id = ? ORDER BY l.offset`, sourceID)
+	rows, err := db.r.QueryContext(ctx, `SELECT offset, line_no, status, coalesce(error, ''), raw,
+		coalesce(entry_id, ''), coalesce(parent_id, ''), coalesce(type, ''), coalesce(ts_ms, 0)
+		FROM lines WHERE source_id = ? ORDER BY offset`, sourceID)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,8 @@ func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.E
 	return rows.Err()
 }
 
-// activeBranch returns the entry ids from the current leaf up to the root.
+// activeBranch returns the entry ids on the path from the current leaf up
+// to the root.
 func (db *DB) activeBranch(ctx context.Context, sourceID int64) (map[string]bool, error) {
 	var leaf string
 	if err := db.r.QueryRowContext(ctx, `SELECT leaf_id FROM sessions WHERE source_id = ?`, sourceID).Scan(&leaf); err != nil {
@@ -159,25 +160,30 @@ func (db *DB) activeBranch(ctx context.Context, sourceID int64) (map[string]bool
 		}
 		return nil, err
 	}
-	rows, err := db.r.QueryContext(ctx, `WITH RECURSIVE branch(id, depth) AS (
-		SELECT ?, 0
-		UNION
-		SELECT e.parent_id, b.depth + 1 FROM entries e JOIN branch b ON e.source_id = ? AND e.entry_id = b.id
-		WHERE e.parent_id <> '' AND b.depth < 10000000)
-		SELECT id FROM branch`, leaf, sourceID)
+	rows, err := db.r.QueryContext(ctx, `SELECT entry_id, parent_id FROM lines
+		WHERE source_id = ? AND type IS NOT NULL AND entry_id <> ''`, sourceID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]bool{}
+	parent := map[string]string{}
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var id, p string
+		if err := rows.Scan(&id, &p); err != nil {
 			return nil, err
 		}
+		if _, dup := parent[id]; !dup { // the first entry with an id wins (ids can repeat after a repair)
+			parent[id] = p
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for id := leaf; id != "" && !out[id]; id = parent[id] {
 		out[id] = true
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ExportSources lists the line-based sources an export writes.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/clawledger/clawledger"
@@ -14,30 +15,105 @@ var _ clawledger.Writer = (*DB)(nil)
 
 func nowMs() int64 { return time.Now().UnixMilli() }
 
+// Writes are batched: every write joins the open write transaction, and
+// each source's lines, derived rows and cursor go into one savepoint of it,
+// so a source is always stored whole or not at all. The transaction commits
+// once it holds batchBytes of lines (and on Flush): committing once per
+// small file would cost more than storing it.
+const batchBytes = 32 << 20
+
+// tx returns the open write transaction, beginning one when needed.
+func (db *DB) tx(ctx context.Context) (*sql.Tx, error) {
+	if db.batch != nil {
+		return db.batch, nil
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	db.batch, db.batchSize = tx, 0
+	clear(db.batchStmts)
+	return tx, nil
+}
+
+// txStmt returns a prepared write statement bound to the open transaction.
+func (db *DB) txStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if s, ok := db.batchStmts[query]; ok {
+		return s, nil
+	}
+	s, ok := db.stmts[query]
+	if !ok {
+		return nil, fmt.Errorf("statement not prepared: %.40s", query)
+	}
+	ts := db.batch.StmtContext(ctx, s)
+	db.batchStmts[query] = ts
+	return ts, nil
+}
+
+// Flush commits the open write transaction, if any.
+func (db *DB) Flush(ctx context.Context) error {
+	if db.batch == nil {
+		return nil
+	}
+	tx := db.batch
+	db.batch = nil
+	return tx.Commit()
+}
+
+// abort rolls the open write transaction back after a failed write.
+func (db *DB) abort() {
+	if db.batch != nil {
+		db.batch.Rollback()
+		db.batch = nil
+	}
+}
+
+// within runs fn in a savepoint of the write transaction.
+func (db *DB) within(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.tx(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		db.abort()
+		return err
+	}
+	if err := fn(tx); err != nil {
+		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO w; RELEASE w"); rerr != nil {
+			db.abort()
+		}
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
+		db.abort()
+		return err
+	}
+	return nil
+}
+
 // StateDirID returns the id of a state dir, registering it when new.
 func (db *DB) StateDirID(ctx context.Context, path string) (int64, error) {
-	if _, err := db.w.ExecContext(ctx, `INSERT INTO state_dirs(path, last_scan_ms) VALUES(?, ?)
-		ON CONFLICT(path) DO UPDATE SET last_scan_ms = excluded.last_scan_ms`, path, nowMs()); err != nil {
-		return 0, err
-	}
 	var id int64
-	err := db.w.QueryRowContext(ctx, `SELECT id FROM state_dirs WHERE path = ?`, path).Scan(&id)
+	err := db.within(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO state_dirs(path, last_scan_ms) VALUES(?, ?)
+			ON CONFLICT(path) DO UPDATE SET last_scan_ms = excluded.last_scan_ms`, path, nowMs()); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT id FROM state_dirs WHERE path = ?`, path).Scan(&id)
+	})
 	return id, err
 }
 
 // SetAgents records the agents found in a state dir.
 func (db *DB) SetAgents(ctx context.Context, stateDirID int64, agents []string) error {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, a := range agents {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO agents(state_dir_id, agent_id) VALUES(?, ?)`, stateDirID, a); err != nil {
-			return err
+	return db.within(ctx, func(tx *sql.Tx) error {
+		for _, a := range agents {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO agents(state_dir_id, agent_id) VALUES(?, ?)`, stateDirID, a); err != nil {
+				return err
+			}
 		}
-	}
-	return tx.Commit()
+		return nil
+	})
 }
 
 const sourceColumns = `s.id, s.state_dir_id, d.path, s.rel_path, s.kind, s.class, s.agent_id, s.file_session_id, s.topic,
@@ -59,7 +135,11 @@ func scanSource(row interface{ Scan(...any) error }) (*clawledger.Source, error)
 
 // Sources lists every source ever seen in a state dir.
 func (db *DB) Sources(ctx context.Context, stateDirID int64) ([]*clawledger.Source, error) {
-	rows, err := db.w.QueryContext(ctx, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
+	tx, err := db.tx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
 		WHERE s.state_dir_id = ?`, stateDirID)
 	if err != nil {
 		return nil, err
@@ -78,13 +158,19 @@ func (db *DB) Sources(ctx context.Context, stateDirID int64) ([]*clawledger.Sour
 
 // EnsureSource registers a source (by state dir and path) and returns it as stored.
 func (db *DB) EnsureSource(ctx context.Context, src *clawledger.Source) (*clawledger.Source, error) {
-	if _, err := db.w.ExecContext(ctx, `INSERT INTO sources(state_dir_id, rel_path, kind, class, agent_id, file_session_id, topic)
-		VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(state_dir_id, rel_path) DO NOTHING`,
-		src.StateDirID, src.Rel, string(src.Kind), string(src.Class), src.AgentID, src.SessionID, src.Topic); err != nil {
-		return nil, err
-	}
-	return scanSource(db.w.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
-		WHERE s.state_dir_id = ? AND s.rel_path = ?`, src.StateDirID, src.Rel))
+	var out *clawledger.Source
+	err := db.within(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sources(state_dir_id, rel_path, kind, class, agent_id, file_session_id, topic)
+			VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(state_dir_id, rel_path) DO NOTHING`,
+			src.StateDirID, src.Rel, string(src.Kind), string(src.Class), src.AgentID, src.SessionID, src.Topic); err != nil {
+			return err
+		}
+		var err error
+		out, err = scanSource(tx.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
+			WHERE s.state_dir_id = ? AND s.rel_path = ?`, src.StateDirID, src.Rel))
+		return err
+	})
+	return out, err
 }
 
 const updateSourceSQL = `UPDATE sources SET rel_path = ?, kind = ?, class = ?, agent_id = ?, file_session_id = ?, topic = ?,
@@ -109,29 +195,33 @@ func updateSource(ctx context.Context, ex execer, s *clawledger.Source) error {
 
 // UpdateSource stores a source's path, class, cursor and gone mark.
 func (db *DB) UpdateSource(ctx context.Context, src *clawledger.Source) error {
-	return updateSource(ctx, db.w, src)
+	return db.within(ctx, func(tx *sql.Tx) error { return updateSource(ctx, tx, src) })
 }
 
 // derivedTables hold rows derived from a source's lines, keyed by source_id.
-var derivedTables = []string{"entries", "messages", "tool_calls", "tool_results", "compactions", "model_changes", "cron_runs"}
+var derivedTables = []string{"tool_calls", "compactions", "model_changes", "cron_runs"}
 
-// Begin starts an ingest transaction for one source.
+// Begin starts writing one source in a savepoint of the write transaction.
 func (db *DB) Begin(ctx context.Context, src *clawledger.Source, replace bool) (clawledger.IngestTx, *clawledger.Session, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.tx(ctx)
 	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT src"); err != nil {
+		db.abort()
 		return nil, nil, err
 	}
 	t := &ingestTx{db: db, ctx: ctx, tx: tx, src: src}
 	if replace {
 		if err := deleteSourceRows(ctx, tx, src.ID); err != nil {
-			tx.Rollback()
+			t.Rollback()
 			return nil, nil, err
 		}
 	}
 	sess := &clawledger.Session{SourceID: src.ID, AgentID: src.AgentID, SessionID: src.SessionID, Class: src.Class, Kind: src.Kind}
 	if src.Kind == clawledger.KindTranscript && !replace {
 		if err := loadSessionState(ctx, tx, sess); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			tx.Rollback()
+			t.Rollback()
 			return nil, nil, err
 		}
 	}
@@ -148,30 +238,29 @@ func deleteSourceRows(ctx context.Context, tx *sql.Tx, sourceID int64) error {
 }
 
 type ingestTx struct {
-	db  *DB
-	ctx context.Context
-	tx  *sql.Tx
-	src *clawledger.Source
+	db    *DB
+	ctx   context.Context
+	tx    *sql.Tx
+	src   *clawledger.Source
+	bytes int64
+	done  bool
 }
 
 func (t *ingestTx) exec(query string, args ...any) (sql.Result, error) {
-	s, err := t.db.stmt(query)
+	s, err := t.db.txStmt(t.ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return t.tx.StmtContext(t.ctx, s).ExecContext(t.ctx, args...)
+	return s.ExecContext(t.ctx, args...)
 }
 
 const (
-	insertLine    = `INSERT INTO lines(source_id, offset, line_no, status, error, raw) VALUES(?, ?, ?, ?, ?, ?)`
-	insertEntry   = `INSERT INTO entries(line_id, source_id, entry_id, parent_id, synthetic, type, ts_ms) VALUES(?, ?, ?, ?, ?, ?, ?)`
-	insertMessage = `INSERT INTO messages(line_id, source_id, entry_id, role, ts_ms, text, model, provider, api, stop_reason,
-		error_message, usage_key, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, total_tokens,
-		cost_input, cost_output, cost_cache_read, cost_cache_write, cost_total)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertLine = `INSERT INTO lines(source_id, offset, line_no, status, error, type, entry_id, parent_id, synthetic, ts_ms,
+		role, msg_ts_ms, text, model, provider, api, stop_reason, error_message, usage_key, input_tokens, output_tokens,
+		cache_read_tokens, cache_write_tokens, total_tokens, cost_input, cost_output, cost_cache_read, cost_cache_write,
+		cost_total, call_id, tool_name, is_error, error_text, duration_ms, exit_code, raw)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertToolCall   = `INSERT INTO tool_calls(line_id, idx, source_id, call_id, name, arguments, ts_ms) VALUES(?, ?, ?, ?, ?, ?, ?)`
-	insertToolResult = `INSERT INTO tool_results(line_id, source_id, call_id, tool_name, is_error, error_text, duration_ms, exit_code, ts_ms)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertCompaction = `INSERT INTO compactions(line_id, source_id, kind, summary, first_kept_entry_id, tokens_before, tokens_after,
 		read_files, modified_files, from_hook, ts_ms) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertModelChange = `INSERT INTO model_changes(line_id, source_id, kind, provider, model, api, thinking_level, ts_ms)
@@ -182,19 +271,75 @@ const (
 		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
-var preparedWrites = []string{insertLine, insertEntry, insertMessage, insertToolCall, insertToolResult, insertCompaction, insertModelChange, insertCronRun}
+var preparedWrites = []string{insertLine, insertToolCall, insertCompaction, insertModelChange, insertCronRun}
+
+// lineArgs are the insertLine arguments: the line, its entry, message and
+// tool result columns (NULL when the line has none), and its raw bytes last.
+func lineArgs(sourceID int64, rec *clawledger.Record) []any {
+	l := &rec.Line
+	args := make([]any, 0, 36)
+	args = append(args, sourceID, l.Offset, l.No, int(l.Status), nullString(l.Error))
+	e := rec.Entry
+	if e == nil {
+		args = append(args, nil, nil, nil, nil, nil)
+	} else {
+		args = append(args, e.Type, rec.EntryID, rec.ParentID, rec.EntryID != "" && e.ID == "", e.Timestamp)
+	}
+	var m *clawledger.Message
+	if e != nil {
+		m = e.Message
+	}
+	if m == nil {
+		args = append(args, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+	} else {
+		ts := m.Timestamp
+		if ts == 0 {
+			ts = e.Timestamp
+		}
+		model, provider := m.Model, m.Provider
+		if rec.Model != "" {
+			model, provider = rec.Model, rec.Provider
+		}
+		var key any
+		u := m.Usage
+		if u != nil && rec.UsageKey != "" {
+			key = rec.UsageKey
+		} else if u == nil {
+			u = &clawledger.Usage{}
+		}
+		args = append(args, m.Role, ts, storedText(m), model, provider, m.API, m.StopReason, m.ErrorMessage, key,
+			u.Input, u.Output, u.CacheRead, u.CacheWrite, u.Total,
+			u.Cost.Input, u.Cost.Output, u.Cost.CacheRead, u.Cost.CacheWrite, u.Cost.Total)
+	}
+	if m == nil || m.Role != "toolResult" {
+		args = append(args, nil, nil, nil, nil, nil, nil)
+	} else {
+		var dur, exit any
+		if m.DurationMs != nil {
+			dur = *m.DurationMs
+		}
+		if m.ExitCode != nil {
+			exit = *m.ExitCode
+		}
+		args = append(args, m.ToolCallID, m.ToolName, m.IsError, m.ErrorText, dur, exit)
+	}
+	return append(args, l.Raw)
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
 
 // Add stores one line and the rows derived from it.
 func (t *ingestTx) Add(rec *clawledger.Record) error {
-	l := &rec.Line
-	var errText any
-	if l.Error != "" {
-		errText = l.Error
-	}
-	res, err := t.exec(insertLine, t.src.ID, l.Offset, l.No, int(l.Status), errText, l.Raw)
+	res, err := t.exec(insertLine, lineArgs(t.src.ID, rec)...)
 	if err != nil {
 		return err
 	}
+	t.bytes += int64(len(rec.Line.Raw))
 	lineID, err := res.LastInsertId()
 	if err != nil {
 		return err
@@ -218,13 +363,15 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	if e == nil {
 		return nil
 	}
-	synthetic := rec.EntryID != "" && e.ID == ""
-	if _, err := t.exec(insertEntry, lineID, sid, rec.EntryID, rec.ParentID, synthetic, e.Type, e.Timestamp); err != nil {
-		return err
-	}
 	if m := e.Message; m != nil {
-		if err := t.addMessage(lineID, rec, m); err != nil {
-			return err
+		ts := m.Timestamp
+		if ts == 0 {
+			ts = e.Timestamp
+		}
+		for i, c := range m.ToolCalls {
+			if _, err := t.exec(insertToolCall, lineID, i, sid, c.ID, c.Name, string(c.Arguments), ts); err != nil {
+				return err
+			}
 		}
 	}
 	if c := e.Compaction; c != nil {
@@ -250,7 +397,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// storedText is the message text kept in the derived tables: conversation
+// storedText is the message text kept in the derived columns: conversation
 // text in full; tool output lives only in the raw line.
 func storedText(m *clawledger.Message) string {
 	switch m.Role {
@@ -260,65 +407,52 @@ func storedText(m *clawledger.Message) string {
 	return m.Text
 }
 
-func (t *ingestTx) addMessage(lineID int64, rec *clawledger.Record, m *clawledger.Message) error {
-	ts := m.Timestamp
-	if ts == 0 {
-		ts = rec.Entry.Timestamp
+// Commit stores the session summary and the cursor with the source's lines
+// (releasing its savepoint), and commits the write transaction once it is
+// big enough.
+func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error {
+	if t.done {
+		return errors.New("ingest transaction already finished")
 	}
-	var key any
-	u := m.Usage
-	if u != nil && rec.UsageKey != "" {
-		key = rec.UsageKey
-	} else if u == nil {
-		u = &clawledger.Usage{}
+	t.done = true
+	t.src.Cursor = cur
+	t.src.GoneAt = 0
+	err := updateSource(t.ctx, t.tx, t.src)
+	if err == nil && sess != nil && t.src.Kind == clawledger.KindTranscript {
+		err = saveSession(t.ctx, t.tx, sess)
 	}
-	model, provider := m.Model, m.Provider
-	if rec.Model != "" {
-		model, provider = rec.Model, rec.Provider
-	}
-	if _, err := t.exec(insertMessage, lineID, t.src.ID, rec.EntryID, m.Role, ts, storedText(m), model, provider, m.API, m.StopReason,
-		m.ErrorMessage, key, u.Input, u.Output, u.CacheRead, u.CacheWrite, u.Total,
-		u.Cost.Input, u.Cost.Output, u.Cost.CacheRead, u.Cost.CacheWrite, u.Cost.Total); err != nil {
+	if err != nil {
+		t.rollback()
 		return err
 	}
-	for i, c := range m.ToolCalls {
-		if _, err := t.exec(insertToolCall, lineID, i, t.src.ID, c.ID, c.Name, string(c.Arguments), ts); err != nil {
-			return err
-		}
+	if _, err := t.tx.ExecContext(t.ctx, "RELEASE src"); err != nil {
+		t.db.abort()
+		return err
 	}
-	if m.Role == "toolResult" {
-		var dur, exit any
-		if m.DurationMs != nil {
-			dur = *m.DurationMs
-		}
-		if m.ExitCode != nil {
-			exit = *m.ExitCode
-		}
-		if _, err := t.exec(insertToolResult, lineID, t.src.ID, m.ToolCallID, m.ToolName, m.IsError, m.ErrorText, dur, exit, ts); err != nil {
-			return err
-		}
+	t.db.batchSize += t.bytes
+	if t.db.batchSize >= batchBytes {
+		return t.db.Flush(t.ctx)
 	}
 	return nil
 }
 
-// Commit stores the session summary and the cursor, and commits.
-func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error {
-	defer t.tx.Rollback()
-	t.src.Cursor = cur
-	t.src.GoneAt = 0
-	if err := updateSource(t.ctx, t.tx, t.src); err != nil {
-		return err
+// Rollback abandons the source's lines (its savepoint); other sources in
+// the write transaction stay.
+func (t *ingestTx) Rollback() error {
+	if t.done {
+		return nil
 	}
-	if sess != nil && t.src.Kind == clawledger.KindTranscript {
-		if err := saveSession(t.ctx, t.tx, sess); err != nil {
-			return err
-		}
-	}
-	return t.tx.Commit()
+	t.done = true
+	return t.rollback()
 }
 
-// Rollback abandons the transaction.
-func (t *ingestTx) Rollback() error { return t.tx.Rollback() }
+func (t *ingestTx) rollback() error {
+	if _, err := t.tx.ExecContext(t.ctx, "ROLLBACK TO src; RELEASE src"); err != nil {
+		t.db.abort()
+		return err
+	}
+	return nil
+}
 
 const sessionStateColumns = `agent_id, session_id, version, cwd, parent_session, name, started_ms, first_ms, last_ms,
 	first_user_text, entries, messages, user_messages, assistant_messages, tool_calls, tool_results, tool_errors,
@@ -372,11 +506,10 @@ func repeatArgs(n int) string {
 
 // ReplaceIndex replaces what one sessions.json says, and its cursor.
 func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries []clawledger.IndexEntry) error {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+	return db.within(ctx, func(tx *sql.Tx) error { return replaceIndex(ctx, tx, src, entries) })
+}
+
+func replaceIndex(ctx context.Context, tx *sql.Tx, src *clawledger.Source, entries []clawledger.IndexEntry) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM session_index WHERE source_id = ?`, src.ID); err != nil {
 		return err
 	}
@@ -393,21 +526,16 @@ func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries 
 			return err
 		}
 	}
-	src.GoneAt = 0
-	if err := updateSource(ctx, tx, src); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return updateSource(ctx, tx, src)
 }
 
 // ReplaceCronJobs replaces a state dir's cron jobs and the cursors of the
 // files they came from.
 func (db *DB) ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []clawledger.CronJob, srcs []*clawledger.Source) error {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+	return db.within(ctx, func(tx *sql.Tx) error { return replaceCronJobs(ctx, tx, stateDirID, jobs, srcs) })
+}
+
+func replaceCronJobs(ctx context.Context, tx *sql.Tx, stateDirID int64, jobs []clawledger.CronJob, srcs []*clawledger.Source) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM cron_jobs WHERE state_dir_id = ?`, stateDirID); err != nil {
 		return err
 	}
@@ -425,23 +553,16 @@ func (db *DB) ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []claw
 			return err
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // PutWorkspaceFile stores a workspace file's content and its cursor.
 func (db *DB) PutWorkspaceFile(ctx context.Context, src *clawledger.Source, f *clawledger.WorkspaceFile) error {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO workspace_files(source_id, agent_id, size, mtime_ns, sha256, content)
-		VALUES(?, ?, ?, ?, ?, ?)`, src.ID, f.AgentID, f.Size, f.MtimeNs, f.SHA256, string(f.Content)); err != nil {
-		return err
-	}
-	src.GoneAt = 0
-	if err := updateSource(ctx, tx, src); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return db.within(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO workspace_files(source_id, agent_id, size, mtime_ns, sha256, content)
+			VALUES(?, ?, ?, ?, ?, ?)`, src.ID, f.AgentID, f.Size, f.MtimeNs, f.SHA256, string(f.Content)); err != nil {
+			return err
+		}
+		return updateSource(ctx, tx, src)
+	})
 }

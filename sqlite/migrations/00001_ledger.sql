@@ -38,6 +38,11 @@ CREATE TABLE sources (
   UNIQUE (state_dir_id, rel_path)
 );
 
+-- One row per source line. raw holds the line's exact bytes (without its
+-- '\n'): the record of truth. The columns before it are derived from it (the
+-- transcript entry and its message, NULL for other lines); they sit in the
+-- same row so an ingest writes one row per line, and raw comes last so
+-- queries on the derived columns never read through it.
 CREATE TABLE lines (
   id        INTEGER PRIMARY KEY,
   source_id INTEGER NOT NULL,
@@ -45,10 +50,57 @@ CREATE TABLE lines (
   line_no   INTEGER NOT NULL,
   status    INTEGER NOT NULL DEFAULT 0, -- 0 ok, 1 malformed, 2 blank, 3 repaired
   error     TEXT,
+  -- the entry
+  type      TEXT,
+  entry_id  TEXT,
+  parent_id TEXT,
+  synthetic INTEGER,
+  ts_ms     INTEGER,
+  -- its message
+  role      TEXT,
+  msg_ts_ms INTEGER,
+  text      TEXT,
+  model     TEXT,
+  provider  TEXT,
+  api       TEXT,
+  stop_reason   TEXT,
+  error_message TEXT,
+  usage_key TEXT, -- set on assistant messages that carry a usage
+  input_tokens  INTEGER,
+  output_tokens INTEGER,
+  cache_read_tokens  INTEGER,
+  cache_write_tokens INTEGER,
+  total_tokens  INTEGER,
+  cost_input    REAL,
+  cost_output   REAL,
+  cost_cache_read  REAL,
+  cost_cache_write REAL,
+  cost_total    REAL,
+  -- a tool result's
+  call_id    TEXT,
+  tool_name  TEXT,
+  is_error   INTEGER,
+  error_text TEXT,
+  duration_ms INTEGER,
+  exit_code  INTEGER,
   raw       BLOB NOT NULL
 );
 CREATE UNIQUE INDEX lines_source_offset ON lines(source_id, offset);
 CREATE INDEX lines_malformed ON lines(source_id, line_no) WHERE status = 1;
+CREATE INDEX lines_usage ON lines(msg_ts_ms) WHERE usage_key IS NOT NULL;
+CREATE INDEX lines_tool_result ON lines(source_id, call_id) WHERE call_id IS NOT NULL;
+
+-- the entry tree
+CREATE VIEW entries AS
+SELECT id AS line_id, source_id, entry_id, parent_id, synthetic, type, ts_ms
+FROM lines WHERE type IS NOT NULL;
+
+-- messages (user, assistant, toolResult, bashExecution, custom, ...)
+CREATE VIEW messages AS
+SELECT id AS line_id, source_id, entry_id, role, msg_ts_ms AS ts_ms, text, model, provider, api, stop_reason,
+       error_message, usage_key, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, total_tokens,
+       cost_input, cost_output, cost_cache_read, cost_cache_write, cost_total
+FROM lines WHERE role IS NOT NULL;
 
 -- one row per transcript source
 CREATE TABLE sessions (
@@ -87,46 +139,6 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_session_id ON sessions(session_id);
 CREATE INDEX sessions_last ON sessions(last_ms);
 
--- the entry tree
-CREATE TABLE entries (
-  line_id   INTEGER PRIMARY KEY,
-  source_id INTEGER NOT NULL,
-  entry_id  TEXT NOT NULL DEFAULT '',
-  parent_id TEXT NOT NULL DEFAULT '',
-  synthetic INTEGER NOT NULL DEFAULT 0,
-  type      TEXT NOT NULL,
-  ts_ms     INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX entries_source_entry ON entries(source_id, entry_id);
-
-CREATE TABLE messages (
-  line_id   INTEGER PRIMARY KEY,
-  source_id INTEGER NOT NULL,
-  entry_id  TEXT NOT NULL DEFAULT '',
-  role      TEXT NOT NULL,
-  ts_ms     INTEGER NOT NULL DEFAULT 0,
-  text      TEXT NOT NULL DEFAULT '',
-  model     TEXT NOT NULL DEFAULT '',
-  provider  TEXT NOT NULL DEFAULT '',
-  api       TEXT NOT NULL DEFAULT '',
-  stop_reason TEXT NOT NULL DEFAULT '',
-  error_message TEXT NOT NULL DEFAULT '',
-  -- usage of assistant messages (usage_key set only when a usage was written)
-  usage_key TEXT,
-  input_tokens  INTEGER NOT NULL DEFAULT 0,
-  output_tokens INTEGER NOT NULL DEFAULT 0,
-  cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
-  cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-  total_tokens  INTEGER NOT NULL DEFAULT 0,
-  cost_input    REAL NOT NULL DEFAULT 0,
-  cost_output   REAL NOT NULL DEFAULT 0,
-  cost_cache_read  REAL NOT NULL DEFAULT 0,
-  cost_cache_write REAL NOT NULL DEFAULT 0,
-  cost_total    REAL NOT NULL DEFAULT 0
-);
-CREATE INDEX messages_source ON messages(source_id);
-CREATE INDEX messages_usage ON messages(ts_ms) WHERE usage_key IS NOT NULL;
-
 CREATE TABLE tool_calls (
   line_id   INTEGER NOT NULL,
   idx       INTEGER NOT NULL,
@@ -139,18 +151,10 @@ CREATE TABLE tool_calls (
 ) WITHOUT ROWID;
 CREATE INDEX tool_calls_source_call ON tool_calls(source_id, call_id);
 
-CREATE TABLE tool_results (
-  line_id   INTEGER PRIMARY KEY,
-  source_id INTEGER NOT NULL,
-  call_id   TEXT NOT NULL DEFAULT '',
-  tool_name TEXT NOT NULL DEFAULT '',
-  is_error  INTEGER NOT NULL DEFAULT 0,
-  error_text TEXT NOT NULL DEFAULT '',
-  duration_ms INTEGER,
-  exit_code INTEGER,
-  ts_ms     INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX tool_results_source_call ON tool_results(source_id, call_id);
+-- tool results (toolResult messages)
+CREATE VIEW tool_results AS
+SELECT id AS line_id, source_id, call_id, tool_name, is_error, error_text, duration_ms, exit_code, msg_ts_ms AS ts_ms
+FROM lines WHERE call_id IS NOT NULL;
 
 -- tool calls paired with their results by toolCallId within a transcript
 CREATE VIEW tool_calls_paired AS
@@ -282,10 +286,10 @@ DROP TABLE session_index;
 DROP TABLE model_changes;
 DROP TABLE compactions;
 DROP VIEW tool_calls_paired;
-DROP TABLE tool_results;
+DROP VIEW tool_results;
 DROP TABLE tool_calls;
-DROP TABLE messages;
-DROP TABLE entries;
+DROP VIEW messages;
+DROP VIEW entries;
 DROP TABLE sessions;
 DROP TABLE lines;
 DROP TABLE sources;
