@@ -15,6 +15,7 @@ type UsageRecord struct {
 	Provider   string
 	AgentID    string
 	SessionID  string // the session the message was first written in
+	Topic      string // the thread, for a topic transcript
 	SourceID   int64  // the transcript attributed with it
 	Input      int64
 	Output     int64

@@ -42,6 +42,7 @@ type UsageRow struct {
 	First, Last int64 // epoch ms of its first and last message
 	AgentID     string
 	SessionID   string
+	Topic       string
 	SourceID    int64 // the transcript of its first message
 	Tokens
 	Models []*ModelUsage // most expensive first
@@ -66,7 +67,7 @@ func NewUsageReport() *UsageReport { return &UsageReport{rows: map[string]*Usage
 func (r *UsageReport) Add(key string, u *clawledger.UsageRecord) {
 	row := r.rows[key]
 	if row == nil {
-		row = &UsageRow{Key: key, First: u.Ts, Last: u.Ts, AgentID: u.AgentID, SessionID: u.SessionID, SourceID: u.SourceID,
+		row = &UsageRow{Key: key, First: u.Ts, Last: u.Ts, AgentID: u.AgentID, SessionID: u.SessionID, Topic: u.Topic, SourceID: u.SourceID,
 			byModel: map[string]*ModelUsage{}}
 		r.rows[key] = row
 	}

@@ -12,8 +12,8 @@ func (db *DB) UserTexts(ctx context.Context, sourceID int64, n int, last bool) (
 	if last {
 		order = "DESC"
 	}
-	texts, err := db.strings(ctx, `SELECT text FROM messages INDEXED BY messages_source_role
-		WHERE source_id = ? AND role = 'user' AND text <> '' ORDER BY line_id `+order+` LIMIT ?`, sourceID, n)
+	texts, err := db.strings(ctx, `SELECT text FROM lines INDEXED BY lines_user_messages
+		WHERE source_id = ? AND role = 'user' AND text <> '' ORDER BY id `+order+` LIMIT ?`, sourceID, n)
 	if last {
 		slices.Reverse(texts)
 	}
@@ -24,7 +24,8 @@ func (db *DB) UserTexts(ctx context.Context, sourceID int64, n int, last bool) (
 // rule (isError, an error payload, a non-zero exit code, error words).
 func (db *DB) ToolFailures(ctx context.Context, sourceID int64) (int64, error) {
 	var n int64
-	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM tool_results WHERE source_id = ? AND (is_error OR failed)`, sourceID).Scan(&n)
+	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM lines r LEFT JOIN tool_result_checks k ON k.line_id = r.id
+		WHERE r.source_id = ? AND r.call_id IS NOT NULL AND coalesce(k.failed, r.is_error)`, sourceID).Scan(&n)
 	return n, err
 }
 
@@ -39,8 +40,8 @@ func (db *DB) TurnStarts(ctx context.Context, sourceID int64, allBranches bool) 
 			return nil, err
 		}
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT m.entry_id, l.offset FROM messages m INDEXED BY messages_source_role
-		JOIN lines l ON l.id = m.line_id WHERE m.source_id = ? AND m.role = 'user' ORDER BY m.line_id`, sourceID)
+	rows, err := db.r.QueryContext(ctx, `SELECT entry_id, offset FROM lines INDEXED BY lines_user_messages
+		WHERE source_id = ? AND role = 'user' ORDER BY id`, sourceID)
 	if err != nil {
 		return nil, err
 	}

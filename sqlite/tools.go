@@ -9,33 +9,42 @@ import (
 	"github.com/clawledger/clawledger"
 )
 
-// toolFailureBatch bounds how many tool result lines one refresh
-// transaction reads (lines can be hundreds of KB).
+// toolFailureBatch bounds how many tool result lines one refresh step
+// reads (lines can be hundreds of KB).
 const toolFailureBatch = 500
 
-// RefreshToolFailures applies the error rule to every tool result not yet
-// checked: its line goes through check, which returns whether the result
-// failed and the failure's text (which replaces the stored error text). It
-// runs after each ingest and returns how many results it checked.
+// RefreshToolFailures applies the error rule to every tool result line not
+// yet checked: check returns the failure's text and whether the result
+// failed. It runs after each ingest, reads only lines added since the last
+// run (or re-read since), and returns how many results it checked.
 func (db *DB) RefreshToolFailures(ctx context.Context, check func(line []byte) (string, bool)) (int64, error) {
 	var total int64
 	for {
-		n, err := db.checkToolResults(ctx, check)
-		total += n
-		if err != nil || n < toolFailureBatch {
+		var n int
+		err := db.within(ctx, func(tx *sql.Tx) error {
+			var err error
+			n, err = checkToolResults(ctx, tx, check)
+			return err
+		})
+		total += int64(n)
+		if err != nil {
 			return total, err
+		}
+		if n < toolFailureBatch {
+			return total, db.Flush(ctx)
 		}
 	}
 }
 
-func (db *DB) checkToolResults(ctx context.Context, check func([]byte) (string, bool)) (int64, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
+// checkToolResults checks the next batch of tool result lines past the
+// mark and moves the mark past them (to the last line when none are left).
+func checkToolResults(ctx context.Context, tx *sql.Tx, check func([]byte) (string, bool)) (int, error) {
+	var mark int64
+	if err := tx.QueryRowContext(ctx, `SELECT line_id FROM derived_marks WHERE name = 'tool_result_checks'`).Scan(&mark); err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT r.line_id, l.raw FROM tool_results r INDEXED BY tool_results_unchecked
-		JOIN lines l ON l.id = r.line_id WHERE r.failed IS NULL LIMIT ?`, toolFailureBatch)
+	rows, err := tx.QueryContext(ctx, `SELECT id, raw FROM lines WHERE id > ? AND call_id IS NOT NULL ORDER BY id LIMIT ?`,
+		mark, toolFailureBatch)
 	if err != nil {
 		return 0, err
 	}
@@ -60,21 +69,27 @@ func (db *DB) checkToolResults(ctx context.Context, check func([]byte) (string, 
 		return 0, err
 	}
 	for _, v := range batch {
-		if _, err := tx.ExecContext(ctx, `UPDATE tool_results SET failed = ?,
-			error_text = CASE WHEN ? AND ? <> '' THEN ? ELSE error_text END WHERE line_id = ?`,
-			v.failed, v.failed, v.text, v.text, v.lineID); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO tool_result_checks(line_id, failed, error_text) VALUES(?, ?, ?)`,
+			v.lineID, v.failed, v.text); err != nil {
+			return 0, err
+		}
+		mark = v.lineID
+	}
+	if len(batch) < toolFailureBatch {
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM lines`).Scan(&mark); err != nil {
 			return 0, err
 		}
 	}
-	return int64(len(batch)), tx.Commit()
+	_, err = tx.ExecContext(ctx, `UPDATE derived_marks SET line_id = ? WHERE name = 'tool_result_checks'`, mark)
+	return len(batch), err
 }
 
 // toolCallsSelect groups the copies of one tool call (same call id, name
 // and time, in a live file and its archives or forks); calls without an id
 // stay apart. A call is answered when any copy's transcript holds its result.
-const toolCallsSelect = `SELECT c.name, max(c.ts_ms), max(r.line_id IS NOT NULL)
+const toolCallsSelect = `SELECT c.name, max(c.ts_ms), max(r.id IS NOT NULL)
 FROM tool_calls c JOIN sources src ON src.id = c.source_id
-LEFT JOIN tool_results r ON r.source_id = c.source_id AND r.call_id = c.call_id AND c.call_id <> ''`
+LEFT JOIN lines r ON r.source_id = c.source_id AND r.call_id = c.call_id AND c.call_id <> ''`
 
 const toolCallsGroup = ` GROUP BY c.call_id, c.name, c.ts_ms,
 	CASE WHEN c.call_id = '' THEN c.line_id END, CASE WHEN c.call_id = '' THEN c.idx END`
@@ -83,12 +98,15 @@ const toolCallsGroup = ` GROUP BY c.call_id, c.name, c.ts_ms,
 // without a tool name takes its call's; a result is called when any copy's
 // transcript holds its call.
 const toolResultsSelect = `SELECT coalesce(nullif(r.tool_name, ''), max(c.name), ''),
-	max(r.ts_ms), max(r.is_error OR coalesce(r.failed, 0)), max(r.duration_ms),
-	coalesce(max(CASE WHEN r.is_error OR r.failed THEN r.error_text END), ''), max(c.line_id IS NOT NULL)
-FROM tool_results r JOIN sources src ON src.id = r.source_id
-LEFT JOIN tool_calls c ON c.source_id = r.source_id AND c.call_id = r.call_id AND r.call_id <> ''`
+	max(r.msg_ts_ms), max(coalesce(k.failed, r.is_error)), max(r.duration_ms),
+	coalesce(max(CASE WHEN coalesce(k.failed, r.is_error) THEN coalesce(nullif(k.error_text, ''), r.error_text) END), ''),
+	max(c.line_id IS NOT NULL)
+FROM lines r JOIN sources src ON src.id = r.source_id
+LEFT JOIN tool_result_checks k ON k.line_id = r.id
+LEFT JOIN tool_calls c ON c.source_id = r.source_id AND c.call_id = r.call_id AND r.call_id <> ''
+WHERE r.call_id IS NOT NULL`
 
-const toolResultsGroup = ` GROUP BY r.call_id, r.ts_ms, CASE WHEN r.call_id = '' THEN r.line_id END`
+const toolResultsGroup = ` GROUP BY r.call_id, r.msg_ts_ms, CASE WHEN r.call_id = '' THEN r.id END`
 
 // ToolStats reports every tool f selects, most called first.
 func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawledger.ToolStat, error) {
@@ -101,7 +119,7 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 		}
 		return s
 	}
-	where, args := toolWhere(f, "c")
+	where, args := toolWhere(f, "c.ts_ms", " WHERE ")
 	err := db.eachRow(ctx, toolCallsSelect+where+toolCallsGroup, args, func(rows *sql.Rows) error {
 		var name string
 		var ts int64
@@ -120,7 +138,7 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 	if err != nil {
 		return nil, err
 	}
-	where, args = toolWhere(f, "r")
+	where, args = toolWhere(f, "r.msg_ts_ms", " AND ")
 	err = db.eachRow(ctx, toolResultsSelect+where+toolResultsGroup, args, func(rows *sql.Rows) error {
 		var name, errText string
 		var ts int64
@@ -162,15 +180,17 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 	return out, nil
 }
 
-func toolWhere(f clawledger.ToolFilter, t string) (string, []any) {
+// toolWhere renders f's conditions on a time column, joined to a query by
+// lead (" WHERE " or " AND ").
+func toolWhere(f clawledger.ToolFilter, ts, lead string) (string, []any) {
 	var conds []string
 	var args []any
 	if f.Since > 0 {
-		conds = append(conds, t+".ts_ms >= ?")
+		conds = append(conds, ts+" >= ?")
 		args = append(args, f.Since)
 	}
 	if f.Until > 0 {
-		conds = append(conds, t+".ts_ms < ?")
+		conds = append(conds, ts+" < ?")
 		args = append(args, f.Until)
 	}
 	if f.Agent != "" {
@@ -180,7 +200,7 @@ func toolWhere(f clawledger.ToolFilter, t string) (string, []any) {
 	if len(conds) == 0 {
 		return "", nil
 	}
-	return " WHERE " + strings.Join(conds, " AND "), args
+	return lead + strings.Join(conds, " AND "), args
 }
 
 // eachRow runs a read query and calls fn for each row.

@@ -13,10 +13,10 @@ import (
 // as ccusage leaves it out. The copy attributed is the one outside forks,
 // then the first ingested: min() picks it, and SQLite takes the bare columns
 // from the row min() chose.
-const usageSelect = `SELECT m.usage_key, min((src.class = 'fork') << 40 | m.source_id), m.ts_ms, m.model, m.provider,
-	src.agent_id, coalesce(s.session_id, ''), m.source_id,
+const usageSelect = `SELECT m.usage_key, min((src.class = 'fork') << 40 | m.source_id), m.msg_ts_ms, m.model, m.provider,
+	src.agent_id, coalesce(s.session_id, ''), src.topic, m.source_id,
 	m.input_tokens, m.output_tokens, m.cache_read_tokens, m.cache_write_tokens, m.total_tokens, m.cost_total
-FROM messages m INDEXED BY messages_usage_cover
+FROM lines m INDEXED BY lines_usage_cover
 JOIN sources src ON src.id = m.source_id
 LEFT JOIN sessions s ON s.source_id = m.source_id
 WHERE m.usage_key IS NOT NULL
@@ -28,11 +28,11 @@ func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter, fn func(*claw
 	var conds []string
 	var args []any
 	if f.Since > 0 {
-		conds = append(conds, "m.ts_ms >= ?")
+		conds = append(conds, "m.msg_ts_ms >= ?")
 		args = append(args, f.Since)
 	}
 	if f.Until > 0 {
-		conds = append(conds, "m.ts_ms < ?")
+		conds = append(conds, "m.msg_ts_ms < ?")
 		args = append(args, f.Until)
 	}
 	if f.Agent != "" {
@@ -51,7 +51,7 @@ func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter, fn func(*claw
 	var u clawledger.UsageRecord
 	var pick int64
 	for rows.Next() {
-		if err := rows.Scan(&u.Key, &pick, &u.Ts, &u.Model, &u.Provider, &u.AgentID, &u.SessionID, &u.SourceID,
+		if err := rows.Scan(&u.Key, &pick, &u.Ts, &u.Model, &u.Provider, &u.AgentID, &u.SessionID, &u.Topic, &u.SourceID,
 			&u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Total, &u.Cost); err != nil {
 			return err
 		}

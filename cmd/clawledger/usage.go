@@ -55,6 +55,7 @@ type usageRowJSON struct {
 	Week          string  `json:"week,omitempty"`
 	Month         string  `json:"month,omitempty"`
 	SessionID     string  `json:"sessionId,omitempty"`
+	Topic         string  `json:"topic,omitempty"`
 	Agent         string  `json:"agent,omitempty"`
 	SessionKey    string  `json:"sessionKey,omitempty"`
 	ProjectPath   string  `json:"projectPath,omitempty"`
@@ -169,7 +170,7 @@ transcripts already hold it.`,
 func usageKey(kind string, u *clawledger.UsageRecord, loc *time.Location, weekStart time.Weekday) string {
 	switch kind {
 	case "session":
-		return u.AgentID + "\x00" + u.SessionID + "\x00" + strconv.FormatInt(sessionlessSource(u), 10)
+		return u.AgentID + "\x00" + u.SessionID + "\x00" + u.Topic + "\x00" + strconv.FormatInt(sessionlessSource(u), 10)
 	case "model":
 		if u.Model == "" {
 			return report.UnknownModel
@@ -211,7 +212,7 @@ func usageRows(ctx context.Context, db *sqlite.DB, kind string, rows []*report.U
 		case "monthly":
 			j.Month = r.Key
 		case "session":
-			j.SessionID, j.Agent = r.SessionID, r.AgentID
+			j.SessionID, j.Topic, j.Agent = r.SessionID, r.Topic, r.AgentID
 			if s := sessions[r.SourceID]; s != nil {
 				j.SessionKey, j.ProjectPath = s.Key, s.Cwd
 			}
