@@ -19,6 +19,7 @@ type Project struct {
 	norm  string   // the whole name normalized
 	parts []string // for names with a slash: each component normalized
 	words int      // how many words the name spans in prose
+	dense bool     // written in a script without spaces between words (CJK, Thai)
 }
 
 // ProjectMatch says why a session matched a project.
@@ -33,6 +34,11 @@ type ProjectMatch struct {
 // NewProject prepares name; ok is false when nothing is left to match.
 func NewProject(name string) (Project, bool) {
 	p := Project{Name: name, norm: normalize(name), words: len(splitWords(name))}
+	for _, r := range p.norm {
+		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai) {
+			p.dense = true
+		}
+	}
 	if strings.ContainsAny(name, `/\`) {
 		for _, c := range splitPath(name) {
 			if n := normalize(c); n != "" {
@@ -107,7 +113,8 @@ func (p Project) MatchCwd(cwd string) (ProjectMatch, bool) {
 // MatchText reports whether text mentions the name: a word (or, for a name
 // of several words, a run of as many words) that starts with it once case
 // and separators are ignored. "eastore" is mentioned by "Eastore-Web" and
-// "eastore's", not by "beastoreroom".
+// "eastore's", not by "beastoreroom". In scripts written without spaces
+// (CJK, Thai) the name may stand anywhere in a word.
 func (p Project) MatchText(text string) (excerpt string, ok bool) {
 	words := splitWords(text)
 	span := max(p.words, 1)
@@ -116,7 +123,8 @@ func (p Project) MatchText(text string) (excerpt string, ok bool) {
 		for j := i; j < len(words) && j < i+span; j++ {
 			joined.WriteString(normalize(text[words[j][0]:words[j][1]]))
 		}
-		if strings.HasPrefix(joined.String(), p.norm) {
+		w := joined.String()
+		if strings.HasPrefix(w, p.norm) || (p.dense && strings.Contains(w, p.norm)) {
 			return excerptAround(text, words[i][0], 120), true
 		}
 	}

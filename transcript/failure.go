@@ -22,8 +22,9 @@ const (
 )
 
 var (
-	// a line that opens with an error word: "error: ...", "Traceback ...", "FAILED", "panic: ..."
-	errorLead = regexp.MustCompile(`(?i)^(?:error|errors|fatal|failed|failure|exception|traceback|panic|npm err!)(?:$|[^a-z])`)
+	// a line that opens with an error word: "error: ...", "Traceback ...", "FAILED", "panic: ...";
+	// not "errors.go" or "failover"
+	errorLead = regexp.MustCompile(`(?i)^(?:error|fatal|fail|failed|failure|exception|traceback|panic|npm err!)(?:$|[\s:!\[(])`)
 	// a line that opens with an exception class: "ValueError: ...", "java.io.IOException: ..."
 	exceptionLead = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.$]*(?:Error|Exception)(?::|$)`)
 	// failure phrases anywhere in the first lines

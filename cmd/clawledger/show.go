@@ -292,11 +292,11 @@ func (w *window) add(units []unit, isTarget bool) error {
 
 // showOutput prints units as they come: JSON streamed as one document, or text.
 type showOutput struct {
-	a      *app
-	o      showOptions
-	w      *bufio.Writer
-	n      int
-	closed bool
+	a   *app
+	o   showOptions
+	w   *bufio.Writer
+	n   int    // units written
+	day string // text: the day of the last unit, printed when it changes
 }
 
 func (a *app) newShowOutput(s *clawledger.Session, d *sessionDetails, o showOptions) (*showOutput, error) {
@@ -327,7 +327,19 @@ func (a *app) newShowOutput(s *clawledger.Session, d *sessionDetails, o showOpti
 
 func (out *showOutput) unit(u unit) error {
 	if !out.a.json {
-		out.a.printUnit(out.w, u)
+		if out.a.quiet {
+			return nil
+		}
+		if u.v.Ts != 0 {
+			if day := time.UnixMilli(u.v.Ts).UTC().Format("2006-01-02"); day != out.day {
+				if out.day != "" {
+					out.w.WriteByte('\n')
+				}
+				fmt.Fprintf(out.w, "── %s (UTC)\n", day)
+				out.day = day
+			}
+		}
+		printUnit(out.w, u, out.a.verbose)
 		return nil
 	}
 	var v any
@@ -408,10 +420,7 @@ func clockTime(ms int64) string {
 }
 
 // printUnit renders one unit as text; the --around target is marked.
-func (a *app) printUnit(w io.Writer, u unit) {
-	if a.quiet {
-		return
-	}
+func printUnit(w io.Writer, u unit, verbose bool) {
 	mark := "  "
 	if u.target {
 		mark = "▶ "
@@ -421,7 +430,7 @@ func (a *app) printUnit(w io.Writer, u unit) {
 		printItem(w, t, u.item)
 		return
 	}
-	printEntry(w, t, u.v, a.verbose)
+	printEntry(w, t, u.v, verbose)
 }
 
 // printItem renders one item of a filtered transcript.
