@@ -13,15 +13,20 @@ import (
 	"github.com/clawledger/clawledger/sqlite"
 )
 
-// BenchmarkIngest measures a full ingest of a 20 MB synthetic state dir
-// (every derived table filled) into a fresh ledger.
-func BenchmarkIngest(b *testing.B) {
-	home := b.TempDir()
-	rep, err := fixture.WriteLarge(home, fixture.LargeOptions{TotalBytes: 20 << 20, Files: 200, Agents: 2, Seed: 1})
+// benchTree writes the 20 MB tree BenchmarkIngest and BenchmarkFloor share.
+func benchTree(b *testing.B) *fixture.LargeReport {
+	rep, err := fixture.WriteLarge(b.TempDir(), fixture.LargeOptions{TotalBytes: 20 << 20, Files: 200, Agents: 2, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(rep.Bytes)
+	return rep
+}
+
+// BenchmarkIngest measures a full ingest of a 20 MB synthetic state dir
+// (every derived table filled) into a fresh ledger.
+func BenchmarkIngest(b *testing.B) {
+	rep := benchTree(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -73,12 +78,7 @@ func BenchmarkNoop(b *testing.B) {
 // BenchmarkFloor is the storage floor on the same tree as BenchmarkIngest:
 // each line's bytes inserted into a one-table database, nothing derived.
 func BenchmarkFloor(b *testing.B) {
-	home := b.TempDir()
-	rep, err := fixture.WriteLarge(home, fixture.LargeOptions{TotalBytes: 20 << 20, Files: 200, Agents: 2, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(rep.Bytes)
+	rep := benchTree(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		dbPath := filepath.Join(b.TempDir(), "floor.db")

@@ -1,12 +1,15 @@
 package collect
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/openclaw"
 )
 
 // transcript derives a session's summary and each record's resolved fields
@@ -33,8 +36,8 @@ func (t *transcript) apply(rec *clawledger.Record) {
 		if h.ID != "" {
 			s.SessionID = h.ID
 		}
-		s.Cwd = firstNonEmpty(s.Cwd, h.Cwd)
-		s.ParentSession = firstNonEmpty(s.ParentSession, h.ParentSession)
+		s.Cwd = cmp.Or(s.Cwd, h.Cwd)
+		s.ParentSession = cmp.Or(s.ParentSession, h.ParentSession)
 		if s.StartedAt == 0 {
 			s.StartedAt = h.Timestamp
 		}
@@ -86,7 +89,7 @@ func (t *transcript) apply(rec *clawledger.Record) {
 	}
 	if m := e.Message; m != nil {
 		t.message(rec, m)
-		t.seen(firstNonZero(m.Timestamp, e.Timestamp))
+		t.seen(cmp.Or(m.Timestamp, e.Timestamp))
 	} else {
 		t.seen(e.Timestamp)
 	}
@@ -112,7 +115,7 @@ func (t *transcript) message(rec *clawledger.Record, m *clawledger.Message) {
 	case "user":
 		s.UserMessages++
 		if s.FirstUserText == "" {
-			s.FirstUserText = clip(strings.TrimSpace(m.Text), 500)
+			s.FirstUserText = openclaw.Clip(strings.TrimSpace(m.Text), 500)
 		}
 	case "assistant":
 		s.AssistantMessages++
@@ -130,7 +133,7 @@ func (t *transcript) message(rec *clawledger.Record, m *clawledger.Message) {
 			s.CacheReadTokens += u.CacheRead
 			s.CacheWriteTokens += u.CacheWrite
 			s.Cost += u.Cost.Total
-			if rec.Model != "" && !contains(s.Models, rec.Model) {
+			if rec.Model != "" && !slices.Contains(s.Models, rec.Model) {
 				s.Models = append(s.Models, rec.Model)
 			}
 		}
@@ -161,41 +164,4 @@ func usageKey(rec *clawledger.Record, m *clawledger.Message) string {
 		h.Write(rec.Line.Raw)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
-}
-
-func firstNonZero(v ...int64) int64 {
-	for _, x := range v {
-		if x != 0 {
-			return x
-		}
-	}
-	return 0
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

@@ -2,6 +2,7 @@ package openclaw
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 
@@ -144,7 +145,7 @@ func ParseCronState(data []byte) (map[string]json.RawMessage, error) {
 		return nil, err
 	}
 	for _, x := range list {
-		if id := firstNonEmpty(string(x.ID), string(x.JobID)); id != "" && len(x.State) > 0 {
+		if id := cmp.Or(string(x.ID), string(x.JobID)); id != "" && len(x.State) > 0 {
 			out[id] = x.State
 		}
 	}
@@ -165,24 +166,14 @@ func stateOf(v json.RawMessage) json.RawMessage {
 // ParseCronRun decodes one line of a cron run log. Lines whose action is not
 // "finished" decode too (the caller decides what to keep).
 func ParseCronRun(line []byte) (*clawledger.CronRun, error) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil, ErrBlank
-	}
-	if line[0] != '{' {
-		return nil, malformed(line)
-	}
-	p := parsers.Get()
-	defer parsers.Put(p)
-	v, err := p.ParseBytes(line)
-	if err != nil {
-		return nil, &MalformedError{Reason: "invalid JSON: " + shortErr(err)}
-	}
-	if v.Type() != fastjson.TypeObject {
-		return nil, &MalformedError{Reason: "not a JSON object"}
-	}
+	var run *clawledger.CronRun
+	err := parseObject(line, func(v *fastjson.Value, _ bool) { run = cronRunOf(v) })
+	return run, err
+}
+
+func cronRunOf(v *fastjson.Value) *clawledger.CronRun {
 	run := &clawledger.CronRun{
-		Ts:             firstNonZero(timestampOf(v, "ts"), timestampOf(v, "timestamp")),
+		Ts:             cmp.Or(timestampOf(v, "ts"), timestampOf(v, "timestamp")),
 		JobID:          str(v, "jobId"),
 		Action:         str(v, "action"),
 		Status:         str(v, "status"),
@@ -204,14 +195,5 @@ func ParseCronRun(line []byte) (*clawledger.CronRun, error) {
 	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
 		run.Usage = usageOf(u)
 	}
-	return run, nil
-}
-
-func firstNonZero(v ...int64) int64 {
-	for _, x := range v {
-		if x != 0 {
-			return x
-		}
-	}
-	return 0
+	return run
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -118,7 +119,7 @@ func Scan(fsys FS, dir string) *Tree {
 	}
 	// very old installs kept transcripts directly in <state>/sessions/
 	if fi, err := fsys.Stat(t.abs("sessions")); err == nil && fi.IsDir() {
-		if !contains(t.Agents, "main") {
+		if !slices.Contains(t.Agents, "main") {
 			t.Agents = append(t.Agents, "main")
 		}
 		t.scanSessions(fsys, "sessions", "main", true)
@@ -298,15 +299,6 @@ func (t *Tree) walkMemory(fsys FS, rel, agent string, depth int) {
 			t.Files = append(t.Files, Found{Rel: frel, Kind: clawledger.KindWorkspace, AgentID: agent, Info: fi})
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // UserHome returns the home directory, or "" when it cannot be found.

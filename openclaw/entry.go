@@ -138,8 +138,8 @@ func isText(b []byte) bool {
 	return true
 }
 
-// shortErr turns a parser error into a short reason.
-func shortErr(err error) string {
+// jsonErrorReason turns a parser error into a short reason.
+func jsonErrorReason(err error) string {
 	s := strings.TrimPrefix(err.Error(), "cannot parse JSON: ")
 	tail := ""
 	if i := strings.Index(s, "; unparsed tail: "); i >= 0 {
@@ -151,19 +151,7 @@ func shortErr(err error) string {
 	if i := strings.LastIndex(s, ": "); i >= 0 {
 		s = s[i+2:]
 	}
-	if len(s) > 120 {
-		s = s[:120]
-	}
-	return s
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
+	return "invalid JSON: " + Clip(s, 120)
 }
 
 // escapeControlChars escapes raw control bytes inside JSON strings (seen in

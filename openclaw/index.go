@@ -2,6 +2,7 @@ package openclaw
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -53,12 +54,12 @@ func IndexEntryFromJSON(key string, raw []byte) (clawledger.IndexEntry, error) {
 	}
 	e := clawledger.IndexEntry{
 		Key:              key,
-		SessionID:        firstNonEmpty(string(r.SessionID), string(r.ActiveSessionID)),
+		SessionID:        cmp.Or(string(r.SessionID), string(r.ActiveSessionID)),
 		UpdatedAt:        Timestamp(r.UpdatedAt),
 		SessionFile:      string(r.SessionFile),
 		ChatType:         string(r.ChatType),
-		Channel:          firstNonEmpty(string(r.Channel), string(r.Provider)),
-		LastChannel:      firstNonEmpty(string(r.LastChannel), string(r.LastProvider)),
+		Channel:          cmp.Or(string(r.Channel), string(r.Provider)),
+		LastChannel:      cmp.Or(string(r.LastChannel), string(r.LastProvider)),
 		LastTo:           string(r.LastTo),
 		Label:            string(r.Label),
 		DisplayName:      string(r.DisplayName),
@@ -85,7 +86,7 @@ func IndexEntryFromJSON(key string, raw []byte) (clawledger.IndexEntry, error) {
 			}
 			if json.Unmarshal(m, &mm) == nil {
 				e.Model = string(mm.Model)
-				e.ModelProvider = firstNonEmpty(e.ModelProvider, string(mm.Provider))
+				e.ModelProvider = cmp.Or(e.ModelProvider, string(mm.Provider))
 			}
 		} else {
 			var s flexString

@@ -2,6 +2,7 @@ package openclaw
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -33,20 +34,20 @@ func messageOf(v *fastjson.Value) *clawledger.Message {
 	}
 	contentOf(v.Get("content"), m)
 	if m.Role == "bashExecution" && m.Text == "" {
-		m.Text = clip(str(v, "output"), clawledger.MaxToolText)
+		m.Text = Clip(str(v, "output"), clawledger.MaxToolText)
 	}
 	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
 		m.Usage = usageOf(u)
 	}
 	if m.Role == "toolResult" {
 		toolResultDetails(v.Get("details"), m)
-		if !m.IsError {
+		if m.ErrorText == "" {
 			if msg, ok := ErrorPayload(m.Text); ok {
 				m.IsError, m.ErrorText = true, msg
 			}
 		}
 		if m.IsError && m.ErrorText == "" {
-			m.ErrorText = clip(m.Text, 500)
+			m.ErrorText = Clip(m.Text, 500)
 		}
 	}
 	return m
@@ -95,7 +96,7 @@ func contentOf(c *fastjson.Value, m *clawledger.Message) {
 				args = b.Get("input")
 			}
 			m.ToolCalls = append(m.ToolCalls, clawledger.ToolCall{
-				ID:        firstNonEmpty(str(b, "id"), str(b, "call_id")),
+				ID:        cmp.Or(str(b, "id"), str(b, "call_id")),
 				Name:      str(b, "name"),
 				Arguments: argumentsOf(args),
 			})
@@ -105,7 +106,7 @@ func contentOf(c *fastjson.Value, m *clawledger.Message) {
 	}
 	m.Text = text.String()
 	if limit >= 0 {
-		m.Text = clip(m.Text, limit)
+		m.Text = Clip(m.Text, limit)
 	}
 }
 
@@ -113,7 +114,7 @@ func contentOf(c *fastjson.Value, m *clawledger.Message) {
 // never cutting a UTF-8 sequence in half.
 func clipBytes(b []byte, limit int) string {
 	if limit >= 0 && len(b) > limit {
-		return clip(string(b[:limit+min(3, len(b)-limit)]), limit)
+		return Clip(string(b[:limit+min(3, len(b)-limit)]), limit)
 	}
 	return string(b)
 }
@@ -190,7 +191,7 @@ func toolResultDetails(d *fastjson.Value, m *clawledger.Message) {
 	}
 	if strings.EqualFold(str(d, "status"), "error") {
 		m.IsError = true
-		m.ErrorText = clip(errorText(d.Get("error")), 500)
+		m.ErrorText = Clip(errorText(d.Get("error")), 500)
 	}
 }
 
@@ -211,9 +212,9 @@ func ErrorPayload(text string) (string, bool) {
 	status := strings.ToLower(str(v, "status"))
 	switch {
 	case status == "error" || status == "failed":
-		return clip(firstNonEmpty(msg, t), 500), true
+		return Clip(cmp.Or(msg, t), 500), true
 	case msg != "" && status == "" && !boolean(v, "ok"):
-		return clip(msg, 500), true
+		return Clip(msg, 500), true
 	}
 	return "", false
 }
@@ -237,11 +238,11 @@ func errorText(v *fastjson.Value) string {
 	return v.String()
 }
 
-func clip(s string, n int) string {
+// Clip cuts s to at most n bytes without splitting a UTF-8 sequence.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	// do not cut a UTF-8 sequence in half
 	for n > 0 && s[n]&0xC0 == 0x80 {
 		n--
 	}
@@ -304,7 +305,7 @@ func customOf(e *clawledger.Entry, d *fastjson.Value) {
 	switch e.CustomType {
 	case "model-snapshot":
 		e.ModelChange = &clawledger.ModelChange{Kind: "snapshot", Provider: str(d, "provider"),
-			ModelID: firstNonEmpty(str(d, "modelId"), str(d, "model")), API: firstNonEmpty(str(d, "modelApi"), str(d, "api"))}
+			ModelID: cmp.Or(str(d, "modelId"), str(d, "model")), API: cmp.Or(str(d, "modelApi"), str(d, "api"))}
 	case "openclaw:prompt-error":
 		e.PromptError = str(d, "error")
 	}

@@ -2,6 +2,7 @@ package openclaw
 
 import (
 	"bytes"
+	"cmp"
 
 	"github.com/valyala/fastjson"
 
@@ -17,12 +18,22 @@ var parsers fastjson.ParserPool
 // blank line returns ErrBlank; a line that is not a JSON object returns a
 // *MalformedError. It never panics.
 func ParseEntry(line []byte) (*clawledger.Entry, error) {
+	var e *clawledger.Entry
+	err := parseObject(line, func(v *fastjson.Value, repaired bool) { e = entryOf(v, repaired) })
+	return e, err
+}
+
+// parseObject parses one JSON-object line and hands the value to use (valid
+// only during the call). Raw control characters inside strings, which some
+// writers leave in partialJson fields, are escaped and the line parsed
+// again; use learns it was repaired.
+func parseObject(line []byte, use func(v *fastjson.Value, repaired bool)) error {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return nil, ErrBlank
+		return ErrBlank
 	}
 	if line[0] != '{' {
-		return nil, malformed(line)
+		return malformed(line)
 	}
 	p := parsers.Get()
 	defer parsers.Put(p)
@@ -31,17 +42,18 @@ func ParseEntry(line []byte) (*clawledger.Entry, error) {
 	if err != nil {
 		fixed, ok := escapeControlChars(line)
 		if !ok {
-			return nil, &MalformedError{Reason: "invalid JSON: " + shortErr(err)}
+			return &MalformedError{Reason: jsonErrorReason(err)}
 		}
 		if v, err = p.ParseBytes(fixed); err != nil {
-			return nil, &MalformedError{Reason: "invalid JSON: " + shortErr(err)}
+			return &MalformedError{Reason: jsonErrorReason(err)}
 		}
 		repaired = true
 	}
 	if v.Type() != fastjson.TypeObject {
-		return nil, &MalformedError{Reason: "not a JSON object"}
+		return &MalformedError{Reason: "not a JSON object"}
 	}
-	return entryOf(v, repaired), nil
+	use(v, repaired)
+	return nil
 }
 
 func entryOf(v *fastjson.Value, repaired bool) *clawledger.Entry {
@@ -65,7 +77,7 @@ func entryOf(v *fastjson.Value, repaired bool) *clawledger.Entry {
 			ID:            e.ID,
 			Timestamp:     e.Timestamp,
 			Cwd:           str(v, "cwd"),
-			ParentSession: firstNonEmpty(str(v, "parentSession"), str(v, "branchedFrom")),
+			ParentSession: cmp.Or(str(v, "parentSession"), str(v, "branchedFrom")),
 			Provider:      str(v, "provider"),
 			ModelID:       str(v, "modelId"),
 			ThinkingLevel: str(v, "thinkingLevel"),

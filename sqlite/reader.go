@@ -28,7 +28,7 @@ LEFT JOIN session_index i ON i.rowid = (
 
 var sessionStateColumnsPrefixed = strings.ReplaceAll(strings.Join(strings.Fields(sessionStateColumns), " "), ", ", ", s.")
 
-func scanSession(rows *sql.Rows) (*clawledger.Session, error) {
+func scanSession(rows scanner) (*clawledger.Session, error) {
 	s := &clawledger.Session{}
 	var kind, class, models string
 	var gone int64
@@ -56,20 +56,7 @@ func scanSession(rows *sql.Rows) (*clawledger.Session, error) {
 }
 
 func (db *DB) querySessions(ctx context.Context, where string, args ...any) ([]*clawledger.Session, error) {
-	rows, err := db.r.QueryContext(ctx, sessionSelect+" "+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*clawledger.Session
-	for rows.Next() {
-		s, err := scanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db.r, scanSession, sessionSelect+" "+where, args...)
 }
 
 // Sessions lists transcripts, newest activity first.
@@ -193,20 +180,7 @@ func (db *DB) ExportSources(ctx context.Context, includeGone bool) ([]*clawledge
 	if !includeGone {
 		q += ` AND s.gone_at_ms = 0`
 	}
-	rows, err := db.r.QueryContext(ctx, q+` ORDER BY d.path, s.rel_path`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*clawledger.Source
-	for rows.Next() {
-		s, err := scanSource(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db.r, scanSource, q+` ORDER BY d.path, s.rel_path`)
 }
 
 // Lines streams a source's stored lines in file order.
@@ -307,18 +281,9 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 }
 
 func (db *DB) strings(ctx context.Context, q string, args ...any) ([]string, error) {
-	rows, err := db.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
+	out, err := queryAll(ctx, db.r, func(r scanner) (s string, err error) { return s, r.Scan(&s) }, q, args...)
+	if out == nil && err == nil {
+		out = []string{}
 	}
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return out, err
 }

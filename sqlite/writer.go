@@ -120,7 +120,7 @@ const sourceColumns = `s.id, s.state_dir_id, d.path, s.rel_path, s.kind, s.class
 	s.dev, s.inode, s.size, s.mtime_ns, s.head_hash, s.tail_hash, s.prefix_hash, s.offset, s.line_count,
 	s.malformed_count, s.pending_bytes, s.gone_at_ms`
 
-func scanSource(row interface{ Scan(...any) error }) (*clawledger.Source, error) {
+func scanSource(row scanner) (*clawledger.Source, error) {
 	s := &clawledger.Source{}
 	var kind, class string
 	var dev, ino int64
@@ -139,21 +139,8 @@ func (db *DB) Sources(ctx context.Context, stateDirID int64) ([]*clawledger.Sour
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
+	return queryAll(ctx, tx, scanSource, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
 		WHERE s.state_dir_id = ?`, stateDirID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*clawledger.Source
-	for rows.Next() {
-		s, err := scanSource(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
 
 // EnsureSource registers a source (by state dir and path) and returns it as stored.

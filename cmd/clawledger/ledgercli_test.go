@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/clawledger/clawledger/internal/fixture"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // ledgerCLI runs the command line in-process against one ledger.
 type ledgerCLI struct {
@@ -120,7 +117,6 @@ func newLedger(t *testing.T, home string, states ...string) *ledgerCLI {
 }
 
 func TestMain(m *testing.M) {
-	flag.Parse()
 	code := m.Run()
 	if edgeDir != "" {
 		os.RemoveAll(edgeDir)

@@ -19,10 +19,8 @@ func TestReadingGolden(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"sessions", []string{"sessions", "--include-deleted"}},
 		{"sessions-project", []string{"sessions", "--project", "eastore"}},
 		{"sessions-agent-limit", []string{"sessions", "--agent", "main", "--limit", "2"}},
-		{"show", []string{"show", a}},
 		{"show-filtered", []string{"show", a, "--filtered"}},
 		{"show-filtered-last", []string{"show", a, "--filtered", "--last", "2"}},
 		{"show-around", []string{"show", a, "--around", "line:8", "--context", "1"}},

@@ -522,6 +522,8 @@ func printEntry(w io.Writer, t string, v *clawledger.EntryView, verbose bool) {
 		fmt.Fprintf(w, "%s ── model → %s/%s\n", t, e.ModelChange.Provider, e.ModelChange.ModelID)
 	case e.ModelChange != nil && e.ModelChange.Kind == "thinking":
 		fmt.Fprintf(w, "%s ── thinking → %s\n", t, e.ModelChange.ThinkingLevel)
+	case e.Label != nil:
+		fmt.Fprintf(w, "%s ── label %q on %s\n", t, e.Label.Label, e.Label.TargetID)
 	case e.SessionName != "":
 		fmt.Fprintf(w, "%s ── session named %q\n", t, e.SessionName)
 	case e.PromptError != "":
@@ -539,8 +541,8 @@ func printMessage(w io.Writer, t string, m *clawledger.Message) {
 	switch m.Role {
 	case "toolResult":
 		status := "ok"
-		if m.IsError {
-			status = "ERROR " + oneLineText(m.ErrorText, 160)
+		if text, failed := transcript.Failure(m); failed {
+			status = "ERROR " + oneLineText(text, 160)
 		}
 		fmt.Fprintf(w, "%s    ← %s %s\n", t, m.ToolName, status)
 		return

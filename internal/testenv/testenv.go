@@ -69,3 +69,16 @@ func Binary(t testing.TB) string {
 	}
 	return binPath
 }
+
+// AppendFile appends s to the file at path.
+func AppendFile(t testing.TB, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}

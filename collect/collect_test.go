@@ -1,0 +1,357 @@
+package collect_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/collect"
+	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/testenv"
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/sqlite"
+)
+
+type ledger struct {
+	t  *testing.T
+	db *sqlite.DB
+	c  *collect.Collector
+}
+
+func newLedger(t *testing.T) *ledger {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return &ledger{t: t, db: db, c: &collect.Collector{Store: db, FS: openclaw.OS}}
+}
+
+func (l *ledger) run(dirs ...string) *collect.Report {
+	l.t.Helper()
+	rep, err := l.c.Run(context.Background(), dirs)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return rep
+}
+
+// exported returns what export --all would write: rel path -> bytes.
+func (l *ledger) exported(includeGone bool) map[string][]byte {
+	l.t.Helper()
+	ctx := context.Background()
+	srcs, err := l.db.ExportSources(ctx, includeGone)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, s := range srcs {
+		var b bytes.Buffer
+		if err := l.db.Lines(ctx, s.ID, func(line *clawledger.Line) error {
+			b.Write(line.Raw)
+			b.WriteByte('\n')
+			return nil
+		}); err != nil {
+			l.t.Fatal(err)
+		}
+		out[filepath.Base(s.StateDir)+"/"+s.Rel] = b.Bytes()
+	}
+	return out
+}
+
+// uptoNewline is what a file's ledger copy must equal.
+func uptoNewline(b []byte) []byte {
+	i := bytes.LastIndexByte(b, '\n')
+	return b[:i+1]
+}
+
+func (l *ledger) mustMirror(dir string, rels ...string) {
+	l.t.Helper()
+	got := l.exported(false)
+	for _, rel := range rels {
+		data, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		key := filepath.Base(dir) + "/" + rel
+		if !bytes.Equal(got[key], uptoNewline(data)) {
+			l.t.Fatalf("%s: ledger has %d bytes:\n%q\nfile has (up to its last newline):\n%q", rel, len(got[key]), got[key], uptoNewline(data))
+		}
+	}
+}
+
+func TestEdgeCasesRoundTrip(t *testing.T) {
+	home := t.TempDir()
+	m, err := fixture.WriteEdgeCases(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger(t)
+	rec := testenv.NewRecordingFS()
+	l.c.FS = rec
+	rep := l.run(m.StateDirs...)
+	for _, p := range rec.Touched() {
+		for _, d := range m.StateDirs {
+			if r, err := filepath.Rel(d, p); err == nil && !strings.HasPrefix(r, "..") && openclaw.IsCredentialPath(filepath.ToSlash(r)) {
+				t.Errorf("ingest touched credential path %s", p)
+			}
+		}
+	}
+	if rep.LinesIngested != int64(m.Lines) || rep.MalformedLines != int64(m.MalformedLines) || rep.PendingTails != m.PendingTails {
+		t.Fatalf("report %+v; want %d lines, %d malformed, %d pending", rep, m.Lines, m.MalformedLines, m.PendingTails)
+	}
+	got := l.exported(false)
+	for p, want := range m.Exported {
+		if !bytes.Equal(got[p], want) {
+			t.Errorf("%s: export differs (%d bytes, want %d)", p, len(got[p]), len(want))
+		}
+	}
+	if len(got) != len(m.Exported) {
+		for p := range got {
+			if _, ok := m.Exported[p]; !ok {
+				t.Errorf("exported a file that is not a transcript or run log: %s", p)
+			}
+		}
+	}
+	// the corrupt index and the hostile files are warnings, not failures
+	var warned []string
+	for _, w := range rep.Warnings {
+		warned = append(warned, w.Path)
+	}
+	for _, p := range []string{"agents/broken/sessions/sessions.json", "agents/main/sessions/dir.jsonl", "agents/main/sessions/loop.jsonl"} {
+		if !strings.Contains(strings.Join(warned, " "), p) {
+			t.Errorf("no warning for %s: %v", p, warned)
+		}
+	}
+	// a second run over the unchanged tree stores nothing and reads nothing
+	again := l.run(m.StateDirs...)
+	if again.LinesIngested != 0 || again.FilesIngested != 0 || again.BytesRead != 0 || again.MalformedLines != 0 {
+		t.Fatalf("second run: %+v", again)
+	}
+}
+
+func TestIncremental(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	rel := "agents/main/sessions/s1.jsonl"
+	path := filepath.Join(dir, rel)
+	write := func(s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	header := `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n"
+	user := func(id, parent, text string) string {
+		return `{"type":"message","id":"` + id + `","parentId":` + parent + `,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"` + text + `"}}` + "\n"
+	}
+	l := newLedger(t)
+
+	write(header + user("u1", "null", "one"))
+	if r := l.run(dir); r.LinesIngested != 2 {
+		t.Fatalf("first run stored %d lines", r.LinesIngested)
+	}
+	l.mustMirror(dir, rel)
+
+	// an append: only the new line is read and stored
+	testenv.AppendFile(t, path, user("u2", `"u1"`, "two"))
+	r := l.run(dir)
+	if r.LinesIngested != 1 || r.FilesReplaced != 0 || r.BytesRead != int64(len(user("u2", `"u1"`, "two"))) {
+		t.Fatalf("append: %+v", r)
+	}
+	l.mustMirror(dir, rel)
+
+	// a partial line is held back until its newline arrives
+	third := user("u3", `"u2"`, "three")
+	testenv.AppendFile(t, path, third[:20])
+	r = l.run(dir)
+	if r.LinesIngested != 0 || r.PendingTails != 1 || r.PendingBytes != 20 {
+		t.Fatalf("partial: %+v", r)
+	}
+	testenv.AppendFile(t, path, third[20:])
+	r = l.run(dir)
+	if r.LinesIngested != 1 || r.PendingTails != 0 {
+		t.Fatalf("completed: %+v", r)
+	}
+	l.mustMirror(dir, rel)
+
+	// nothing changed: nothing read
+	if r = l.run(dir); r.BytesRead != 0 || r.LinesIngested != 0 {
+		t.Fatalf("no-op: %+v", r)
+	}
+
+	// truncated to something smaller (a repair dropped a line): re-read, replaced
+	write(header + user("u1", "null", "one") + user("u3", `"u1"`, "three"))
+	r = l.run(dir)
+	if r.FilesReplaced != 1 || r.LinesIngested != 3 {
+		t.Fatalf("shrink: %+v", r)
+	}
+	l.mustMirror(dir, rel)
+
+	// replaced in place by a different file of the same size
+	data, _ := os.ReadFile(path)
+	write(strings.Replace(string(data), `"one"`, `"eno"`, 1))
+	r = l.run(dir)
+	if r.FilesReplaced != 1 {
+		t.Fatalf("rewrite in place: %+v", r)
+	}
+	l.mustMirror(dir, rel)
+
+	// replaced by a new file (temp + rename, new inode) that keeps the head
+	// and tail but changes the middle
+	data, _ = os.ReadFile(path)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strings.Replace(string(data), `"u1"`, `"u9"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	r = l.run(dir)
+	if r.FilesReplaced != 1 {
+		t.Fatalf("replaced file: %+v", r)
+	}
+	l.mustMirror(dir, rel)
+
+	// truncated to zero by the writer, then rewritten
+	write("")
+	r = l.run(dir)
+	if got := l.exported(false)[".openclaw/"+rel]; r.FilesReplaced != 1 || len(got) != 0 {
+		t.Fatalf("truncated to zero: ledger still holds %q (%+v)", got, r)
+	}
+	write(header)
+	l.run(dir)
+	l.mustMirror(dir, rel)
+
+	// soft delete: renamed to .deleted.<ts>; its lines move with it, none re-read
+	deleted := rel + ".deleted.2026-01-02T00-00-00.000Z"
+	if err := os.Rename(path, filepath.Join(dir, deleted)); err != nil {
+		t.Fatal(err)
+	}
+	r = l.run(dir)
+	if r.FilesRenamed != 1 || r.LinesIngested != 0 || r.BytesRead != 0 {
+		t.Fatalf("soft delete: %+v", r)
+	}
+	l.mustMirror(dir, deleted)
+	list, err := l.db.Sessions(context.Background(), clawledger.SessionFilter{IncludeDeleted: true})
+	if err != nil || len(list) != 1 || list[0].Class != clawledger.ClassDeleted {
+		t.Fatalf("sessions after soft delete: %v %v", list, err)
+	}
+
+	// hard delete: the file is gone; its lines stay, flagged, out of export
+	if err := os.Remove(filepath.Join(dir, deleted)); err != nil {
+		t.Fatal(err)
+	}
+	r = l.run(dir)
+	if r.FilesGone != 1 {
+		t.Fatalf("deletion: %+v", r)
+	}
+	if len(l.exported(false)) != 0 || len(l.exported(true)) != 1 {
+		t.Fatalf("gone file: export %d, with gone %d", len(l.exported(false)), len(l.exported(true)))
+	}
+	list, _ = l.db.Sessions(context.Background(), clawledger.SessionFilter{IncludeDeleted: true})
+	if len(list) != 1 || !list[0].Gone {
+		t.Fatalf("gone session: %+v", list)
+	}
+	if list, _ = l.db.Sessions(context.Background(), clawledger.SessionFilter{}); len(list) != 0 {
+		t.Fatalf("gone sessions listed by default: %d", len(list))
+	}
+}
+
+// TestChunkedCommits ingests a file in many intermediate commits and
+// checks it still lands whole, once.
+func TestChunkedCommits(t *testing.T) {
+	home := t.TempDir()
+	rep, err := fixture.WriteLarge(home, fixture.LargeOptions{TotalBytes: 2 << 20, Files: 2, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger(t)
+	l.c.ChunkBytes = 64 << 10
+	r := l.run(rep.StateDir)
+	if r.LinesIngested != rep.Lines {
+		t.Fatalf("stored %d lines, want %d", r.LinesIngested, rep.Lines)
+	}
+	if r = l.run(rep.StateDir); r.LinesIngested != 0 {
+		t.Fatalf("second run stored %d lines", r.LinesIngested)
+	}
+}
+
+// TestIncrementalEqualsFull: a transcript ingested a few lines at a time
+// (with a partial line now and then) derives exactly the session a single
+// full read derives.
+func TestIncrementalEqualsFull(t *testing.T) {
+	home := t.TempDir()
+	m, err := fixture.WriteEdgeCases(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := newLedger(t)
+	full.run(m.StateDirs...)
+	want := sessionsByPath(t, full)
+
+	steps := newLedger(t)
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	for _, p := range m.ExportedPaths() {
+		if !strings.HasPrefix(p, ".openclaw/agents/main/sessions/") {
+			continue
+		}
+		data := m.Exported[p]
+		rel := strings.TrimPrefix(p, ".openclaw/")
+		dst := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(data); {
+			n := min(len(data)-i, 1+(i*7919)%997) // uneven pieces, often mid-line
+			if _, err := f.Write(data[i : i+n]); err != nil {
+				t.Fatal(err)
+			}
+			i += n
+			steps.run(dir)
+		}
+		f.Close()
+	}
+	steps.run(dir)
+	got := sessionsByPath(t, steps)
+	for path, w := range want {
+		if !strings.HasPrefix(path, ".openclaw/agents/main/sessions/") {
+			continue
+		}
+		g, ok := got[path]
+		if !ok {
+			t.Errorf("%s: missing", path)
+			continue
+		}
+		g.SourceID, w.SourceID, g.StateDir, w.StateDir = 0, 0, "", ""
+		g.Index, w.Index, g.Key, w.Key = nil, nil, "", ""
+		if gj, wj := fmt.Sprintf("%+v", *g), fmt.Sprintf("%+v", *w); gj != wj {
+			t.Errorf("%s:\nincremental %s\nfull        %s", path, gj, wj)
+		}
+	}
+}
+
+func sessionsByPath(t *testing.T, l *ledger) map[string]*clawledger.Session {
+	t.Helper()
+	list, err := l.db.Sessions(context.Background(), clawledger.SessionFilter{IncludeDeleted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*clawledger.Session{}
+	for _, s := range list {
+		out[filepath.Base(s.StateDir)+"/"+s.Path] = s
+	}
+	return out
+}

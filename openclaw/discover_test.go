@@ -1,0 +1,77 @@
+package openclaw_test
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/testenv"
+	"github.com/clawledger/clawledger/openclaw"
+)
+
+func TestScanEdgeCases(t *testing.T) {
+	home := t.TempDir()
+	m, err := fixture.WriteEdgeCases(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := testenv.NewRecordingFS()
+	dirs := openclaw.DefaultStateDirs(rec, home, func(string) string { return "" })
+	if strings.Join(dirs, ",") != strings.Join([]string{filepath.Join(home, ".openclaw"), filepath.Join(home, ".openclaw-work"), filepath.Join(home, ".clawdbot")}, ",") {
+		t.Fatalf("state dirs %v", dirs)
+	}
+	classes := map[string]clawledger.FileClass{}
+	var problems []string
+	for _, d := range dirs {
+		tree := openclaw.Scan(rec, d)
+		for _, f := range tree.Files {
+			classes[filepath.Base(d)+"/"+f.Rel] = f.Class
+		}
+		for _, p := range tree.Problems {
+			problems = append(problems, p.Rel)
+		}
+	}
+	// every exported file is found, nothing skipped is
+	for _, p := range m.ExportedPaths() {
+		if _, ok := classes[p]; !ok {
+			t.Errorf("not found: %s", p)
+		}
+	}
+	for _, p := range m.NotExported {
+		if c, ok := classes[p]; ok && (c != clawledger.ClassIndex && !strings.HasPrefix(p, ".openclaw/workspace") && !strings.HasPrefix(p, ".openclaw/cron/jobs.json")) {
+			t.Errorf("found a file that must not be ingested: %s (%s)", p, c)
+		}
+	}
+	want := map[string]clawledger.FileClass{
+		".openclaw/agents/main/sessions/a1000000-0000-4000-8000-000000000001.jsonl":                                  clawledger.ClassLive,
+		".openclaw/agents/main/sessions/a1000000-0000-4000-8000-000000000001-topic-ops%2Fdeploys%20%231.jsonl":       clawledger.ClassTopic,
+		".openclaw/agents/main/sessions/2026-03-14T12-00-00-000Z_f0000000-0000-4000-8000-00000000000f.jsonl":         clawledger.ClassFork,
+		".openclaw/agents/main/sessions/ad000000-0000-4000-8000-00000000000d.jsonl.deleted.2026-03-14T10-00-00.000Z": clawledger.ClassDeleted,
+		".openclaw/agents/main/sessions/a1000000-0000-4000-8000-000000000001.jsonl.reset.2026-03-14T11-00-00.000Z":   clawledger.ClassReset,
+		".clawdbot/sessions/01d00000-0000-4000-8000-0000000000c1.jsonl":                                              clawledger.ClassLegacy,
+		".openclaw/agents/main/sessions/sessions.json":                                                               clawledger.ClassIndex,
+	}
+	for p, c := range want {
+		if classes[p] != c {
+			t.Errorf("%s: class %q, want %q", p, classes[p], c)
+		}
+	}
+	sort.Strings(problems)
+	if strings.Join(problems, ",") != "agents/main/sessions/dir.jsonl,agents/main/sessions/loop.jsonl" {
+		t.Errorf("problems %v", problems)
+	}
+	// credentials: never touched, not even stat'ed
+	for _, p := range rec.Touched() {
+		for _, d := range dirs {
+			if r, err := filepath.Rel(d, p); err == nil && !strings.HasPrefix(r, "..") && openclaw.IsCredentialPath(filepath.ToSlash(r)) {
+				t.Errorf("touched credential path %s", p)
+			}
+		}
+	}
+	if len(m.Credentials) < 7 {
+		t.Fatalf("fixture has %d credential files", len(m.Credentials))
+	}
+}
