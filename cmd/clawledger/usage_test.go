@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -76,7 +77,7 @@ func sameTokens(got, want ccusageRow) string {
 		{"totalTokens", got.TotalTokens, want.TotalTokens},
 	} {
 		if f.got != f.want {
-			diffs = append(diffs, f.name+" "+fmtI(f.got)+" != "+fmtI(f.want))
+			diffs = append(diffs, fmt.Sprintf("%s %d != %d", f.name, f.got, f.want))
 		}
 	}
 	if math.Abs(got.TotalCost-want.TotalCost) > 1e-9 {
@@ -84,8 +85,6 @@ func sameTokens(got, want ccusageRow) string {
 	}
 	return strings.Join(diffs, ", ")
 }
-
-func fmtI(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 // models is a row's model set, without ccusage's "[openclaw] " prefix.
 func models(r ccusageRow) []string {
