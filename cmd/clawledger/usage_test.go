@@ -136,7 +136,9 @@ func TestUsageEqualsCcusage(t *testing.T) {
 	}
 	c := newLedger(t, home, m.Agree)
 	c.ok("ingest")
-	ref := func(name string) *ccusageReport { return readCcusage(t, filepath.Join("testdata", "ccusage", name+".json")) }
+	ref := func(name string) *ccusageReport {
+		return readCcusage(t, filepath.Join("testdata", "ccusage", name+".json"))
+	}
 	byDate := func(r ccusageRow) string { return r.Date }
 	compareWithCcusage(t, "daily UTC", c.usage("daily", "-z", "UTC"), ref("agree-daily-utc"), byDate)
 	compareWithCcusage(t, "daily Asia/Kolkata", c.usage("daily", "--timezone", "Asia/Kolkata"), ref("agree-daily-kolkata"), byDate)
