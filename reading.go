@@ -4,31 +4,31 @@ package clawledger
 type UsageFilter struct {
 	Agent        string
 	Since, Until int64 // epoch ms on the message time, Until exclusive; 0 = open
+	BySource     bool  // group by transcript instead of by quarter hour
 }
 
-// UsageRecord is the usage of one assistant message, counted once however
-// many transcripts (live file, .reset/.deleted archive, fork) hold a copy.
-type UsageRecord struct {
-	Key        string // the usage key shared by every copy
-	Ts         int64  // epoch ms of the message
-	Model      string // the message's own model, else the latest model change
-	Provider   string
-	AgentID    string
-	SessionID  string // the session the message was first written in
-	Topic      string // the thread, for a topic transcript
-	SourceID   int64  // the transcript attributed with it
-	Input      int64
-	Output     int64
-	CacheRead  int64
-	CacheWrite int64
-	Total      int64 // as written (0 when absent)
-	Cost       float64
-}
+// UsageQuarter is the length of the time slots usage is grouped in: every
+// time zone's offset is a multiple of it, so a slot never straddles a local
+// midnight, and days, weeks and months in any zone are sums of slots.
+const UsageQuarter = 15 * 60 * 1000
 
-// Tokens is the message's total as ccusage counts it: the sum of the four
-// kinds, or the written total when that is larger.
-func (u *UsageRecord) Tokens() int64 {
-	return max(u.Input+u.Output+u.CacheRead+u.CacheWrite, u.Total)
+// UsageGroup sums the usage of the assistant messages that share a quarter
+// hour (or a transcript), a model and a provider. Each message is counted
+// once however many transcripts (live file, .reset/.deleted archive, fork)
+// hold a copy of it.
+type UsageGroup struct {
+	Start       int64 // epoch ms the quarter hour starts at (by time)
+	SourceID    int64 // the transcript the messages were first written in (by transcript)
+	First, Last int64 // epoch ms of the first and the last message
+	Model       string
+	Provider    string
+	Messages    int64
+	Input       int64
+	Output      int64
+	CacheRead   int64
+	CacheWrite  int64
+	Tokens      int64 // per message the larger of the four kinds' sum and its written total (ccusage's totalTokens)
+	Cost        float64
 }
 
 // CronUsage sums the usage cron run logs report (snake_case usage of

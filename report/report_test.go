@@ -177,20 +177,22 @@ func TestPercentile(t *testing.T) {
 
 func TestUsageReport(t *testing.T) {
 	r := NewUsageReport()
-	add := func(key, model string, ts, in, out, total int64, cost float64) {
-		r.Add(key, &clawledger.UsageRecord{Ts: ts, Model: model, Provider: "p-" + model, Input: in, Output: out, Total: total, Cost: cost})
+	add := func(key, model string, ts, messages, in, out, tokens int64, cost float64) {
+		r.Add(key, &clawledger.UsageGroup{First: ts, Last: ts + 1, Model: model, Provider: "p-" + model, Messages: messages,
+			Input: in, Output: out, Tokens: tokens, Cost: cost})
 	}
-	add("b", "m1", 20, 10, 1, 0, 0.5)
-	add("a", "m1", 10, 100, 10, 0, 1)
-	add("a", "m2", 5, 50, 5, 0, 2)
-	add("a", "", 15, 1, 1, 500, 0) // total written larger than the parts
+	add("b", "m1", 20, 1, 10, 1, 11, 0.5)
+	add("a", "m1", 10, 2, 100, 10, 110, 1)
+	add("a", "m2", 5, 1, 50, 5, 55, 2)
+	add("a", "", 15, 1, 1, 1, 500, 0)
+	add("a", "m1", 30, 1, 1, 1, 2, 0)
 	rows := r.Rows()
 	if len(rows) != 2 || rows[0].Key != "a" || rows[1].Key != "b" {
 		t.Fatalf("rows %+v", rows)
 	}
 	a := rows[0]
-	if a.Input != 151 || a.Output != 16 || a.Total != 110+55+500 || a.Cost != 3 || a.Messages != 3 || a.First != 5 || a.Last != 15 {
-		t.Errorf("row a %+v", a.Tokens)
+	if a.Input != 152 || a.Output != 17 || a.Total != 110+55+500+2 || a.Cost != 3 || a.Messages != 5 || a.First != 5 || a.Last != 31 {
+		t.Errorf("row a %+v, first %d, last %d", a.Tokens, a.First, a.Last)
 	}
 	var names []string
 	for _, m := range a.Models {
@@ -199,7 +201,10 @@ func TestUsageReport(t *testing.T) {
 	if strings.Join(names, ",") != "m2/p-m2,m1/p-m1,unknown/p-" {
 		t.Errorf("models by cost: %v", names)
 	}
-	if r.Totals.Input != 161 || r.Totals.Messages != 4 || r.Totals.Cost != 3.5 {
+	if m1 := a.Models[1]; m1.Messages != 3 || m1.Input != 101 {
+		t.Errorf("m1 in row a: %+v", m1.Tokens)
+	}
+	if r.Totals.Input != 162 || r.Totals.Messages != 6 || r.Totals.Cost != 3.5 {
 		t.Errorf("totals %+v", r.Totals)
 	}
 }

@@ -18,15 +18,15 @@ type Tokens struct {
 	Messages   int64
 }
 
-// Add counts one message.
-func (t *Tokens) Add(u *clawledger.UsageRecord) {
-	t.Input += u.Input
-	t.Output += u.Output
-	t.CacheRead += u.CacheRead
-	t.CacheWrite += u.CacheWrite
-	t.Total += u.Tokens()
-	t.Cost += u.Cost
-	t.Messages++
+// Add counts a group of messages.
+func (t *Tokens) Add(g *clawledger.UsageGroup) {
+	t.Input += g.Input
+	t.Output += g.Output
+	t.CacheRead += g.CacheRead
+	t.CacheWrite += g.CacheWrite
+	t.Total += g.Tokens
+	t.Cost += g.Cost
+	t.Messages += g.Messages
 }
 
 // ModelUsage is one model's share of a row.
@@ -40,10 +40,6 @@ type ModelUsage struct {
 type UsageRow struct {
 	Key         string
 	First, Last int64 // epoch ms of its first and last message
-	AgentID     string
-	SessionID   string
-	Topic       string
-	SourceID    int64 // the transcript of its first message
 	Tokens
 	Models []*ModelUsage // most expensive first
 
@@ -63,24 +59,23 @@ type UsageReport struct {
 // NewUsageReport returns an empty report.
 func NewUsageReport() *UsageReport { return &UsageReport{rows: map[string]*UsageRow{}} }
 
-// Add counts u in the row key.
-func (r *UsageReport) Add(key string, u *clawledger.UsageRecord) {
+// Add counts g in the row key.
+func (r *UsageReport) Add(key string, g *clawledger.UsageGroup) {
 	row := r.rows[key]
 	if row == nil {
-		row = &UsageRow{Key: key, First: u.Ts, Last: u.Ts, AgentID: u.AgentID, SessionID: u.SessionID, Topic: u.Topic, SourceID: u.SourceID,
-			byModel: map[string]*ModelUsage{}}
+		row = &UsageRow{Key: key, First: g.First, Last: g.Last, byModel: map[string]*ModelUsage{}}
 		r.rows[key] = row
 	}
-	row.First, row.Last = min(row.First, u.Ts), max(row.Last, u.Ts)
-	row.Add(u)
-	model := cmp.Or(u.Model, UnknownModel)
+	row.First, row.Last = min(row.First, g.First), max(row.Last, g.Last)
+	row.Add(g)
+	model := cmp.Or(g.Model, UnknownModel)
 	m := row.byModel[model]
 	if m == nil {
-		m = &ModelUsage{Model: model, Provider: u.Provider}
+		m = &ModelUsage{Model: model, Provider: g.Provider}
 		row.byModel[model] = m
 	}
-	m.Add(u)
-	r.Totals.Add(u)
+	m.Add(g)
+	r.Totals.Add(g)
 }
 
 // Rows returns the rows ordered by key, each with its models most

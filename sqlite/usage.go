@@ -2,29 +2,33 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"strings"
 
 	"github.com/clawledger/clawledger"
 )
 
-// usageSelect reads each assistant message's usage once: the copies of one
-// message (in a live file, its .reset/.deleted archives, a fork) share a
-// usage key and are grouped. Usage of nothing (failed requests) is left out,
-// as ccusage leaves it out. The copy attributed is the one outside forks,
-// then the first ingested: min() picks it, and SQLite takes the bare columns
-// from the row min() chose.
-const usageSelect = `SELECT m.usage_key, min((src.class = 'fork') << 40 | m.source_id), m.msg_ts_ms, m.model, m.provider,
-	src.agent_id, coalesce(s.session_id, ''), src.topic, m.source_id,
-	m.input_tokens, m.output_tokens, m.cache_read_tokens, m.cache_write_tokens, m.total_tokens, m.cost_total
-FROM lines m INDEXED BY lines_usage_cover
-JOIN sources src ON src.id = m.source_id
-LEFT JOIN sessions s ON s.source_id = m.source_id
+// usageMessages selects each assistant message's usage once: the copies of
+// one message (in a live file, its .reset/.deleted archives, a fork) share a
+// usage key and are grouped, reading only the covering index. Usage of
+// nothing (failed requests) is left out, as ccusage leaves it out.
+const usageMessages = `SELECT m.msg_ts_ms AS ts, m.model, m.provider, m.input_tokens AS i, m.output_tokens AS o,
+	m.cache_read_tokens AS cr, m.cache_write_tokens AS cw,
+	max(m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens, m.total_tokens) AS t, m.cost_total AS c%s
+FROM lines m INDEXED BY lines_usage_cover%s
 WHERE m.usage_key IS NOT NULL
-	AND (m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens + m.total_tokens > 0 OR m.cost_total <> 0)`
+	AND (m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens + m.total_tokens > 0 OR m.cost_total <> 0)%s
+GROUP BY m.usage_key`
 
-// Usage streams the usage of every assistant message f selects, each
-// message once however many transcripts hold a copy of it.
-func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter, fn func(*clawledger.UsageRecord) error) error {
+// bySourcePick attributes a message to the copy outside forks, then to the
+// first transcript ingested: min() picks it, and SQLite takes the other
+// columns from the row min() chose.
+const bySourcePick = `, min((src.class = 'fork') << 40 | m.source_id) AS pick`
+
+// Usage sums the usage f selects by quarter hour (or by transcript), model
+// and provider.
+func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger.UsageGroup, error) {
 	var conds []string
 	var args []any
 	if f.Since > 0 {
@@ -39,27 +43,41 @@ func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter, fn func(*claw
 		conds = append(conds, "src.agent_id = ?")
 		args = append(args, f.Agent)
 	}
-	q := usageSelect
+	where := ""
 	if len(conds) > 0 {
-		q += " AND " + strings.Join(conds, " AND ")
+		where = " AND " + strings.Join(conds, " AND ")
 	}
-	rows, err := db.r.QueryContext(ctx, q+" GROUP BY m.usage_key", args...)
-	if err != nil {
-		return err
+	pick, join, slot := "", "", "u.ts / ?"
+	if f.Agent != "" || f.BySource {
+		join = " JOIN sources src ON src.id = m.source_id"
 	}
-	defer rows.Close()
-	var u clawledger.UsageRecord
-	var pick int64
-	for rows.Next() {
-		if err := rows.Scan(&u.Key, &pick, &u.Ts, &u.Model, &u.Provider, &u.AgentID, &u.SessionID, &u.Topic, &u.SourceID,
-			&u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Total, &u.Cost); err != nil {
+	if f.BySource {
+		pick, slot = bySourcePick, "u.pick & ((1 << 40) - 1)"
+	}
+	inner := fmt.Sprintf(usageMessages, pick, join, where)
+	q := `SELECT ` + slot + `, u.model, u.provider, count(*), min(u.ts), max(u.ts),
+		sum(u.i), sum(u.o), sum(u.cr), sum(u.cw), sum(u.t), sum(u.c)
+	FROM (` + inner + `) u GROUP BY 1, 2, 3`
+	if !f.BySource {
+		args = append([]any{clawledger.UsageQuarter}, args...)
+	}
+	var out []clawledger.UsageGroup
+	err := db.eachRow(ctx, q, args, func(rows *sql.Rows) error {
+		var g clawledger.UsageGroup
+		var slot int64
+		if err := rows.Scan(&slot, &g.Model, &g.Provider, &g.Messages, &g.First, &g.Last,
+			&g.Input, &g.Output, &g.CacheRead, &g.CacheWrite, &g.Tokens, &g.Cost); err != nil {
 			return err
 		}
-		if err := fn(&u); err != nil {
-			return err
+		if f.BySource {
+			g.SourceID = slot
+		} else {
+			g.Start = slot * clawledger.UsageQuarter
 		}
-	}
-	return rows.Err()
+		out = append(out, g)
+		return nil
+	})
+	return out, err
 }
 
 // CronUsage sums the usage of the finished cron runs f selects (by run

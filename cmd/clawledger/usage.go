@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
@@ -129,11 +130,8 @@ transcripts already hold it.`,
 			return err
 		}
 		defer db.Close()
-		rep := report.NewUsageReport()
-		err = db.Usage(ctx, f, func(u *clawledger.UsageRecord) error {
-			rep.Add(usageKey(kind, u, loc, start), u)
-			return nil
-		})
+		f.BySource = kind == "session"
+		groups, err := db.Usage(ctx, f)
 		if err != nil {
 			return err
 		}
@@ -141,10 +139,23 @@ transcripts already hold it.`,
 		if err != nil {
 			return err
 		}
-		rows, err := usageRows(ctx, db, kind, rep.Rows())
-		if err != nil {
-			return err
+		var sessions map[int64]*clawledger.Session
+		if f.BySource {
+			if sessions, err = sessionsBySource(ctx, db); err != nil {
+				return err
+			}
 		}
+		rep := report.NewUsageReport()
+		rowSession := map[string]*clawledger.Session{}
+		for i := range groups {
+			g := &groups[i]
+			key := usageKey(kind, g, loc, start, sessions[g.SourceID])
+			if _, ok := rowSession[key]; !ok && f.BySource {
+				rowSession[key] = sessions[g.SourceID]
+			}
+			rep.Add(key, g)
+		}
+		rows := usageRows(kind, rep.Rows(), rowSession)
 		if a.json {
 			return a.printJSON(map[string]any{
 				usageKinds[kind].rows: rows,
@@ -166,42 +177,37 @@ transcripts already hold it.`,
 	return cmd
 }
 
-// usageKey is the row a message counts in.
-func usageKey(kind string, u *clawledger.UsageRecord, loc *time.Location, weekStart time.Weekday) string {
+// usageKey is the row a group of messages counts in: its period, its
+// session (s: the transcript the messages were first written in) or its model.
+func usageKey(kind string, g *clawledger.UsageGroup, loc *time.Location, weekStart time.Weekday, s *clawledger.Session) string {
 	switch kind {
 	case "session":
-		return u.AgentID + "\x00" + u.SessionID + "\x00" + u.Topic + "\x00" + strconv.FormatInt(sessionlessSource(u), 10)
-	case "model":
-		if u.Model == "" {
-			return report.UnknownModel
+		if s == nil || s.SessionID == "" { // no header id: the transcript alone
+			return "source\x00" + strconv.FormatInt(g.SourceID, 10)
 		}
-		return u.Model
+		return s.AgentID + "\x00" + s.SessionID + "\x00" + s.Topic
+	case "model":
+		return cmp.Or(g.Model, report.UnknownModel)
 	}
 	p, _ := report.ParsePeriod(kind)
-	return report.Bucket(p, u.Ts, loc, weekStart)
+	return report.Bucket(p, g.Start, loc, weekStart)
 }
 
-// sessionlessSource keeps apart transcripts whose header gave no session id.
-func sessionlessSource(u *clawledger.UsageRecord) int64 {
-	if u.SessionID != "" {
-		return 0
+// sessionsBySource maps every transcript, archives included, to its session.
+func sessionsBySource(ctx context.Context, db *sqlite.DB) (map[int64]*clawledger.Session, error) {
+	list, err := db.Sessions(ctx, clawledger.SessionFilter{IncludeDeleted: true})
+	if err != nil {
+		return nil, err
 	}
-	return u.SourceID
+	out := make(map[int64]*clawledger.Session, len(list))
+	for _, s := range list {
+		out[s.SourceID] = s
+	}
+	return out, nil
 }
 
-func usageRows(ctx context.Context, db *sqlite.DB, kind string, rows []*report.UsageRow) ([]usageRowJSON, error) {
+func usageRows(kind string, rows []*report.UsageRow, sessions map[string]*clawledger.Session) []usageRowJSON {
 	out := []usageRowJSON{}
-	var sessions map[int64]*clawledger.Session
-	if kind == "session" {
-		list, err := db.Sessions(ctx, clawledger.SessionFilter{IncludeDeleted: true})
-		if err != nil {
-			return nil, err
-		}
-		sessions = map[int64]*clawledger.Session{}
-		for _, s := range list {
-			sessions[s.SourceID] = s
-		}
-	}
 	for _, r := range rows {
 		j := usageRowJSON{usageTotalsJSON: totalsJSON(r.Tokens), MessageCount: r.Messages}
 		switch kind {
@@ -212,9 +218,8 @@ func usageRows(ctx context.Context, db *sqlite.DB, kind string, rows []*report.U
 		case "monthly":
 			j.Month = r.Key
 		case "session":
-			j.SessionID, j.Topic, j.Agent = r.SessionID, r.Topic, r.AgentID
-			if s := sessions[r.SourceID]; s != nil {
-				j.SessionKey, j.ProjectPath = s.Key, s.Cwd
+			if s := sessions[r.Key]; s != nil {
+				j.SessionID, j.Topic, j.Agent, j.SessionKey, j.ProjectPath = s.SessionID, s.Topic, s.AgentID, s.Key, s.Cwd
 			}
 			j.FirstActivity, j.LastActivity = isoTime(r.First), isoTime(r.Last)
 		case "model":
@@ -233,7 +238,7 @@ func usageRows(ctx context.Context, db *sqlite.DB, kind string, rows []*report.U
 	if kind == "session" { // newest last, next to the total
 		slices.SortStableFunc(out, func(a, b usageRowJSON) int { return strings.Compare(deref(a.LastActivity), deref(b.LastActivity)) })
 	}
-	return out, nil
+	return out
 }
 
 func totalsJSON(t report.Tokens) usageTotalsJSON {
