@@ -54,12 +54,14 @@ type ToolFilter struct {
 type ToolStat struct {
 	Name          string
 	Calls         int64
-	Results       int64   // calls answered by a result
-	Errors        int64   // results that are errors (isError, an error payload, error words)
-	Orphans       int64   // calls without a result (crashes, aborted runs)
-	OrphanResults int64   // results without a call (calls lost to a crash or a repair)
-	Durations     []int64 // details.durationMs of the results that carry one, ascending
-	LastUsed      int64   // epoch ms of the newest call
-	LastError     string  // the newest error's text, short
+	Results       int64
+	Errors        int64  // results that are errors (isError, an error payload, a non-zero exit, error words)
+	Orphans       int64  // calls without a result (crashes, aborted runs)
+	OrphanResults int64  // results without a call (calls lost to a crash or a repair)
+	Timed         int64  // results carrying details.durationMs
+	MedianMs      *int64 // nearest-rank percentiles of those durations
+	P95Ms         *int64
+	LastUsed      int64  // epoch ms of the newest call
+	LastError     string // the newest error's text, short
 	LastErrorTime int64
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 )
@@ -49,16 +48,4 @@ func ParseWeekday(s string) (time.Weekday, error) {
 		}
 	}
 	return 0, fmt.Errorf("unknown weekday %q", s)
-}
-
-// Percentile returns the nearest-rank p-th percentile (0 < p <= 100) of
-// ascending values: always a value that was observed. ok is false for none.
-func Percentile(sorted []int64, p float64) (v int64, ok bool) {
-	n := len(sorted)
-	if n == 0 {
-		return 0, false
-	}
-	rank := int(math.Ceil(float64(n) * p / 100))
-	rank = min(max(rank, 1), n)
-	return sorted[rank-1], true
 }

@@ -1,5 +1,5 @@
 // Package report holds the pure logic behind the reading commands: fuzzy
-// project matching, usage periods in a time zone, and percentiles.
+// project matching, usage periods in a time zone, usage rows and totals.
 package report
 
 import (

@@ -148,33 +148,6 @@ func TestParseWeekday(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
-	hundred := make([]int64, 100)
-	for i := range hundred {
-		hundred[i] = int64(i + 1)
-	}
-	for _, tc := range []struct {
-		values []int64
-		p      float64
-		want   int64
-		ok     bool
-	}{
-		{nil, 50, 0, false},
-		{[]int64{7}, 50, 7, true},
-		{[]int64{7}, 95, 7, true},
-		{[]int64{1, 2}, 50, 1, true},
-		{[]int64{1, 2, 3}, 50, 2, true},
-		{hundred, 50, 50, true},
-		{hundred, 95, 95, true},
-		{hundred, 100, 100, true},
-	} {
-		got, ok := Percentile(tc.values, tc.p)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("Percentile(%d values, %v) = %d, %v; want %d, %v", len(tc.values), tc.p, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestUsageReport(t *testing.T) {
 	r := NewUsageReport()
 	add := func(key, model string, ts, messages, in, out, tokens int64, cost float64) {

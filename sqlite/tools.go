@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -84,29 +86,28 @@ func checkToolResults(ctx context.Context, tx *sql.Tx, check func([]byte) (strin
 	return len(batch), err
 }
 
-// toolCallsSelect groups the copies of one tool call (same call id, name
-// and time, in a live file and its archives or forks); calls without an id
-// stay apart. A call is answered when any copy's transcript holds its result.
-const toolCallsSelect = `SELECT c.name, max(c.ts_ms), max(r.id IS NOT NULL)
-FROM tool_calls c JOIN sources src ON src.id = c.source_id
-LEFT JOIN lines r ON r.source_id = c.source_id AND r.call_id = c.call_id AND c.call_id <> ''`
+// toolCalls reads each tool call once: the copies of one call (same call
+// id, name and time, in a live file and its archives or forks) are grouped;
+// calls without an id stay apart. A call is answered when any copy's
+// transcript holds its result.
+const toolCalls = `SELECT c.name AS name, max(c.ts_ms) AS ts, max(r.id IS NOT NULL) AS answered
+FROM tool_calls c INDEXED BY tool_calls_report%s
+LEFT JOIN lines r ON r.source_id = c.source_id AND r.call_id = c.call_id AND c.call_id <> ''
+WHERE TRUE%s
+GROUP BY c.call_id, c.name, c.ts_ms, CASE WHEN c.call_id = '' THEN c.line_id END, CASE WHEN c.call_id = '' THEN c.idx END`
 
-const toolCallsGroup = ` GROUP BY c.call_id, c.name, c.ts_ms,
-	CASE WHEN c.call_id = '' THEN c.line_id END, CASE WHEN c.call_id = '' THEN c.idx END`
-
-// toolResultsSelect groups the copies of one tool result likewise. A result
-// without a tool name takes its call's; a result is called when any copy's
-// transcript holds its call.
-const toolResultsSelect = `SELECT coalesce(nullif(r.tool_name, ''), max(c.name), ''),
-	max(r.msg_ts_ms), max(coalesce(k.failed, r.is_error)), max(r.duration_ms),
-	coalesce(max(CASE WHEN coalesce(k.failed, r.is_error) THEN coalesce(nullif(k.error_text, ''), r.error_text) END), ''),
-	max(c.line_id IS NOT NULL)
-FROM lines r JOIN sources src ON src.id = r.source_id
+// toolResults reads each tool result once, likewise. A result without a
+// tool name takes its call's; it is called when any copy's transcript holds
+// its call; failed by the error rule (isError until the derived refresh has
+// checked it).
+const toolResults = `SELECT coalesce(nullif(r.tool_name, ''), max(c.name), '') AS name, max(r.msg_ts_ms) AS ts,
+	max(coalesce(k.failed, r.is_error)) AS failed, max(r.duration_ms) AS dur, max(c.line_id IS NOT NULL) AS called,
+	max(CASE WHEN coalesce(k.failed, r.is_error) THEN coalesce(nullif(k.error_text, ''), r.error_text) END) AS error
+FROM lines r INDEXED BY lines_tool_results_cover%s
 LEFT JOIN tool_result_checks k ON k.line_id = r.id
-LEFT JOIN tool_calls c ON c.source_id = r.source_id AND c.call_id = r.call_id AND r.call_id <> ''
-WHERE r.call_id IS NOT NULL`
-
-const toolResultsGroup = ` GROUP BY r.call_id, r.msg_ts_ms, CASE WHEN r.call_id = '' THEN r.id END`
+LEFT JOIN tool_calls c INDEXED BY tool_calls_report ON c.call_id = r.call_id AND c.source_id = r.source_id AND r.call_id <> ''
+WHERE r.call_id IS NOT NULL%s
+GROUP BY r.call_id, r.msg_ts_ms, CASE WHEN r.call_id = '' THEN r.id END`
 
 // ToolStats reports every tool f selects, most called first.
 func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawledger.ToolStat, error) {
@@ -119,72 +120,69 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 		}
 		return s
 	}
-	where, args := toolWhere(f, "c.ts_ms", " WHERE ")
-	err := db.eachRow(ctx, toolCallsSelect+where+toolCallsGroup, args, func(rows *sql.Rows) error {
-		var name string
-		var ts int64
-		var answered bool
-		if err := rows.Scan(&name, &ts, &answered); err != nil {
-			return err
-		}
-		s := stat(name)
-		s.Calls++
-		if !answered {
-			s.Orphans++
-		}
-		s.LastUsed = max(s.LastUsed, ts)
-		return nil
-	})
+	join, where, args := toolWhere(f, "c.ts_ms")
+	calls := fmt.Sprintf(toolCalls, join, where)
+	err := db.eachRow(ctx, `SELECT name, count(*), sum(NOT answered), max(ts) FROM (`+calls+`) GROUP BY name`, args,
+		func(rows *sql.Rows) error {
+			var name string
+			var calls, orphans, last int64
+			if err := rows.Scan(&name, &calls, &orphans, &last); err != nil {
+				return err
+			}
+			s := stat(name)
+			s.Calls, s.Orphans, s.LastUsed = calls, orphans, last
+			return nil
+		})
 	if err != nil {
 		return nil, err
 	}
-	where, args = toolWhere(f, "r.msg_ts_ms", " AND ")
-	err = db.eachRow(ctx, toolResultsSelect+where+toolResultsGroup, args, func(rows *sql.Rows) error {
-		var name, errText string
-		var ts int64
-		var failed, called bool
-		var dur sql.NullInt64
-		if err := rows.Scan(&name, &ts, &failed, &dur, &errText, &called); err != nil {
-			return err
-		}
-		s := stat(name)
-		s.Results++
-		if !called {
-			s.OrphanResults++
-		}
-		if failed {
-			s.Errors++
-			if ts >= s.LastErrorTime {
-				s.LastError, s.LastErrorTime = errText, ts
+	join, where, args = toolWhere(f, "r.msg_ts_ms")
+	results := fmt.Sprintf(toolResults, join, where)
+	// one pass: counts; the newest failure's text; the nearest-rank median
+	// and p95 of the durations (rank ceil(n * p / 100), durations ascending)
+	err = db.eachRow(ctx, `SELECT name, count(*), sum(failed), sum(NOT called), max(nd), max(CASE WHEN failed THEN ts END),
+			coalesce(max(last_error), ''),
+			max(CASE WHEN rn = (nd * 50 + 99) / 100 THEN dur END), max(CASE WHEN rn = (nd * 95 + 99) / 100 THEN dur END)
+		FROM (SELECT name, ts, failed, called, dur,
+				row_number() OVER (PARTITION BY name ORDER BY dur IS NULL, dur) AS rn,
+				count(dur) OVER (PARTITION BY name) AS nd,
+				first_value(CASE WHEN failed THEN error END) OVER (PARTITION BY name ORDER BY failed DESC, ts DESC) AS last_error
+			FROM (`+results+`))
+		GROUP BY name`, args,
+		func(rows *sql.Rows) error {
+			var name, lastErr string
+			var lastErrAt, median, p95 sql.NullInt64
+			s := &clawledger.ToolStat{}
+			if err := rows.Scan(&name, &s.Results, &s.Errors, &s.OrphanResults, &s.Timed, &lastErrAt, &lastErr, &median, &p95); err != nil {
+				return err
 			}
-		}
-		if dur.Valid {
-			s.Durations = append(s.Durations, dur.Int64)
-		}
-		return nil
-	})
+			st := stat(name)
+			st.Results, st.Errors, st.OrphanResults, st.Timed = s.Results, s.Errors, s.OrphanResults, s.Timed
+			if st.Errors > 0 {
+				st.LastError, st.LastErrorTime = lastErr, lastErrAt.Int64
+			}
+			if median.Valid {
+				st.MedianMs, st.P95Ms = &median.Int64, &p95.Int64
+			}
+			return nil
+		})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*clawledger.ToolStat, 0, len(stats))
 	for _, s := range stats {
-		slices.Sort(s.Durations)
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b *clawledger.ToolStat) int {
-		if a.Calls != b.Calls {
-			return int(b.Calls - a.Calls)
-		}
-		return strings.Compare(a.Name, b.Name)
+		return cmp.Or(cmp.Compare(b.Calls, a.Calls), cmp.Compare(a.Name, b.Name))
 	})
 	return out, nil
 }
 
-// toolWhere renders f's conditions on a time column, joined to a query by
-// lead (" WHERE " or " AND ").
-func toolWhere(f clawledger.ToolFilter, ts, lead string) (string, []any) {
+// toolWhere renders f's conditions on a time column as " AND ..." terms,
+// with the join to sources that an agent condition needs.
+func toolWhere(f clawledger.ToolFilter, ts string) (join, where string, args []any) {
 	var conds []string
-	var args []any
 	if f.Since > 0 {
 		conds = append(conds, ts+" >= ?")
 		args = append(args, f.Since)
@@ -194,13 +192,14 @@ func toolWhere(f clawledger.ToolFilter, ts, lead string) (string, []any) {
 		args = append(args, f.Until)
 	}
 	if f.Agent != "" {
+		join = " JOIN sources src ON src.id = " + strings.SplitN(ts, ".", 2)[0] + ".source_id"
 		conds = append(conds, "src.agent_id = ?")
 		args = append(args, f.Agent)
 	}
-	if len(conds) == 0 {
-		return "", nil
+	if len(conds) > 0 {
+		where = " AND " + strings.Join(conds, " AND ")
 	}
-	return lead + strings.Join(conds, " AND "), args
+	return join, where, args
 }
 
 // eachRow runs a read query and calls fn for each row.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/openclaw"
-	"github.com/clawledger/clawledger/report"
 	"github.com/clawledger/clawledger/transcript"
 )
 
@@ -20,7 +19,7 @@ type toolJSON struct {
 	ErrorRate  float64 `json:"error_rate"` // errors / results
 	MedianMs   *int64  `json:"median_ms"`  // of details.durationMs, where results carry it
 	P95Ms      *int64  `json:"p95_ms"`
-	Timed      int     `json:"timed_results"` // results carrying details.durationMs
+	Timed      int64   `json:"timed_results"` // results carrying details.durationMs
 	Orphans    int64   `json:"calls_without_result"`
 	Unmatched  int64   `json:"results_without_call"`
 	LastUsed   *string `json:"last_used"`
@@ -88,18 +87,12 @@ exception, traceback, "No such file or directory", ...).`,
 
 func toToolJSON(s *clawledger.ToolStat) toolJSON {
 	j := toolJSON{Name: s.Name, Calls: s.Calls, Results: s.Results, Errors: s.Errors, Orphans: s.Orphans, Unmatched: s.OrphanResults,
-		Timed: len(s.Durations), LastUsed: isoTime(s.LastUsed), LastError: s.LastError}
+		Timed: s.Timed, MedianMs: s.MedianMs, P95Ms: s.P95Ms, LastUsed: isoTime(s.LastUsed), LastError: s.LastError}
 	if s.Errors > 0 {
 		j.LastErrorT = isoTime(s.LastErrorTime)
 	}
 	if s.Results > 0 {
 		j.ErrorRate = float64(s.Errors) / float64(s.Results)
-	}
-	if v, ok := report.Percentile(s.Durations, 50); ok {
-		j.MedianMs = &v
-	}
-	if v, ok := report.Percentile(s.Durations, 95); ok {
-		j.P95Ms = &v
 	}
 	return j
 }

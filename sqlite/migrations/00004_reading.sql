@@ -13,6 +13,13 @@ CREATE INDEX lines_usage_cover ON lines(usage_key, msg_ts_ms, source_id, model, 
   input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, total_tokens, cost_total)
   WHERE usage_key IS NOT NULL;
 
+-- tool reports read only these: each tool call and each tool result with
+-- what the report counts (the call's arguments and the result's bytes stay
+-- out of the way)
+CREATE INDEX tool_calls_report ON tool_calls(call_id, name, ts_ms, source_id);
+CREATE INDEX lines_tool_results_cover ON lines(call_id, msg_ts_ms, source_id, tool_name, is_error, duration_ms)
+  WHERE call_id IS NOT NULL;
+
 -- the error rule applied to each tool result line (isError, an error
 -- payload, a non-zero exit code, or error words in its first lines),
 -- derived after each ingest from the line's raw bytes
@@ -44,5 +51,7 @@ END;
 DROP TRIGGER tool_result_checks_forget;
 DROP TABLE derived_marks;
 DROP TABLE tool_result_checks;
+DROP INDEX lines_tool_results_cover;
+DROP INDEX tool_calls_report;
 DROP INDEX lines_usage_cover;
 DROP INDEX lines_user_messages;
