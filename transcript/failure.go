@@ -81,14 +81,7 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-// oneLine collapses whitespace and clips to n bytes on a rune boundary.
+// oneLine collapses whitespace and clips to n bytes, marking the cut.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
+	return clip(strings.Join(strings.Fields(s), " "), n)
 }

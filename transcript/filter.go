@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/redact"
 )
 
@@ -163,8 +164,5 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
+	return openclaw.Clip(s, n) + "…"
 }

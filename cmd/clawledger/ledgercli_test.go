@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +13,7 @@ import (
 
 // ledgerCLI runs the command line in-process against one ledger.
 type ledgerCLI struct {
-	t      testing.TB
+	t      *testing.T
 	db     string
 	home   string   // replaced by $HOME in golden output
 	states []string // passed as --state
@@ -43,43 +42,10 @@ func (c *ledgerCLI) ok(args ...string) string {
 	return out
 }
 
-// checkGolden compares got, with temp paths normalized, with
-// testdata/<name>.golden (rewritten with -update).
+// checkGolden compares got with testdata/<name>.golden (see cli.golden).
 func (c *ledgerCLI) checkGolden(name, got string) {
 	c.t.Helper()
-	got = strings.ReplaceAll(got, c.home, "$HOME")
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			c.t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		c.t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		c.t.Errorf("%s differs from %s (go test -update rewrites it):\n%s", name, path, firstDiff(string(want), got))
-	}
-}
-
-// firstDiff shows the first line where want and got differ.
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return "line " + strconv.Itoa(i+1) + ":\n  want: " + wl + "\n  got:  " + gl
-		}
-	}
-	return ""
+	(&cli{t: c.t, home: c.home}).golden(name, got)
 }
 
 var (

@@ -56,3 +56,12 @@ func (a *app) addRefreshFlag(cmd *cobra.Command) func(ctx context.Context) error
 		return a.refresh(ctx)
 	}
 }
+
+// queryDB brings the ledger up to date with refresh (the hook from
+// addRefreshFlag) and opens it for reading.
+func (a *app) queryDB(ctx context.Context, refresh func(context.Context) error) (*sqlite.DB, error) {
+	if err := refresh(ctx); err != nil {
+		return nil, err
+	}
+	return a.openReader(ctx)
+}

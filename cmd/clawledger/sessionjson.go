@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/report"
 	"github.com/clawledger/clawledger/sqlite"
 )
@@ -78,7 +79,7 @@ func loadDetails(ctx context.Context, db *sqlite.DB, s *clawledger.Session) (*se
 		return nil, err
 	}
 	for i, t := range texts {
-		texts[i] = clipText(strings.TrimSpace(t), 500)
+		texts[i] = openclaw.Clip(strings.TrimSpace(t), 500)
 	}
 	failures, err := db.ToolFailures(ctx, s.SourceID)
 	if err != nil {
@@ -162,15 +163,4 @@ func toSessionJSON(s *clawledger.Session, d *sessionDetails) sessionJSON {
 			SpawnedBy: i.SpawnedBy, ParentSessionKey: i.ParentSessionKey}
 	}
 	return j
-}
-
-// clipText cuts s to n bytes on a rune boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

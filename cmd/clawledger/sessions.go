@@ -53,10 +53,7 @@ why it matched.`,
 			}
 			proj = &p
 		}
-		if err := refresh(ctx); err != nil {
-			return err
-		}
-		db, err := a.openReader(ctx)
+		db, err := a.queryDB(ctx, refresh)
 		if err != nil {
 			return err
 		}

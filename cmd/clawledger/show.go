@@ -111,10 +111,7 @@ step between a search hit and the full entry.`,
 		case cmd.Flags().Changed("context") && o.around == "":
 			return usagef("--context goes with --around ENTRY")
 		}
-		if err := refresh(ctx); err != nil {
-			return err
-		}
-		db, err := a.openReader(ctx)
+		db, err := a.queryDB(ctx, refresh)
 		if err != nil {
 			return err
 		}

@@ -56,10 +56,7 @@ exception, traceback, "No such file or directory", ...).`,
 		if f.Since, f.Until, err = parseRange(since, until, time.Now(), time.Local); err != nil {
 			return err
 		}
-		if err := refresh(ctx); err != nil {
-			return err
-		}
-		db, err := a.openReader(ctx)
+		db, err := a.queryDB(ctx, refresh)
 		if err != nil {
 			return err
 		}

@@ -122,10 +122,7 @@ transcripts already hold it.`,
 		if f.Since, f.Until, err = parseRange(since, until, time.Now(), loc); err != nil {
 			return err
 		}
-		if err := refresh(ctx); err != nil {
-			return err
-		}
-		db, err := a.openReader(ctx)
+		db, err := a.queryDB(ctx, refresh)
 		if err != nil {
 			return err
 		}
