@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 )
 
@@ -20,13 +21,22 @@ func (db *DB) UserTexts(ctx context.Context, sourceID int64, n int, last bool) (
 	return texts, err
 }
 
-// ToolFailures counts a transcript's tool results that failed by the error
-// rule (isError, an error payload, a non-zero exit code, error words).
-func (db *DB) ToolFailures(ctx context.Context, sourceID int64) (int64, error) {
-	var n int64
-	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM lines r LEFT JOIN tool_result_checks k ON k.line_id = r.id
-		WHERE r.source_id = ? AND r.call_id IS NOT NULL AND coalesce(k.failed, r.is_error)`, sourceID).Scan(&n)
-	return n, err
+// ToolFailures counts, per transcript, the tool results that failed by the
+// error rule (isError until the derived refresh has checked them).
+func (db *DB) ToolFailures(ctx context.Context) (map[int64]int64, error) {
+	out := map[int64]int64{}
+	err := db.eachRow(ctx, `SELECT r.source_id, count(*) FROM lines r INDEXED BY lines_tool_results_cover
+		LEFT JOIN tool_result_checks k ON k.line_id = r.id
+		WHERE r.call_id IS NOT NULL AND coalesce(k.failed, r.is_error) GROUP BY r.source_id`, nil,
+		func(rows *sql.Rows) error {
+			var id, n int64
+			if err := rows.Scan(&id, &n); err != nil {
+				return err
+			}
+			out[id] = n
+			return nil
+		})
+	return out, err
 }
 
 // TurnStarts returns the byte offsets of the user messages that open the

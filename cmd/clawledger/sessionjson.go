@@ -72,8 +72,9 @@ type sessionDetails struct {
 	Project          string
 }
 
-// loadDetails reads a session's last user messages and tool failures.
-func loadDetails(ctx context.Context, db *sqlite.DB, s *clawledger.Session) (*sessionDetails, error) {
+// loadDetails reads a session's last user messages; failures are the tool
+// failures of every transcript (sqlite.DB.ToolFailures).
+func loadDetails(ctx context.Context, db *sqlite.DB, s *clawledger.Session, failures map[int64]int64) (*sessionDetails, error) {
 	texts, err := db.UserTexts(ctx, s.SourceID, lastUserMessages, true)
 	if err != nil {
 		return nil, err
@@ -81,11 +82,7 @@ func loadDetails(ctx context.Context, db *sqlite.DB, s *clawledger.Session) (*se
 	for i, t := range texts {
 		texts[i] = openclaw.Clip(strings.TrimSpace(t), 500)
 	}
-	failures, err := db.ToolFailures(ctx, s.SourceID)
-	if err != nil {
-		return nil, err
-	}
-	return &sessionDetails{LastUserMessages: texts, ToolErrors: failures}, nil
+	return &sessionDetails{LastUserMessages: texts, ToolErrors: failures[s.SourceID]}, nil
 }
 
 type flagsJSON struct {

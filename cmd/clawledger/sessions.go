@@ -66,23 +66,30 @@ why it matched.`,
 		if err != nil {
 			return err
 		}
+		failures, err := db.ToolFailures(ctx)
+		if err != nil {
+			return err
+		}
 		var rows []sessionJSON
 		for _, s := range list {
 			if limit > 0 && len(rows) == limit {
 				break
 			}
-			d, err := loadDetails(ctx, db, s)
+			var match *report.ProjectMatch
+			if proj != nil {
+				if match, err = matchProject(ctx, db, *proj, s); err != nil {
+					return err
+				}
+				if match == nil {
+					continue
+				}
+			}
+			d, err := loadDetails(ctx, db, s, failures)
 			if err != nil {
 				return err
 			}
-			if proj != nil {
-				if d.Match, err = matchProject(ctx, db, *proj, s); err != nil {
-					return err
-				}
-				if d.Match == nil {
-					continue
-				}
-				d.Project = proj.Name
+			if match != nil {
+				d.Match, d.Project = match, proj.Name
 			}
 			rows = append(rows, toSessionJSON(s, d))
 		}

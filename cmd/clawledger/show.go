@@ -162,7 +162,11 @@ type unit struct {
 var errWindowDone = errors.New("window complete")
 
 func (a *app) show(ctx context.Context, db *sqlite.DB, s *clawledger.Session, o showOptions) error {
-	d, err := loadDetails(ctx, db, s)
+	failures, err := db.ToolFailures(ctx)
+	if err != nil {
+		return err
+	}
+	d, err := loadDetails(ctx, db, s, failures)
 	if err != nil {
 		return err
 	}

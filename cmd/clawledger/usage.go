@@ -262,6 +262,9 @@ func (a *app) printUsage(kind string, rows []usageRowJSON, totals report.Tokens,
 			switch kind {
 			case "session":
 				first = r.Agent + "/" + shortID(r.SessionID)
+				if r.Topic != "" {
+					first += " #" + r.Topic
+				}
 			case "model":
 				second = r.Provider
 			}
