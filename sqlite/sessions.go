@@ -69,3 +69,15 @@ func (db *DB) TurnStarts(ctx context.Context, sourceID int64, allBranches bool) 
 	}
 	return out, rows.Err()
 }
+
+// HasEntry reports whether a transcript holds the entry with this id (or,
+// with an empty id, the line with this number).
+func (db *DB) HasEntry(ctx context.Context, sourceID int64, entryID string, lineNo int64) (bool, error) {
+	var found bool
+	q, arg := `SELECT EXISTS (SELECT 1 FROM lines WHERE source_id = ? AND entry_id = ?)`, any(entryID)
+	if entryID == "" {
+		q, arg = `SELECT EXISTS (SELECT 1 FROM lines WHERE source_id = ? AND line_no = ?)`, lineNo
+	}
+	err := db.r.QueryRowContext(ctx, q, sourceID, arg).Scan(&found)
+	return found, err
+}

@@ -67,6 +67,8 @@ type showOptions struct {
 	since       int64  // only entries at or after (epoch ms)
 	last        int    // only the last N turns
 	around      string // only the entries around this entry id ("line:N" for a line)
+	aroundID    string // --around's entry id
+	aroundLine  int64  // or its line number
 	context     int    // entries (items with --filtered) on each side of --around
 }
 
@@ -110,6 +112,13 @@ step between a search hit and the full entry.`,
 			return usagef("--around cannot be combined with --since or --last")
 		case cmd.Flags().Changed("context") && o.around == "":
 			return usagef("--context goes with --around ENTRY")
+		}
+		o.aroundID = o.around
+		if n, ok := strings.CutPrefix(o.around, "line:"); ok {
+			if o.aroundLine, err = strconv.ParseInt(n, 10, 64); err != nil || o.aroundLine <= 0 {
+				return usagef("--around line:N needs a line number")
+			}
+			o.aroundID = ""
 		}
 		db, err := a.queryDB(ctx, refresh)
 		if err != nil {
@@ -180,18 +189,20 @@ func (a *app) show(ctx context.Context, db *sqlite.DB, s *clawledger.Session, o 
 			startOffset = starts[len(starts)-o.last]
 		}
 	}
+	if o.around != "" {
+		found, err := db.HasEntry(ctx, s.SourceID, o.aroundID, o.aroundLine)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("no entry %q in session %s (%s)", o.around, s.SessionID, s.Path)
+		}
+	}
 	out, err := a.newShowOutput(s, d, o)
 	if err != nil {
 		return err
 	}
 	win := &window{context: o.context, emit: out.unit}
-	around, aroundLine := o.around, int64(0)
-	if n, ok := strings.CutPrefix(o.around, "line:"); ok {
-		if aroundLine, err = strconv.ParseInt(n, 10, 64); err != nil || aroundLine <= 0 {
-			return usagef("--around line:N needs a line number")
-		}
-		around = ""
-	}
 	var filter transcript.Filter
 	err = db.Entries(ctx, s.SourceID, func(v *clawledger.EntryView) error {
 		if v.Line.Status == clawledger.LineBlank {
@@ -202,7 +213,7 @@ func (a *app) show(ctx context.Context, db *sqlite.DB, s *clawledger.Session, o 
 			return nil
 		}
 		inWindow := v.Line.Offset >= startOffset && (o.since == 0 || v.Ts >= o.since)
-		isTarget := o.around != "" && ((around != "" && v.EntryID == around) || v.Line.No == aroundLine)
+		isTarget := o.around != "" && ((o.aroundID != "" && v.EntryID == o.aroundID) || v.Line.No == o.aroundLine)
 		var units []unit
 		switch {
 		case !o.filtered:
@@ -233,9 +244,6 @@ func (a *app) show(ctx context.Context, db *sqlite.DB, s *clawledger.Session, o 
 	})
 	if err != nil && !errors.Is(err, errWindowDone) {
 		return err
-	}
-	if o.around != "" && !win.found {
-		return fmt.Errorf("no entry %q in session %s", o.around, s.SessionID)
 	}
 	return out.close()
 }
