@@ -87,14 +87,17 @@ func checkToolResults(ctx context.Context, tx *sql.Tx, check func([]byte) (strin
 }
 
 // toolCalls reads each tool call once: the copies of one call (same call
-// id, name and time, in a live file and its archives or forks) are grouped;
-// calls without an id stay apart. A call is answered when any copy's
-// transcript holds its result.
+// id, name and time, in a live file and its archives or forks) are grouped
+// in the index's order; calls without an id (never paired) stay apart. A
+// call is answered when any copy's transcript holds its result.
 const toolCalls = `SELECT c.name AS name, max(c.ts_ms) AS ts, max(r.id IS NOT NULL) AS answered
-FROM tool_calls c INDEXED BY tool_calls_report%s
-LEFT JOIN lines r ON r.source_id = c.source_id AND r.call_id = c.call_id AND c.call_id <> ''
-WHERE TRUE%s
-GROUP BY c.call_id, c.name, c.ts_ms, CASE WHEN c.call_id = '' THEN c.line_id END, CASE WHEN c.call_id = '' THEN c.idx END`
+FROM tool_calls c INDEXED BY tool_calls_report%[1]s
+LEFT JOIN lines r ON r.source_id = c.source_id AND r.call_id = c.call_id
+WHERE c.call_id <> ''%[2]s
+GROUP BY c.call_id, c.name, c.ts_ms
+UNION ALL
+SELECT c.name, c.ts_ms, 0 FROM tool_calls c INDEXED BY tool_calls_report%[1]s
+WHERE c.call_id = ''%[2]s`
 
 // toolResults reads each tool result once, likewise. A result without a
 // tool name takes its call's; it is called when any copy's transcript holds
@@ -103,11 +106,17 @@ GROUP BY c.call_id, c.name, c.ts_ms, CASE WHEN c.call_id = '' THEN c.line_id END
 const toolResults = `SELECT coalesce(nullif(r.tool_name, ''), max(c.name), '') AS name, max(r.msg_ts_ms) AS ts,
 	max(coalesce(k.failed, r.is_error)) AS failed, max(r.duration_ms) AS dur, max(c.line_id IS NOT NULL) AS called,
 	max(CASE WHEN coalesce(k.failed, r.is_error) THEN coalesce(nullif(k.error_text, ''), r.error_text) END) AS error
-FROM lines r INDEXED BY lines_tool_results_cover%s
+FROM lines r INDEXED BY lines_tool_results_cover%[1]s
 LEFT JOIN tool_result_checks k ON k.line_id = r.id
-LEFT JOIN tool_calls c INDEXED BY tool_calls_report ON c.call_id = r.call_id AND c.source_id = r.source_id AND r.call_id <> ''
-WHERE r.call_id IS NOT NULL%s
-GROUP BY r.call_id, r.msg_ts_ms, CASE WHEN r.call_id = '' THEN r.id END`
+LEFT JOIN tool_calls c INDEXED BY tool_calls_report ON c.call_id = r.call_id AND c.source_id = r.source_id
+WHERE r.call_id IS NOT NULL AND r.call_id <> ''%[2]s
+GROUP BY r.call_id, r.msg_ts_ms
+UNION ALL
+SELECT r.tool_name, r.msg_ts_ms, coalesce(k.failed, r.is_error), r.duration_ms, 0,
+	CASE WHEN coalesce(k.failed, r.is_error) THEN coalesce(nullif(k.error_text, ''), r.error_text) END
+FROM lines r INDEXED BY lines_tool_results_cover%[1]s
+LEFT JOIN tool_result_checks k ON k.line_id = r.id
+WHERE r.call_id = ''%[2]s`
 
 // ToolStats reports every tool f selects, most called first.
 func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawledger.ToolStat, error) {
@@ -122,6 +131,7 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 	}
 	join, where, args := toolWhere(f, "c.ts_ms")
 	calls := fmt.Sprintf(toolCalls, join, where)
+	args = append(args, args...) // once per branch of the union
 	err := db.eachRow(ctx, `SELECT name, count(*), sum(NOT answered), max(ts) FROM (`+calls+`) GROUP BY name`, args,
 		func(rows *sql.Rows) error {
 			var name string
@@ -138,6 +148,7 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 	}
 	join, where, args = toolWhere(f, "r.msg_ts_ms")
 	results := fmt.Sprintf(toolResults, join, where)
+	args = append(args, args...)
 	// one pass: counts; the newest failure's text; the nearest-rank median
 	// and p95 of the durations (rank ceil(n * p / 100), durations ascending)
 	err = db.eachRow(ctx, `SELECT name, count(*), sum(failed), sum(NOT called), max(nd), max(CASE WHEN failed THEN ts END),
