@@ -28,8 +28,6 @@ type DB struct {
 	w    *sql.DB // the single writer connection
 	r    *sql.DB // read pool
 
-	stmts map[string]*sql.Stmt // writer statements, prepared once
-
 	batch      *sql.Tx              // the open write transaction (see writer.go)
 	batchSize  int64                // bytes of lines written in it
 	batchStmts map[string]*sql.Stmt // stmts bound to it
@@ -54,7 +52,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	} else if err := createPrivate(abs); err != nil {
 		return nil, err
 	}
-	db := &DB{Path: abs, stmts: map[string]*sql.Stmt{}, batchStmts: map[string]*sql.Stmt{}}
+	db := &DB{Path: abs, batchStmts: map[string]*sql.Stmt{}}
 	// reports sort and group tens of thousands of rows: give readers the
 	// writer's page cache and keep their sorts in memory
 	db.r, err = sql.Open("sqlite", dsn(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)",
@@ -87,15 +85,6 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, openError(abs, err)
-	}
-	// prepared before any transaction holds the single writer connection
-	for _, q := range preparedWrites {
-		s, err := db.w.PrepareContext(ctx, q)
-		if err != nil {
-			db.Close()
-			return nil, err
-		}
-		db.stmts[q] = s
 	}
 	return db, nil
 }
@@ -183,9 +172,6 @@ func (db *DB) Version(ctx context.Context) (int64, error) {
 func (db *DB) Close() error {
 	db.abort()
 	var errs []error
-	for _, s := range db.stmts {
-		errs = append(errs, s.Close())
-	}
 	if db.w != nil {
 		errs = append(errs, db.w.Close())
 	}

@@ -23,9 +23,9 @@ func (db *DB) RefreshToolFailures(ctx context.Context, check func(line []byte) (
 	var total int64
 	for {
 		var n int
-		err := db.within(ctx, func(tx *sql.Tx) error {
+		err := db.within(ctx, func(w wtx) error {
 			var err error
-			n, err = checkToolResults(ctx, tx, check)
+			n, err = checkToolResults(w, check)
 			return err
 		})
 		total += int64(n)
@@ -40,12 +40,12 @@ func (db *DB) RefreshToolFailures(ctx context.Context, check func(line []byte) (
 
 // checkToolResults checks the next batch of tool result lines past the
 // mark and moves the mark past them (to the last line when none are left).
-func checkToolResults(ctx context.Context, tx *sql.Tx, check func([]byte) (string, bool)) (int, error) {
+func checkToolResults(w wtx, check func([]byte) (string, bool)) (int, error) {
 	var mark int64
-	if err := tx.QueryRowContext(ctx, `SELECT line_id FROM derived_marks WHERE name = 'tool_result_checks'`).Scan(&mark); err != nil {
+	if err := w.queryRow(`SELECT line_id FROM derived_marks WHERE name = 'tool_result_checks'`).Scan(&mark); err != nil {
 		return 0, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, raw FROM lines WHERE id > ? AND call_id IS NOT NULL ORDER BY id LIMIT ?`,
+	rows, err := w.QueryContext(w.ctx, `SELECT id, raw FROM lines WHERE id > ? AND call_id IS NOT NULL ORDER BY id LIMIT ?`,
 		mark, toolFailureBatch)
 	if err != nil {
 		return 0, err
@@ -71,18 +71,18 @@ func checkToolResults(ctx context.Context, tx *sql.Tx, check func([]byte) (strin
 		return 0, err
 	}
 	for _, v := range batch {
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO tool_result_checks(line_id, failed, error_text) VALUES(?, ?, ?)`,
+		if _, err := w.exec(`INSERT OR REPLACE INTO tool_result_checks(line_id, failed, error_text) VALUES(?, ?, ?)`,
 			v.lineID, v.failed, v.text); err != nil {
 			return 0, err
 		}
 		mark = v.lineID
 	}
 	if len(batch) < toolFailureBatch {
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM lines`).Scan(&mark); err != nil {
+		if err := w.queryRow(`SELECT coalesce(max(id), 0) FROM lines`).Scan(&mark); err != nil {
 			return 0, err
 		}
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE derived_marks SET line_id = ? WHERE name = 'tool_result_checks'`, mark)
+	_, err = w.exec(`UPDATE derived_marks SET line_id = ? WHERE name = 'tool_result_checks'`, mark)
 	return len(batch), err
 }
 

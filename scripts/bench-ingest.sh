@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Ingest benchmark (docs/benchmarks.md, "Ingest"): builds a large synthetic
+# state dir and times, on the same tree,
+#   - the read floor:    rg -c -uu '"type"' over every file
+#   - the storage floor: internal/cmd/rawfloor (each line's bytes into a one-table SQLite db)
+#   - clawledger ingest: a full ingest into a fresh ledger (every derived table)
+#   - the no-op floor:   find -newer over the tree
+#   - clawledger ingest: a no-op re-ingest
+# and the peak RSS of the full ingest and of a single 500 MB transcript.
+#
+#   scripts/bench-ingest.sh [SIZE] [FILES] [WORKDIR]     (default 600MB 5000 /tmp/clawledger-bench)
+set -euo pipefail
+SIZE=${1:-600MB}
+FILES=${2:-5000}
+WORK=${3:-/tmp/clawledger-bench}
+cd "$(dirname "$0")/.."
+mkdir -p "$WORK/bin"
+go build -o "$WORK/bin/clawledger" ./cmd/clawledger
+go build -o "$WORK/bin/rawfloor" ./internal/cmd/rawfloor
+go build -o "$WORK/bin/genstate" ./internal/cmd/genstate
+B=$WORK/bin
+TREE=$WORK/tree/.openclaw
+if [ ! -d "$TREE" ]; then
+  "$B/genstate" -kind large -home "$WORK/tree" -size "$SIZE" -files "$FILES" -agents 3
+fi
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB RAM"
+echo "tree: $(du -sb "$TREE" | cut -f1) bytes in $(find "$TREE" -name '*.jsonl' | wc -l) transcripts, $(cat "$TREE"/agents/*/sessions/*.jsonl | wc -l) lines"
+echo "load: $(uptime)"
+sync
+
+hyperfine --warmup 1 --runs 3 --export-json "$WORK/full.json" \
+  --prepare "rm -f $WORK/floor.db* $WORK/ledger.db*" \
+  -n read-floor "rg -c -uu '\"type\"' $TREE" \
+  -n storage-floor "$B/rawfloor -db $WORK/floor.db $TREE" \
+  -n clawledger-ingest "$B/clawledger ingest -q --state $TREE --db $WORK/ledger.db"
+
+# the ledger for the no-op runs
+rm -f "$WORK"/ledger.db*
+"$B/clawledger" ingest -q --state "$TREE" --db "$WORK/ledger.db"
+touch -d '1 hour ago' "$WORK/stamp"
+hyperfine --warmup 2 --runs 10 --export-json "$WORK/noop.json" \
+  -n find-newer "find $TREE -newer $WORK/stamp" \
+  -n clawledger-noop "$B/clawledger ingest -q --state $TREE --db $WORK/ledger.db"
+
+echo "peak RSS, full ingest:"
+rm -f "$WORK"/ledger.db*
+/usr/bin/time -f "  %M KiB, %e s" "$B/clawledger" ingest -q --state "$TREE" --db "$WORK/ledger.db"
+
+ONE=$WORK/one/.openclaw
+if [ ! -d "$ONE" ]; then
+  "$B/genstate" -kind large -home "$WORK/one" -size 500MB -files 1 -agents 1
+fi
+echo "peak RSS, one $(du -h "$ONE"/agents/main/sessions/*.jsonl | cut -f1) transcript:"
+rm -f "$WORK"/one.db*
+/usr/bin/time -f "  %M KiB, %e s" "$B/clawledger" ingest -q --state "$ONE" --db "$WORK/one.db"
