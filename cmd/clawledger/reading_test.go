@@ -226,6 +226,6 @@ func TestToolErrorsFollowRereads(t *testing.T) {
 }
 
 // newLedgerOn returns a CLI on the ledger kept in home (made on first use).
-func newLedgerOn(t *testing.T, home string, states ...string) *ledgerCLI {
-	return &ledgerCLI{t: t, db: filepath.Join(home, "ledger.db"), home: home, states: states}
+func newLedgerOn(t *testing.T, home string, states ...string) *readingCLI {
+	return &readingCLI{t: t, db: filepath.Join(home, "ledger.db"), home: home, states: states}
 }

@@ -42,7 +42,7 @@ func (a *app) refreshDerived(ctx context.Context, db *sqlite.DB) error {
 	if _, err := db.RefreshToolFailures(ctx, toolResultFailure); err != nil {
 		return fmt.Errorf("check tool results: %w", err)
 	}
-	return nil
+	return a.refreshEpisodes(ctx, db)
 }
 
 // addRefreshFlag gives a query command --no-refresh and returns a hook that

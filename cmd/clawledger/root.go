@@ -100,6 +100,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.exportCommand(),
 		a.usageCommand(),
 		a.toolsCommand(),
+		a.episodesCommand(),
 	)
 	return root
 }

@@ -53,7 +53,7 @@ func readCcusage(t *testing.T, path string) *ccusageReport {
 	return &r
 }
 
-func (c *ledgerCLI) usage(args ...string) *ccusageReport {
+func (c *readingCLI) usage(args ...string) *ccusageReport {
 	c.t.Helper()
 	var r ccusageReport
 	if err := json.Unmarshal([]byte(c.ok(append([]string{"--json", "usage"}, args...)...)), &r); err != nil {

@@ -11,8 +11,8 @@ import (
 	"github.com/clawledger/clawledger/internal/fixture"
 )
 
-// ledgerCLI runs the command line in-process against one ledger.
-type ledgerCLI struct {
+// readingCLI runs the command line in-process against one ledger.
+type readingCLI struct {
 	t      *testing.T
 	db     string
 	home   string   // replaced by $HOME in golden output
@@ -21,7 +21,7 @@ type ledgerCLI struct {
 
 // run runs clawledger with the ledger and state dirs, returning stdout,
 // stderr and the exit code.
-func (c *ledgerCLI) run(args ...string) (string, string, int) {
+func (c *readingCLI) run(args ...string) (string, string, int) {
 	c.t.Helper()
 	full := []string{"--db", c.db}
 	for _, s := range c.states {
@@ -33,7 +33,7 @@ func (c *ledgerCLI) run(args ...string) (string, string, int) {
 }
 
 // ok runs clawledger and fails the test unless it exits 0 or 3 (warnings).
-func (c *ledgerCLI) ok(args ...string) string {
+func (c *readingCLI) ok(args ...string) string {
 	c.t.Helper()
 	out, errOut, code := c.run(args...)
 	if code != exitOK && code != exitWarnings {
@@ -43,7 +43,7 @@ func (c *ledgerCLI) ok(args ...string) string {
 }
 
 // checkGolden compares got with testdata/<name>.golden (see cli.golden).
-func (c *ledgerCLI) checkGolden(name, got string) {
+func (c *readingCLI) checkGolden(name, got string) {
 	c.t.Helper()
 	(&cli{t: c.t, home: c.home}).golden(name, got)
 }
@@ -56,7 +56,7 @@ var (
 
 // edgeLedger returns a CLI on a ledger holding the edge-case fixture,
 // ingested once per test process and shared read-only (use --no-refresh).
-func edgeLedger(t *testing.T) *ledgerCLI {
+func edgeLedger(t *testing.T) *readingCLI {
 	t.Helper()
 	edgeOnce.Do(func() {
 		edgeDir, edgeErr = os.MkdirTemp("", "clawledger-edge-")
@@ -69,7 +69,7 @@ func edgeLedger(t *testing.T) *ledgerCLI {
 		t.Fatal(edgeErr)
 	}
 	home := filepath.Join(edgeDir, "home")
-	c := &ledgerCLI{t: t, db: filepath.Join(edgeDir, "ledger.db"), home: home,
+	c := &readingCLI{t: t, db: filepath.Join(edgeDir, "ledger.db"), home: home,
 		states: []string{filepath.Join(home, ".openclaw"), filepath.Join(home, ".openclaw-work"), filepath.Join(home, ".clawdbot")}}
 	if _, err := os.Stat(c.db); err != nil {
 		c.ok("ingest", "--json")
@@ -78,8 +78,8 @@ func edgeLedger(t *testing.T) *ledgerCLI {
 }
 
 // newLedger returns a CLI on a fresh ledger in a temp dir.
-func newLedger(t *testing.T, home string, states ...string) *ledgerCLI {
-	return &ledgerCLI{t: t, db: filepath.Join(t.TempDir(), "ledger.db"), home: home, states: states}
+func newLedger(t *testing.T, home string, states ...string) *readingCLI {
+	return &readingCLI{t: t, db: filepath.Join(t.TempDir(), "ledger.db"), home: home, states: states}
 }
 
 func TestMain(m *testing.M) {
