@@ -254,3 +254,50 @@ func TestUsageCorpusLegacy(t *testing.T) {
 	want := readCcusage(t, filepath.Join(corpus, "expected", "ccusage-legacy-daily.json"))
 	compareWithCcusage(t, "legacy daily", c.usage("daily", "-z", "UTC"), want, func(r ccusageRow) string { return r.Date })
 }
+
+// TestUsageCorpusCurrent compares `usage session --json` on the genuine
+// OpenClaw 2026.9.6 (SQLite era) state dir with ccusage's output on it:
+// every session ccusage sees is equal, and the one more we count is the
+// deleted session kept only in a zstd archive, which ccusage cannot read.
+func TestUsageCorpusCurrent(t *testing.T) {
+	corpus := testenv.Corpus(t)
+	st := filepath.Join(corpus, "openclaw-2026.9.6", ".openclaw")
+	c := newLedger(t, corpus, st)
+	c.ok("ingest")
+	want := readCcusage(t, filepath.Join(corpus, "expected", "ccusage-current-session.json"))
+	got := c.usage("session", "-z", "UTC")
+	ours := map[string]ccusageRow{}
+	for _, r := range got.Sessions {
+		ours[r.SessionID] = r
+	}
+	for _, w := range want.Sessions {
+		if d := sameTokens(ours[w.SessionID], w); d != "" {
+			t.Errorf("session %s: %s", w.SessionID, d)
+		}
+		delete(ours, w.SessionID)
+	}
+	if len(ours) != 1 {
+		t.Fatalf("sessions ccusage does not have: %v, want only the deleted one", ours)
+	}
+	var out sessionsOut
+	if err := json.Unmarshal([]byte(c.ok("--json", "sessions", "--include-deleted", "--no-refresh")), &out); err != nil {
+		t.Fatal(err)
+	}
+	for id, extra := range ours {
+		for _, s := range out.Sessions {
+			if s.SessionID == id && !strings.Contains(s.Path, ".deleted.") {
+				t.Errorf("session %s (%s) is not a deleted archive", id, s.Path)
+			}
+		}
+		total := want.Totals
+		total.InputTokens += extra.InputTokens
+		total.OutputTokens += extra.OutputTokens
+		total.CacheCreationTokens += extra.CacheCreationTokens
+		total.CacheReadTokens += extra.CacheReadTokens
+		total.TotalTokens += extra.TotalTokens
+		total.TotalCost += extra.TotalCost
+		if d := sameTokens(got.Totals, total); d != "" {
+			t.Errorf("totals: ours != ccusage's + the deleted session: %s", d)
+		}
+	}
+}
