@@ -53,10 +53,8 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{Path: abs, batchStmts: map[string]*sql.Stmt{}}
-	// reports sort and group tens of thousands of rows: give readers the
-	// writer's page cache and keep their sorts in memory
-	db.r, err = sql.Open("sqlite", dsn(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)",
-		"_pragma=cache_size(-32000)", "_pragma=temp_store(MEMORY)"))
+	// reports sort tens of thousands of rows: keep the sorts in memory, as the writer does
+	db.r, err = sql.Open("sqlite", dsn(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)", "_pragma=temp_store(MEMORY)"))
 	if err != nil {
 		return nil, err
 	}

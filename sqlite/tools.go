@@ -104,16 +104,14 @@ WHERE c.call_id = ''%[2]s`
 // its call; failed by the error rule (isError until the derived refresh has
 // checked it).
 const toolResults = `SELECT coalesce(nullif(r.tool_name, ''), max(c.name), '') AS name, max(r.msg_ts_ms) AS ts,
-	max(coalesce(k.failed, r.is_error)) AS failed, max(r.duration_ms) AS dur, max(c.line_id IS NOT NULL) AS called,
-	max(CASE WHEN coalesce(k.failed, r.is_error) THEN coalesce(nullif(k.error_text, ''), r.error_text) END) AS error
+	max(coalesce(k.failed, r.is_error)) AS failed, max(r.duration_ms) AS dur, max(c.line_id IS NOT NULL) AS called
 FROM lines r INDEXED BY lines_tool_results_cover%[1]s
 LEFT JOIN tool_result_checks k ON k.line_id = r.id
 LEFT JOIN tool_calls c INDEXED BY tool_calls_report ON c.call_id = r.call_id AND c.source_id = r.source_id
 WHERE r.call_id IS NOT NULL AND r.call_id <> ''%[2]s
 GROUP BY r.call_id, r.msg_ts_ms
 UNION ALL
-SELECT r.tool_name, r.msg_ts_ms, coalesce(k.failed, r.is_error), r.duration_ms, 0,
-	CASE WHEN coalesce(k.failed, r.is_error) THEN coalesce(nullif(k.error_text, ''), r.error_text) END
+SELECT r.tool_name, r.msg_ts_ms, coalesce(k.failed, r.is_error), r.duration_ms, 0
 FROM lines r INDEXED BY lines_tool_results_cover%[1]s
 LEFT JOIN tool_result_checks k ON k.line_id = r.id
 WHERE r.call_id = ''%[2]s`
@@ -131,8 +129,8 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 	}
 	join, where, args := toolWhere(f, "c.ts_ms")
 	calls := fmt.Sprintf(toolCalls, join, where)
-	args = append(args, args...) // once per branch of the union
-	err := db.eachRow(ctx, `SELECT name, count(*), sum(NOT answered), max(ts) FROM (`+calls+`) GROUP BY name`, args,
+	err := db.eachRow(ctx, `SELECT name, count(*), sum(NOT answered), max(ts) FROM (`+calls+`) GROUP BY name`,
+		append(args, args...), // once per branch of the union
 		func(rows *sql.Rows) error {
 			var name string
 			var calls, orphans, last int64
@@ -148,32 +146,45 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 	}
 	join, where, args = toolWhere(f, "r.msg_ts_ms")
 	results := fmt.Sprintf(toolResults, join, where)
-	args = append(args, args...)
-	// one pass: counts; the newest failure's text; the nearest-rank median
-	// and p95 of the durations (rank ceil(n * p / 100), durations ascending)
-	err = db.eachRow(ctx, `SELECT name, count(*), sum(failed), sum(NOT called), max(nd), max(CASE WHEN failed THEN ts END),
-			coalesce(max(last_error), ''),
+	// counts, and the nearest-rank median and p95 of the durations (rank
+	// ceil(n * p / 100) of the durations in ascending order)
+	err = db.eachRow(ctx, `SELECT name, count(*), sum(failed), sum(NOT called), max(nd),
 			max(CASE WHEN rn = (nd * 50 + 99) / 100 THEN dur END), max(CASE WHEN rn = (nd * 95 + 99) / 100 THEN dur END)
-		FROM (SELECT name, ts, failed, called, dur,
+		FROM (SELECT name, failed, called, dur,
 				row_number() OVER (PARTITION BY name ORDER BY dur IS NULL, dur) AS rn,
-				count(dur) OVER (PARTITION BY name) AS nd,
-				first_value(CASE WHEN failed THEN error END) OVER (PARTITION BY name ORDER BY failed DESC, ts DESC) AS last_error
+				count(dur) OVER (PARTITION BY name) AS nd
 			FROM (`+results+`))
-		GROUP BY name`, args,
+		GROUP BY name`, append(args, args...),
 		func(rows *sql.Rows) error {
-			var name, lastErr string
-			var lastErrAt, median, p95 sql.NullInt64
-			s := &clawledger.ToolStat{}
-			if err := rows.Scan(&name, &s.Results, &s.Errors, &s.OrphanResults, &s.Timed, &lastErrAt, &lastErr, &median, &p95); err != nil {
+			var name string
+			var n, failed, uncalled, timed int64
+			var median, p95 sql.NullInt64
+			if err := rows.Scan(&name, &n, &failed, &uncalled, &timed, &median, &p95); err != nil {
 				return err
 			}
-			st := stat(name)
-			st.Results, st.Errors, st.OrphanResults, st.Timed = s.Results, s.Errors, s.OrphanResults, s.Timed
-			if st.Errors > 0 {
-				st.LastError, st.LastErrorTime = lastErr, lastErrAt.Int64
-			}
+			s := stat(name)
+			s.Results, s.Errors, s.OrphanResults, s.Timed = n, failed, uncalled, timed
 			if median.Valid {
-				st.MedianMs, st.P95Ms = &median.Int64, &p95.Int64
+				s.MedianMs, s.P95Ms = &median.Int64, &p95.Int64
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	// the newest failure of each tool, from the checked results alone (a
+	// copy of it says the same); the bare column error comes from max()'s row
+	err = db.eachRow(ctx, `SELECT r.tool_name, max(r.msg_ts_ms), coalesce(nullif(k.error_text, ''), r.error_text, '')
+		FROM tool_result_checks k JOIN lines r ON r.id = k.line_id`+join+`
+		WHERE k.failed`+where+` GROUP BY r.tool_name`, args,
+		func(rows *sql.Rows) error {
+			var name, text string
+			var ts int64
+			if err := rows.Scan(&name, &ts, &text); err != nil {
+				return err
+			}
+			if s := stats[name]; s != nil && s.Errors > 0 {
+				s.LastError, s.LastErrorTime = text, ts
 			}
 			return nil
 		})

@@ -24,7 +24,7 @@ GROUP BY m.usage_key`
 // bySourcePick attributes a message to the copy outside forks, then to the
 // first transcript ingested: min() picks it, and SQLite takes the other
 // columns from the row min() chose.
-const bySourcePick = `, min((src.class = 'fork') << 40 | m.source_id) AS pick`
+const bySourcePick = `, min((m.source_id IN (SELECT id FROM sources WHERE class = 'fork')) << 40 | m.source_id) AS pick`
 
 // Usage sums the usage f selects by quarter hour (or by transcript), model
 // and provider.
@@ -48,7 +48,7 @@ func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger
 		where = " AND " + strings.Join(conds, " AND ")
 	}
 	pick, join, slot := "", "", "u.ts / ?"
-	if f.Agent != "" || f.BySource {
+	if f.Agent != "" {
 		join = " JOIN sources src ON src.id = m.source_id"
 	}
 	if f.BySource {
