@@ -18,13 +18,13 @@ import (
 )
 
 // usageKinds are the reports usage makes, with the JSON key of their rows
-// and of each row's period (ccusage's names where ccusage has the report).
-var usageKinds = map[string]struct{ rows, key, header string }{
-	"daily":   {"daily", "date", "DATE"},
-	"weekly":  {"weekly", "week", "WEEK"},
-	"monthly": {"monthly", "month", "MONTH"},
-	"session": {"sessions", "sessionId", "SESSION"},
-	"model":   {"models", "model", "MODEL"},
+// (ccusage's where ccusage has the report) and their table's first column.
+var usageKinds = map[string]struct{ rows, header string }{
+	"daily":   {"daily", "DATE"},
+	"weekly":  {"weekly", "WEEK"},
+	"monthly": {"monthly", "MONTH"},
+	"session": {"sessions", "SESSION"},
+	"model":   {"models", "MODEL"},
 }
 
 // usageTotalsJSON has exactly ccusage's totals fields, so scripts written
