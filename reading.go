@@ -9,7 +9,8 @@ type UsageFilter struct {
 
 // UsageQuarter is the length of the time slots usage is grouped in: every
 // time zone's offset is a multiple of it, so a slot never straddles a local
-// midnight, and days, weeks and months in any zone are sums of slots.
+// midnight, and days, weeks and months in any zone are sums of slots. (The
+// usage index of the sqlite store is built on it.)
 const UsageQuarter = 15 * 60 * 1000
 
 // UsageGroup sums the usage of the assistant messages that share a quarter

@@ -9,22 +9,42 @@ import (
 	"github.com/clawledger/clawledger"
 )
 
-// usageMessages selects each assistant message's usage once: the copies of
-// one message (in a live file, its .reset/.deleted archives, a fork) share a
-// usage key and are grouped, reading only the covering index. Usage of
-// nothing (failed requests) is left out, as ccusage leaves it out.
-const usageMessages = `SELECT m.msg_ts_ms AS ts, m.model, m.provider, m.input_tokens AS i, m.output_tokens AS o,
-	m.cache_read_tokens AS cr, m.cache_write_tokens AS cw,
-	max(m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens, m.total_tokens) AS t, m.cost_total AS c%s
-FROM lines m INDEXED BY lines_usage_cover%s
-WHERE m.usage_key IS NOT NULL
-	AND (m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens + m.total_tokens > 0 OR m.cost_total <> 0)%s
-GROUP BY m.usage_key`
+// RefreshUsageCopies marks the copies of each assistant message that its
+// usage is not counted under: every line sharing a usage key with another
+// (a .reset/.deleted archive, a fork, a repair duplicate) but the one
+// outside forks, then the first. It runs after each ingest over the keys of
+// the lines past its mark and those a deletion left dirty.
+func (db *DB) RefreshUsageCopies(ctx context.Context) error {
+	err := db.within(ctx, func(w wtx) error {
+		return w.execAll(
+			`INSERT OR IGNORE INTO usage_dirty(usage_key) SELECT usage_key FROM lines
+			WHERE id > (SELECT line_id FROM derived_marks WHERE name = 'usage_copies') AND usage_key IS NOT NULL`,
+			`DELETE FROM usage_copies WHERE usage_key IN (SELECT usage_key FROM usage_dirty)`,
+			`INSERT INTO usage_copies(line_id, usage_key) SELECT id, usage_key FROM (
+				SELECT l.id, l.usage_key, row_number() OVER (PARTITION BY l.usage_key ORDER BY s.class = 'fork', l.id) AS n
+				FROM usage_dirty d JOIN lines l INDEXED BY lines_usage_key ON l.usage_key = d.usage_key
+				JOIN sources s ON s.id = l.source_id)
+			WHERE n > 1`,
+			`DELETE FROM usage_dirty`,
+			`UPDATE derived_marks SET line_id = (SELECT coalesce(max(id), 0) FROM lines) WHERE name = 'usage_copies'`)
+	})
+	if err != nil {
+		return err
+	}
+	return db.Flush(ctx)
+}
 
-// bySourcePick attributes a message to the copy outside forks, then to the
-// first transcript ingested: min() picks it, and SQLite takes the other
-// columns from the row min() chose.
-const bySourcePick = `, min((m.source_id IN (SELECT id FROM sources WHERE class = 'fork')) << 40 | m.source_id) AS pick`
+// usageSums sums the usage of assistant messages, each once (copies are
+// skipped), reading only lines_usage_slots. Usage of nothing (failed
+// requests) is left out, as ccusage leaves it out. Grouped by quarter hour
+// it follows the index's order; the expression must be the index's.
+const usageSums = `SELECT %[1]s, m.model, m.provider, count(*), min(m.msg_ts_ms), max(m.msg_ts_ms),
+	sum(m.input_tokens), sum(m.output_tokens), sum(m.cache_read_tokens), sum(m.cache_write_tokens),
+	sum(max(m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens, m.total_tokens)), sum(m.cost_total)
+FROM lines m INDEXED BY lines_usage_slots%[2]s
+WHERE m.usage_key IS NOT NULL AND m.id NOT IN (SELECT line_id FROM usage_copies)
+	AND (m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens + m.total_tokens > 0 OR m.cost_total <> 0)%[3]s
+GROUP BY 1, 2, 3`
 
 // Usage sums the usage f selects by quarter hour (or by transcript), model
 // and provider.
@@ -39,7 +59,9 @@ func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger
 		conds = append(conds, "m.msg_ts_ms < ?")
 		args = append(args, f.Until)
 	}
+	join := ""
 	if f.Agent != "" {
+		join = " JOIN sources src ON src.id = m.source_id"
 		conds = append(conds, "src.agent_id = ?")
 		args = append(args, f.Agent)
 	}
@@ -47,22 +69,12 @@ func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger
 	if len(conds) > 0 {
 		where = " AND " + strings.Join(conds, " AND ")
 	}
-	pick, join, slot := "", "", "u.ts / ?"
-	if f.Agent != "" {
-		join = " JOIN sources src ON src.id = m.source_id"
-	}
+	slot := fmt.Sprintf("m.msg_ts_ms / %d", clawledger.UsageQuarter)
 	if f.BySource {
-		pick, slot = bySourcePick, "u.pick & ((1 << 40) - 1)"
-	}
-	inner := fmt.Sprintf(usageMessages, pick, join, where)
-	q := `SELECT ` + slot + `, u.model, u.provider, count(*), min(u.ts), max(u.ts),
-		sum(u.i), sum(u.o), sum(u.cr), sum(u.cw), sum(u.t), sum(u.c)
-	FROM (` + inner + `) u GROUP BY 1, 2, 3`
-	if !f.BySource {
-		args = append([]any{clawledger.UsageQuarter}, args...)
+		slot = "m.source_id"
 	}
 	var out []clawledger.UsageGroup
-	err := db.eachRow(ctx, q, args, func(rows *sql.Rows) error {
+	err := db.eachRow(ctx, fmt.Sprintf(usageSums, slot, join, where), args, func(rows *sql.Rows) error {
 		var g clawledger.UsageGroup
 		var slot int64
 		if err := rows.Scan(&slot, &g.Model, &g.Provider, &g.Messages, &g.First, &g.Last,

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/testenv"
@@ -299,5 +301,43 @@ func TestUsageCorpusCurrent(t *testing.T) {
 		if d := sameTokens(got.Totals, total); d != "" {
 			t.Errorf("totals: ours != ccusage's + the deleted session: %s", d)
 		}
+	}
+}
+
+// TestUsageCopiesFollowRereads: a message kept in a live file and its reset
+// archive counts once; when a repair rewrites the live file without it, it
+// still counts once (from the archive), and the rewritten file's own
+// messages count too.
+func TestUsageCopiesFollowRereads(t *testing.T) {
+	home := t.TempDir()
+	st := filepath.Join(home, ".openclaw")
+	dir := filepath.Join(st, "agents", "main", "sessions")
+	const id = "cccccccc-0000-4000-8000-000000000001"
+	tr := fixture.NewTranscript(rand.New(rand.NewSource(3)), id, 3, fixture.Base, "/srv")
+	tr.User("first")
+	tr.Assistant(fixture.Usage(1000, 10, 0, 0, 3, 15), "stop", fixture.Text("one"))
+	tr.User("second")
+	tr.Assistant(fixture.Usage(200, 20, 0, 0, 3, 15), "stop", fixture.Text("two"))
+	if err := tr.Write(filepath.Join(dir, id+".jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	archive := strings.Join(tr.Lines()[:3], "\n") + "\n" // header, first question and answer
+	if err := os.WriteFile(filepath.Join(dir, id+".jsonl.reset.2026-03-14T10-00-00.000Z"), []byte(archive), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newLedger(t, home, st)
+	input := func() int64 { return c.usage("-z", "UTC").Totals.InputTokens }
+	if got := input(); got != 1200 {
+		t.Fatalf("input %d, want 1200 (the archived copy counted once)", got)
+	}
+	// a repair rewrites the live file: the first answer is gone, a new one came
+	re := fixture.NewTranscript(rand.New(rand.NewSource(4)), id, 3, fixture.Base.Add(time.Hour), "/srv")
+	re.User("again")
+	re.Assistant(fixture.Usage(30, 3, 0, 0, 3, 15), "stop", fixture.Text("three"))
+	if err := re.Write(filepath.Join(dir, id+".jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if got := input(); got != 1030 {
+		t.Fatalf("after the rewrite: input %d, want 1030 (1000 from the archive, 30 new)", got)
 	}
 }
