@@ -52,28 +52,44 @@ type Collector struct {
 	Now        func() time.Time
 }
 
-// Warning is something a run could not read; the run goes on.
+// Warning is something a run could not read, or found suspicious; the run
+// goes on.
 type Warning struct {
 	StateDir string `json:"state_dir"`
 	Path     string `json:"path"`
+	Line     int64  `json:"line,omitempty"` // 1-based, when the warning is about one line
 	Message  string `json:"message"`
 }
 
+// Malformed is a malformed line a run stored (as-is).
+type Malformed struct {
+	StateDir string `json:"state_dir"`
+	Path     string `json:"path"`
+	Line     int64  `json:"line"`
+	Error    string `json:"error"`
+}
+
+// MaxReported bounds the malformed lines a report lists one by one; the
+// count covers them all (and `clawledger status` lists them all).
+const MaxReported = 100
+
 // Report says what one run did.
 type Report struct {
-	StateDirs      []string  `json:"state_dirs"`
-	FilesScanned   int       `json:"files_scanned"`
-	FilesIngested  int       `json:"files_ingested"`
-	FilesReplaced  int       `json:"files_replaced"`
-	FilesRenamed   int       `json:"files_renamed"`
-	FilesGone      int       `json:"files_gone"`
-	FilesSkipped   int       `json:"files_skipped"`
-	LinesIngested  int64     `json:"lines_ingested"`
-	MalformedLines int64     `json:"malformed_lines"`
-	BytesRead      int64     `json:"bytes_read"`
-	PendingTails   int       `json:"pending_tails"`
-	PendingBytes   int64     `json:"pending_bytes"`
-	Warnings       []Warning `json:"warnings"`
+	StateDirs      []string    `json:"state_dirs"`
+	FilesScanned   int         `json:"files_scanned"`
+	FilesIngested  int         `json:"files_ingested"`
+	FilesReplaced  int         `json:"files_replaced"`
+	FilesRenamed   int         `json:"files_renamed"`
+	FilesGone      int         `json:"files_gone"`
+	FilesSkipped   int         `json:"files_skipped"`
+	LinesIngested  int64       `json:"lines_ingested"`
+	MalformedLines int64       `json:"malformed_lines"`
+	Malformed      []Malformed `json:"malformed"`      // the first MaxReported of them
+	RepairedLines  int64       `json:"repaired_lines"` // decoded only after escaping raw control characters
+	BytesRead      int64       `json:"bytes_read"`
+	PendingTails   int         `json:"pending_tails"`
+	PendingBytes   int64       `json:"pending_bytes"`
+	Warnings       []Warning   `json:"warnings"`
 }
 
 func (c *Collector) now() time.Time {
@@ -94,7 +110,7 @@ func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error
 	if c.ChunkBytes <= 0 {
 		c.ChunkBytes = 64 << 20
 	}
-	rep := &Report{StateDirs: stateDirs, Warnings: []Warning{}}
+	rep := &Report{StateDirs: stateDirs, Warnings: []Warning{}, Malformed: []Malformed{}}
 	var plans []*dirPlan
 	for _, dir := range stateDirs {
 		p, err := c.plan(ctx, dir, rep)

@@ -126,10 +126,20 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 		}
 		if src.Kind == clawledger.KindTranscript {
 			tr.apply(&rec)
+			if rec.Line.No == 1 && rec.Entry != nil && rec.Entry.Header == nil {
+				rep.Warnings = append(rep.Warnings, Warning{StateDir: src.StateDir, Path: src.Rel, Line: 1,
+					Message: fmt.Sprintf("the first line is a %q entry, not a session header: OpenClaw treats such a file as empty and may overwrite it; its lines are kept", rec.Entry.Type)})
+			}
 		}
-		if rec.Line.Status == clawledger.LineMalformed {
+		switch rec.Line.Status {
+		case clawledger.LineMalformed:
 			cur.Malformed++
 			rep.MalformedLines++
+			if len(rep.Malformed) < MaxReported {
+				rep.Malformed = append(rep.Malformed, Malformed{StateDir: src.StateDir, Path: src.Rel, Line: rec.Line.No, Error: rec.Line.Error})
+			}
+		case clawledger.LineRepaired:
+			rep.RepairedLines++
 		}
 		if err := tx.Add(&rec); err != nil {
 			return err

@@ -14,9 +14,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/clawledger/clawledger/internal/filelock"
 )
 
 //go:embed migrations/*.sql
@@ -29,6 +32,7 @@ type DB struct {
 	r    *sql.DB // read pool
 
 	stmts map[string]*sql.Stmt // writer statements, prepared once
+	lock  *filelock.File       // the writer lock (nil for readers)
 
 	batch      *sql.Tx              // the open write transaction (see writer.go)
 	batchSize  int64                // bytes of lines written in it
@@ -38,6 +42,12 @@ type DB struct {
 // Options tune Open.
 type Options struct {
 	ReadOnly bool // open an existing ledger for reading only; no migrations
+	// Writer says who this writer is, for a second writer's error message.
+	// A writer fails with a *LockedError while another process writes.
+	Writer Holder
+	// LockWait is how long a writer waits for another one to finish (a
+	// long-running one is never waited for).
+	LockWait time.Duration
 }
 
 // Open opens (creating when needed, mode 0600) the ledger at path and brings
@@ -55,8 +65,14 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{Path: abs, stmts: map[string]*sql.Stmt{}, batchStmts: map[string]*sql.Stmt{}}
+	if !opt.ReadOnly {
+		if db.lock, err = lockWriter(ctx, abs, opt.Writer, opt.LockWait); err != nil {
+			return nil, err
+		}
+	}
 	db.r, err = sql.Open("sqlite", dsn(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)"))
 	if err != nil {
+		db.Close()
 		return nil, err
 	}
 	db.r.SetMaxOpenConns(4)
@@ -75,7 +91,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		"_pragma=temp_store(MEMORY)",
 		"_txlock=immediate"))
 	if err != nil {
-		db.r.Close()
+		db.Close()
 		return nil, err
 	}
 	db.w.SetMaxOpenConns(1)
@@ -188,6 +204,9 @@ func (db *DB) Close() error {
 	}
 	if db.r != nil {
 		errs = append(errs, db.r.Close())
+	}
+	if db.lock != nil {
+		errs = append(errs, db.lock.Unlock())
 	}
 	return errors.Join(errs...)
 }

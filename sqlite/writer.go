@@ -22,12 +22,20 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 // small file would cost more than storing it.
 const batchBytes = 32 << 20
 
+// Writes never see a cancelled context: database/sql rolls a transaction
+// back when its context is cancelled, and SQLite rolls the whole transaction
+// back when a statement in it is interrupted, either of which would throw
+// away the complete sources of the open batch on Ctrl-C. The collector
+// checks for cancellation between lines instead, rolls the source in flight
+// back to its savepoint and flushes what was complete.
+func uncancelled(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 // tx returns the open write transaction, beginning one when needed.
 func (db *DB) tx(ctx context.Context) (*sql.Tx, error) {
 	if db.batch != nil {
 		return db.batch, nil
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.w.BeginTx(uncancelled(ctx), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +59,7 @@ func (db *DB) txStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 // Flush commits the open write transaction, if any.
-func (db *DB) Flush(ctx context.Context) error {
+func (db *DB) Flush(context.Context) error {
 	if db.batch == nil {
 		return nil
 	}
@@ -68,8 +76,10 @@ func (db *DB) abort() {
 	}
 }
 
-// within runs fn in a savepoint of the write transaction.
-func (db *DB) within(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// within runs fn in a savepoint of the write transaction, with a context
+// that is never cancelled.
+func (db *DB) within(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	ctx = uncancelled(ctx)
 	tx, err := db.tx(ctx)
 	if err != nil {
 		return err
@@ -78,7 +88,7 @@ func (db *DB) within(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		db.abort()
 		return err
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(ctx, tx); err != nil {
 		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO w; RELEASE w"); rerr != nil {
 			db.abort()
 		}
@@ -94,7 +104,7 @@ func (db *DB) within(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // StateDirID returns the id of a state dir, registering it when new.
 func (db *DB) StateDirID(ctx context.Context, path string) (int64, error) {
 	var id int64
-	err := db.within(ctx, func(tx *sql.Tx) error {
+	err := db.within(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO state_dirs(path, last_scan_ms) VALUES(?, ?)
 			ON CONFLICT(path) DO UPDATE SET last_scan_ms = excluded.last_scan_ms`, path, nowMs()); err != nil {
 			return err
@@ -106,7 +116,7 @@ func (db *DB) StateDirID(ctx context.Context, path string) (int64, error) {
 
 // SetAgents records the agents found in a state dir.
 func (db *DB) SetAgents(ctx context.Context, stateDirID int64, agents []string) error {
-	return db.within(ctx, func(tx *sql.Tx) error {
+	return db.within(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, a := range agents {
 			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO agents(state_dir_id, agent_id) VALUES(?, ?)`, stateDirID, a); err != nil {
 				return err
@@ -135,6 +145,7 @@ func scanSource(row scanner) (*clawledger.Source, error) {
 
 // Sources lists every source ever seen in a state dir.
 func (db *DB) Sources(ctx context.Context, stateDirID int64) ([]*clawledger.Source, error) {
+	ctx = uncancelled(ctx)
 	tx, err := db.tx(ctx)
 	if err != nil {
 		return nil, err
@@ -146,7 +157,7 @@ func (db *DB) Sources(ctx context.Context, stateDirID int64) ([]*clawledger.Sour
 // EnsureSource registers a source (by state dir and path) and returns it as stored.
 func (db *DB) EnsureSource(ctx context.Context, src *clawledger.Source) (*clawledger.Source, error) {
 	var out *clawledger.Source
-	err := db.within(ctx, func(tx *sql.Tx) error {
+	err := db.within(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sources(state_dir_id, rel_path, kind, class, agent_id, file_session_id, topic)
 			VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(state_dir_id, rel_path) DO NOTHING`,
 			src.StateDirID, src.Rel, string(src.Kind), string(src.Class), src.AgentID, src.SessionID, src.Topic); err != nil {
@@ -182,7 +193,7 @@ func updateSource(ctx context.Context, ex execer, s *clawledger.Source) error {
 
 // UpdateSource stores a source's path, class, cursor and gone mark.
 func (db *DB) UpdateSource(ctx context.Context, src *clawledger.Source) error {
-	return db.within(ctx, func(tx *sql.Tx) error { return updateSource(ctx, tx, src) })
+	return db.within(ctx, func(ctx context.Context, tx *sql.Tx) error { return updateSource(ctx, tx, src) })
 }
 
 // derivedTables hold rows derived from a source's lines, keyed by source_id.
@@ -190,6 +201,7 @@ var derivedTables = []string{"tool_calls", "compactions", "model_changes", "cron
 
 // Begin starts writing one source in a savepoint of the write transaction.
 func (db *DB) Begin(ctx context.Context, src *clawledger.Source, replace bool) (clawledger.IngestTx, *clawledger.Session, error) {
+	ctx = uncancelled(ctx)
 	tx, err := db.tx(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -493,7 +505,7 @@ func repeatArgs(n int) string {
 
 // ReplaceIndex replaces what one sessions.json says, and its cursor.
 func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries []clawledger.IndexEntry) error {
-	return db.within(ctx, func(tx *sql.Tx) error { return replaceIndex(ctx, tx, src, entries) })
+	return db.within(ctx, func(ctx context.Context, tx *sql.Tx) error { return replaceIndex(ctx, tx, src, entries) })
 }
 
 func replaceIndex(ctx context.Context, tx *sql.Tx, src *clawledger.Source, entries []clawledger.IndexEntry) error {
@@ -519,7 +531,7 @@ func replaceIndex(ctx context.Context, tx *sql.Tx, src *clawledger.Source, entri
 // ReplaceCronJobs replaces a state dir's cron jobs and the cursors of the
 // files they came from.
 func (db *DB) ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []clawledger.CronJob, srcs []*clawledger.Source) error {
-	return db.within(ctx, func(tx *sql.Tx) error { return replaceCronJobs(ctx, tx, stateDirID, jobs, srcs) })
+	return db.within(ctx, func(ctx context.Context, tx *sql.Tx) error { return replaceCronJobs(ctx, tx, stateDirID, jobs, srcs) })
 }
 
 func replaceCronJobs(ctx context.Context, tx *sql.Tx, stateDirID int64, jobs []clawledger.CronJob, srcs []*clawledger.Source) error {
@@ -545,7 +557,7 @@ func replaceCronJobs(ctx context.Context, tx *sql.Tx, stateDirID int64, jobs []c
 
 // PutWorkspaceFile stores a workspace file's content and its cursor.
 func (db *DB) PutWorkspaceFile(ctx context.Context, src *clawledger.Source, f *clawledger.WorkspaceFile) error {
-	return db.within(ctx, func(tx *sql.Tx) error {
+	return db.within(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO workspace_files(source_id, agent_id, size, mtime_ns, sha256, content)
 			VALUES(?, ?, ?, ?, ?, ?)`, src.ID, f.AgentID, f.Size, f.MtimeNs, f.SHA256, string(f.Content)); err != nil {
 			return err
