@@ -92,6 +92,13 @@ type Report struct {
 	Warnings       []Warning   `json:"warnings"`
 }
 
+func (c *Collector) fs() openclaw.FS {
+	if c.FS == nil {
+		return openclaw.OS
+	}
+	return c.FS
+}
+
 func (c *Collector) now() time.Time {
 	if c.Now != nil {
 		return c.Now()
@@ -101,9 +108,7 @@ func (c *Collector) now() time.Time {
 
 // Run ingests every given state directory.
 func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error) {
-	if c.FS == nil {
-		c.FS = openclaw.OS
-	}
+	c.FS = c.fs()
 	if c.Progress == nil {
 		c.Progress = noProgress{}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -76,11 +77,19 @@ unreadable files, a corrupt index); 1 means it failed.`,
 
 // collect runs one incremental ingest.
 func (a *app) collect(ctx context.Context, db *sqlite.DB, dirs []string, progress bool) (*collect.Report, error) {
+	return a.collector(db, progress).Run(ctx, dirs)
+}
+
+// collector is the collector every command ingests with.
+func (a *app) collector(db *sqlite.DB, progress bool) *collect.Collector {
 	c := &collect.Collector{Store: db, FS: openclaw.OS}
 	if progress {
 		c.Progress = &barProgress{w: a.stderr}
 	}
-	return c.Run(ctx, dirs)
+	if n, err := strconv.ParseInt(a.getenv(killAfterEnv), 10, 64); err == nil {
+		c.Progress = &killAfter{next: c.Progress, limit: n}
+	}
+	return c
 }
 
 func (a *app) printIngest(db string, r *collect.Report) {

@@ -1,0 +1,3 @@
+package main
+import "github.com/spf13/cobra"
+func (a *app) doctorCommand() *cobra.Command { return &cobra.Command{Use: "doctor"} }
