@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -86,9 +85,7 @@ func (a *app) collector(db *sqlite.DB, progress bool) *collect.Collector {
 	if progress {
 		c.Progress = &barProgress{w: a.stderr}
 	}
-	if n, err := strconv.ParseInt(a.getenv(killAfterEnv), 10, 64); err == nil {
-		c.Progress = &killAfter{next: c.Progress, limit: n}
-	}
+	a.testHooks(c)
 	return c
 }
 

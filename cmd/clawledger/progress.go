@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"io"
 
 	"github.com/schollz/progressbar/v3"
@@ -8,8 +9,9 @@ import (
 
 // barProgress draws a byte progress bar on a terminal.
 type barProgress struct {
-	w   io.Writer
-	bar *progressbar.ProgressBar
+	w     io.Writer
+	label string // default "ingesting"
+	bar   *progressbar.ProgressBar
 }
 
 func (p *barProgress) Start(total int64, files int) {
@@ -18,7 +20,7 @@ func (p *barProgress) Start(total int64, files int) {
 	}
 	p.bar = progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(p.w),
-		progressbar.OptionSetDescription("ingesting"),
+		progressbar.OptionSetDescription(cmp.Or(p.label, "ingesting")),
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100_000_000),

@@ -1,0 +1,119 @@
+package collect
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/openclaw"
+)
+
+// FileState says how a source's file compares with what its cursor
+// recorded at the last ingest.
+type FileState string
+
+const (
+	FileOK         FileState = "ok"
+	FileGrown      FileState = "grown"      // new bytes after the cursor: the next ingest reads them
+	FileChanged    FileState = "changed"    // size or mtime differ: the next ingest looks again
+	FileUnread     FileState = "unread"     // never read, or its last read failed (a corrupt index)
+	FileMissing    FileState = "missing"    // vanished: the next ingest flags it gone (its rows stay)
+	FileRewritten  FileState = "rewritten"  // committed bytes differ: the next ingest re-reads it and replaces its rows
+	FileUnreadable FileState = "unreadable" // cannot be opened or read
+)
+
+// Mismatch reports whether the ledger no longer holds what the file holds
+// (as opposed to the file merely having moved on since the last ingest).
+func (s FileState) Mismatch() bool { return s == FileRewritten || s == FileUnreadable }
+
+// FileCheck is what CheckFile found.
+type FileCheck struct {
+	State  FileState
+	Detail string
+	Hashed int64 // bytes read to verify the fingerprint
+}
+
+// CheckFile compares a present source's file with its cursor: device and
+// inode, size and mtime, and for line-based sources the sha256 of the first
+// KiB and of the KiB before the offset, and with deep the running sha256 of
+// every committed byte. It never writes.
+func CheckFile(fsys openclaw.FS, src *clawledger.Source, deep bool) FileCheck {
+	f, err := fsys.Open(filepath.Join(src.StateDir, filepath.FromSlash(src.Rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return FileCheck{State: FileMissing, Detail: "the file vanished since the last ingest; the next ingest flags it gone and keeps its lines"}
+	}
+	if err != nil {
+		return FileCheck{State: FileUnreadable, Detail: err.Error()}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return FileCheck{State: FileUnreadable, Detail: err.Error()}
+	}
+	c := &src.Cursor
+	if src.Kind.HasLines() && (c.Offset > 0 || c.Lines > 0) {
+		if fi.Size() < c.Offset {
+			return FileCheck{State: FileRewritten, Detail: fmt.Sprintf("the file shrank to %d bytes below the %d bytes ingested", fi.Size(), c.Offset)}
+		}
+		head := min(c.Offset, headBytes)
+		chk := FileCheck{Hashed: 2 * head}
+		switch {
+		case !bytes.Equal(hashRange(f, 0, head), c.HeadHash):
+			chk.State, chk.Detail = FileRewritten, "its first KiB changed since it was ingested"
+			return chk
+		case !bytes.Equal(hashRange(f, c.Offset-head, head), c.TailHash):
+			chk.State, chk.Detail = FileRewritten, fmt.Sprintf("the KiB before byte %d (the end of the last line ingested) changed", c.Offset)
+			return chk
+		case deep && len(c.PrefixHash) > 0:
+			chk.Hashed += c.Offset
+			if !prefixMatches(f, c) {
+				chk.State, chk.Detail = FileRewritten, fmt.Sprintf("the %d bytes ingested no longer hash the same: the file was rewritten", c.Offset)
+				return chk
+			}
+		}
+		if fi.Size() > c.Size {
+			chk.State, chk.Detail = FileGrown, fmt.Sprintf("%d new bytes since the last ingest", fi.Size()-c.Size)
+			return chk
+		}
+		if fi.ModTime().UnixNano() != c.MtimeNs || fi.Size() != c.Size {
+			chk.State, chk.Detail = FileChanged, "modified since the last ingest"
+			return chk
+		}
+		chk.State = FileOK
+		return chk
+	}
+	switch {
+	case c.MtimeNs == 0:
+		return FileCheck{State: FileUnread, Detail: "not read yet, or its last read failed (an ingest says why in its warnings)"}
+	case fi.Size() != c.Size || fi.ModTime().UnixNano() != c.MtimeNs:
+		return FileCheck{State: FileChanged, Detail: "modified since the last ingest"}
+	}
+	return FileCheck{State: FileOK}
+}
+
+// CheckStoredLines hashes the lines the ledger holds for a source (each
+// line's bytes and its newline, in order) and compares the sum with the
+// cursor's running sha256 of the bytes it committed. checked is false when
+// there is nothing to compare with: a source never read, or one with a line
+// over MaxLineBytes, stored without its bytes.
+func CheckStoredLines(src *clawledger.Source, lines func(fn func(*clawledger.Line) error) error) (ok, checked bool, err error) {
+	if len(src.Cursor.PrefixHash) == 0 {
+		return true, false, nil
+	}
+	want := prefixHash(src.Cursor.PrefixHash)
+	if want == nil {
+		return false, true, nil // a running hash that does not even decode
+	}
+	h := prefixHash(nil)
+	if err := lines(func(l *clawledger.Line) error {
+		h.Write(l.Raw)
+		h.Write(newline)
+		return nil
+	}); err != nil {
+		return false, false, err
+	}
+	return bytes.Equal(h.Sum(nil), want.Sum(nil)), true, nil
+}

@@ -1,0 +1,149 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+)
+
+// Integrity runs SQLite's integrity check (quick: its faster quick_check,
+// which skips matching indexes against tables) and returns its messages:
+// ["ok"] for a sound database file.
+func (db *DB) Integrity(ctx context.Context, quick bool) ([]string, error) {
+	pragma := "integrity_check"
+	if quick {
+		pragma = "quick_check"
+	}
+	return db.strings(ctx, "PRAGMA "+pragma)
+}
+
+// Orphans is a count of derived rows whose parent row is missing.
+type Orphans struct {
+	Table  string
+	Reason string
+	Rows   int64
+}
+
+// orphanChecks name, for each table holding rows derived from another, the
+// rows whose parent is missing. Writes never leave any (a source's rows and
+// its cursor commit together); these find damage from outside.
+var orphanChecks = []struct{ table, reason, where string }{
+	{"sources", "its state dir is missing", `NOT EXISTS (SELECT 1 FROM state_dirs d WHERE d.id = sources.state_dir_id)`},
+	{"agents", "its state dir is missing", `NOT EXISTS (SELECT 1 FROM state_dirs d WHERE d.id = agents.state_dir_id)`},
+	{"lines", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = lines.source_id)`},
+	{"sessions", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = sessions.source_id)`},
+	{"tool_calls", "its line is missing", `NOT EXISTS (SELECT 1 FROM lines l WHERE l.id = tool_calls.line_id)`},
+	{"compactions", "its line is missing", `NOT EXISTS (SELECT 1 FROM lines l WHERE l.id = compactions.line_id)`},
+	{"model_changes", "its line is missing", `NOT EXISTS (SELECT 1 FROM lines l WHERE l.id = model_changes.line_id)`},
+	{"cron_runs", "its line is missing", `NOT EXISTS (SELECT 1 FROM lines l WHERE l.id = cron_runs.line_id)`},
+	{"session_index", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = session_index.source_id)`},
+	{"workspace_files", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = workspace_files.source_id)`},
+	{"cron_jobs", "its state dir is missing", `NOT EXISTS (SELECT 1 FROM state_dirs d WHERE d.id = cron_jobs.state_dir_id)`},
+}
+
+// Orphans counts the derived rows whose parent row is missing, per table
+// and reason (only those with any).
+func (db *DB) Orphans(ctx context.Context) ([]Orphans, error) {
+	var out []Orphans
+	for _, c := range orphanChecks {
+		var n int64
+		if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM `+c.table+` WHERE `+c.where).Scan(&n); err != nil {
+			return nil, fmt.Errorf("count orphaned %s: %w", c.table, err)
+		}
+		if n > 0 {
+			out = append(out, Orphans{Table: c.table, Reason: c.reason, Rows: n})
+		}
+	}
+	return out, nil
+}
+
+// DeleteOrphans deletes every orphaned derived row, in one transaction, and
+// returns how many it deleted.
+func (db *DB) DeleteOrphans(ctx context.Context) (int64, error) {
+	var total int64
+	err := db.within(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		for _, c := range orphanChecks {
+			res, err := tx.ExecContext(ctx, `DELETE FROM `+c.table+` WHERE `+c.where)
+			if err != nil {
+				return err
+			}
+			n, _ := res.RowsAffected()
+			total += n
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return total, db.Flush(ctx)
+}
+
+// CursorProblem is a line-based source whose cursor disagrees with the
+// lines stored for it.
+type CursorProblem struct {
+	Source  *clawledger.Source
+	Problem string
+}
+
+// CheckCursors compares every line-based source's cursor with its stored
+// lines: as many lines as the cursor counts, numbered 1..n without a gap,
+// as many malformed ones, and ending exactly at the cursor's offset (each
+// line's bytes and its newline, back to back from byte 0).
+func (db *DB) CheckCursors(ctx context.Context) ([]CursorProblem, error) {
+	srcs, err := db.ExportSources(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	var out []CursorProblem
+	for _, s := range srcs {
+		var n, maxNo, malformed, bytes, oversize int64
+		if err := db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(max(line_no), 0), coalesce(sum(status = 1), 0),
+			coalesce(sum(length(raw) + 1), 0), coalesce(sum(status = 1 AND length(raw) = 0 AND error LIKE 'line of % bytes exceeds%'), 0)
+			FROM lines WHERE source_id = ?`, s.ID).Scan(&n, &maxNo, &malformed, &bytes, &oversize); err != nil {
+			return nil, err
+		}
+		var problems []string
+		c := &s.Cursor
+		if n != c.Lines {
+			problems = append(problems, fmt.Sprintf("the cursor counts %d lines, the ledger holds %d", c.Lines, n))
+		}
+		if maxNo != n {
+			problems = append(problems, fmt.Sprintf("line numbers run to %d over %d lines", maxNo, n))
+		}
+		if malformed != c.Malformed {
+			problems = append(problems, fmt.Sprintf("the cursor counts %d malformed lines, the ledger holds %d", c.Malformed, malformed))
+		}
+		if oversize == 0 && bytes != c.Offset {
+			problems = append(problems, fmt.Sprintf("the stored lines end at byte %d, the cursor at %d", bytes, c.Offset))
+		}
+		if len(problems) > 0 {
+			out = append(out, CursorProblem{Source: s, Problem: strings.Join(problems, "; ")})
+		}
+	}
+	return out, nil
+}
+
+// AllSources lists every source of every state dir, gone ones included.
+func (db *DB) AllSources(ctx context.Context) ([]*clawledger.Source, error) {
+	return queryAll(ctx, db.r, scanSource, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
+		ORDER BY d.path, s.rel_path`)
+}
+
+// ResetSource deletes a source's lines and derived rows and zeroes its
+// cursor, in one transaction, so the next ingest reads its file afresh.
+func (db *DB) ResetSource(ctx context.Context, src *clawledger.Source) error {
+	reset := *src
+	reset.Cursor, reset.GoneAt = clawledger.Cursor{}, 0
+	if err := db.within(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := deleteSourceRows(ctx, tx, src.ID); err != nil {
+			return err
+		}
+		return updateSource(ctx, tx, &reset)
+	}); err != nil {
+		return err
+	}
+	return db.Flush(ctx)
+}
