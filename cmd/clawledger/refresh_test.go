@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/sqlite"
+)
+
+// TestRefreshStepsAside: a query's auto-refresh does not fight the process
+// writing to the ledger (a watch keeps it current): it answers from the
+// ledger as it is, and says so with --verbose. Without a writer it ingests.
+func TestRefreshStepsAside(t *testing.T) {
+	ctx := context.Background()
+	m, err := fixture.WriteEdgeCases(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(t.TempDir(), "ledger.db")
+	watch, err := sqlite.Open(ctx, dbPath, sqlite.Options{Writer: sqlite.Holder{Command: "watch", LongRunning: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	a := &app{stdout: io.Discard, stderr: &stderr, db: dbPath, states: m.StateDirs[:1], verbose: true,
+		getenv: func(string) string { return "" }, command: "sessions"}
+	if err := a.refresh(ctx); err != nil {
+		t.Fatalf("refresh during a watch: %v", err)
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "not refreshing") || !strings.Contains(msg, "clawledger watch (pid") {
+		t.Fatalf("refresh during a watch said %q", msg)
+	}
+	watch.Close()
+
+	stderr.Reset()
+	if err := a.refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(ctx, dbPath, sqlite.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if list, err := db.Sessions(ctx, clawledger.SessionFilter{}); err != nil || len(list) == 0 {
+		t.Fatalf("after a refresh with no writer: %d sessions, %v", len(list), err)
+	}
+}
