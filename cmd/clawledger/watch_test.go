@@ -401,4 +401,3 @@ func (g *tsWriter) repair(path string) {
 		g.t.Fatal(err)
 	}
 }
-
