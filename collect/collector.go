@@ -61,16 +61,17 @@ type Warning struct {
 	Message  string `json:"message"`
 }
 
-// Malformed is a malformed line a run stored (as-is).
-type Malformed struct {
+// LineIssue locates a line a run stored as-is but could not decode
+// (malformed), or decoded only after a repair.
+type LineIssue struct {
 	StateDir string `json:"state_dir"`
 	Path     string `json:"path"`
 	Line     int64  `json:"line"`
 	Error    string `json:"error"`
 }
 
-// MaxReported bounds the malformed lines a report lists one by one; the
-// count covers them all (and `clawledger status` lists them all).
+// MaxReported bounds the lines a report lists one by one, per kind; the
+// counts cover them all (and `clawledger status` lists every malformed one).
 const MaxReported = 100
 
 // Report says what one run did.
@@ -84,8 +85,9 @@ type Report struct {
 	FilesSkipped   int         `json:"files_skipped"`
 	LinesIngested  int64       `json:"lines_ingested"`
 	MalformedLines int64       `json:"malformed_lines"`
-	Malformed      []Malformed `json:"malformed"`      // the first MaxReported of them
-	RepairedLines  int64       `json:"repaired_lines"` // decoded only after escaping raw control characters
+	Malformed      []LineIssue `json:"malformed"`      // the first MaxReported of them
+	RepairedLines  int64       `json:"repaired_lines"` // decoded only after a repair (invalid UTF-8, raw control characters)
+	Repaired       []LineIssue `json:"repaired"`       // the first MaxReported of them
 	BytesRead      int64       `json:"bytes_read"`
 	PendingTails   int         `json:"pending_tails"`
 	PendingBytes   int64       `json:"pending_bytes"`
@@ -115,7 +117,7 @@ func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error
 	if c.ChunkBytes <= 0 {
 		c.ChunkBytes = 64 << 20
 	}
-	rep := &Report{StateDirs: stateDirs, Warnings: []Warning{}, Malformed: []Malformed{}}
+	rep := &Report{StateDirs: stateDirs, Warnings: []Warning{}, Malformed: []LineIssue{}, Repaired: []LineIssue{}}
 	var plans []*dirPlan
 	for _, dir := range stateDirs {
 		p, err := c.plan(ctx, dir, rep)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"unicode/utf8"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/openclaw"
@@ -131,15 +132,19 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 					Message: fmt.Sprintf("the first line is a %q entry, not a session header: OpenClaw treats such a file as empty and may overwrite it; its lines are kept", rec.Entry.Type)})
 			}
 		}
+		issue := LineIssue{StateDir: src.StateDir, Path: src.Rel, Line: rec.Line.No, Error: rec.Line.Error}
 		switch rec.Line.Status {
 		case clawledger.LineMalformed:
 			cur.Malformed++
 			rep.MalformedLines++
 			if len(rep.Malformed) < MaxReported {
-				rep.Malformed = append(rep.Malformed, Malformed{StateDir: src.StateDir, Path: src.Rel, Line: rec.Line.No, Error: rec.Line.Error})
+				rep.Malformed = append(rep.Malformed, issue)
 			}
 		case clawledger.LineRepaired:
 			rep.RepairedLines++
+			if len(rep.Repaired) < MaxReported {
+				rep.Repaired = append(rep.Repaired, issue)
+			}
 		}
 		if err := tx.Add(&rec); err != nil {
 			return err
@@ -203,6 +208,14 @@ func (c *Collector) fingerprint(f io.ReaderAt, cur *clawledger.Cursor, h hash.Ha
 	}
 }
 
+// repairNote says how a repaired line was repaired.
+func repairNote(raw []byte) string {
+	if !utf8.Valid(raw) {
+		return "invalid UTF-8, replaced by U+FFFD in the derived text (the raw bytes are kept)"
+	}
+	return "raw control characters escaped before decoding (the raw bytes are kept)"
+}
+
 // decodeLine parses a line and sets its status.
 func decodeLine(kind clawledger.SourceKind, rec *clawledger.Record) {
 	var err error
@@ -210,7 +223,7 @@ func decodeLine(kind clawledger.SourceKind, rec *clawledger.Record) {
 	case clawledger.KindTranscript:
 		rec.Entry, err = openclaw.ParseEntry(rec.Line.Raw)
 		if err == nil && rec.Entry.Repaired {
-			rec.Line.Status = clawledger.LineRepaired
+			rec.Line.Status, rec.Line.Error = clawledger.LineRepaired, repairNote(rec.Line.Raw)
 		}
 	case clawledger.KindCronRuns:
 		rec.CronRun, err = openclaw.ParseCronRun(rec.Line.Raw)

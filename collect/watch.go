@@ -237,6 +237,9 @@ func (s *watch) log(b *Batch) {
 	if n := r.MalformedLines - int64(len(r.Malformed)); n > 0 {
 		s.Log.Warn("more malformed lines stored as-is; `clawledger status` lists them all", "count", n)
 	}
+	for _, m := range r.Repaired {
+		s.Log.Info("line repaired to decode", "file", filepath.Join(m.StateDir, filepath.FromSlash(m.Path)), "line", m.Line, "how", m.Error)
+	}
 	for _, w := range r.Warnings {
 		file := filepath.Join(w.StateDir, filepath.FromSlash(w.Path))
 		key := fmt.Sprintf("%s:%d:%s", file, w.Line, w.Message)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -38,9 +37,7 @@ func (a *app) refresh(ctx context.Context) error {
 		return err
 	}
 	if a.verbose {
-		for _, w := range rep.Warnings {
-			a.warnf("warning: %s: %s\n", filepath.Join(w.StateDir, w.Path), w.Message)
-		}
+		a.printWarnings(rep)
 	}
 	return a.refreshDerived(ctx, db)
 }
