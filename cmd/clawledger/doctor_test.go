@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/testenv"
+)
+
+// TestDoctor: doctor finds a healthy ledger healthy (exit 0); after damage
+// from outside (a transcript rewritten in place, an orphaned row, a stored
+// line altered, a stored line deleted) and an append, it reports each with
+// what to run (exit 3); --fix repairs what it can and reads the rest again.
+func TestDoctor(t *testing.T) {
+	home := t.TempDir()
+	if _, err := fixture.WriteEdgeCases(home); err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t, home)
+	c.mustRun(exitWarnings, "ingest")
+	c.golden("doctor-healthy", c.mustRun(exitOK, "doctor", "--json"))
+
+	sess := filepath.Join(home, ".openclaw", "agents", "main", "sessions")
+	rewrite := filepath.Join(sess, "b1000000-0000-4000-8000-000000000002.jsonl")
+	data, err := os.ReadFile(rewrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rewrite, []byte(strings.Replace(string(data), "Old session", "OLD SESSION", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testenv.AppendFile(t, filepath.Join(sess, "c1000000-0000-4000-8000-000000000003.jsonl"), `{"type":"message","id":"n1","parentId":null,"message":{"role":"user","content":"new"}}`+"\n")
+	db, err := sql.Open("sqlite", filepath.Join(home, ".local", "share", "clawledger", "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO tool_calls(line_id, idx, source_id) VALUES(999999, 0, 1)`,
+		`UPDATE lines SET raw = CAST(replace(CAST(raw AS TEXT), 'v4 says hi', 'V4 SAYS HI') AS BLOB)
+			WHERE source_id = (SELECT id FROM sources WHERE rel_path LIKE '%d1000000%.jsonl')`,
+		`DELETE FROM lines WHERE id = (SELECT max(l.id) FROM lines l JOIN sources s ON s.id = l.source_id WHERE s.rel_path LIKE '%e1000000%.jsonl')`,
+	} {
+		if _, err := db.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	c.golden("doctor", c.mustRun(exitWarnings, "doctor", "--json"))
+	c.golden("doctor-text", c.mustRun(exitWarnings, "doctor"))
+	c.golden("doctor-quick", c.mustRun(exitWarnings, "doctor", "--quick", "--json"))
+
+	// --fix deletes the orphan, resets the two inconsistent sources and reads
+	// them (and the rewritten and appended files) again: healthy
+	c.mustRun(exitOK, "doctor", "--fix")
+	var d doctorJSON
+	c.jsonOf(&d, exitOK, "doctor")
+	if !d.Healthy || len(d.Actions) != 0 {
+		t.Fatalf("after --fix: %+v", d)
+	}
+	c.mustRun(exitOK, "export", "--all", "--out", filepath.Join(t.TempDir(), "export"))
+}
