@@ -22,12 +22,13 @@ const (
 	FileUnread     FileState = "unread"     // never read, or its last read failed (a corrupt index)
 	FileMissing    FileState = "missing"    // vanished: the next ingest flags it gone (its rows stay)
 	FileRewritten  FileState = "rewritten"  // committed bytes differ: the next ingest re-reads it and replaces its rows
+	FileAltered    FileState = "altered"    // committed bytes differ where an ingest does not look (between the first and last KiB)
 	FileUnreadable FileState = "unreadable" // cannot be opened or read
 )
 
 // Mismatch reports whether the ledger no longer holds what the file holds
 // (as opposed to the file merely having moved on since the last ingest).
-func (s FileState) Mismatch() bool { return s == FileRewritten || s == FileUnreadable }
+func (s FileState) Mismatch() bool { return s == FileRewritten || s == FileAltered || s == FileUnreadable }
 
 // FileCheck is what CheckFile found.
 type FileCheck struct {
@@ -70,7 +71,7 @@ func CheckFile(fsys openclaw.FS, src *clawledger.Source, deep bool) FileCheck {
 		case deep && len(c.PrefixHash) > 0:
 			chk.Hashed += c.Offset
 			if !prefixMatches(f, c) {
-				chk.State, chk.Detail = FileRewritten, fmt.Sprintf("the %d bytes ingested no longer hash the same: the file was rewritten", c.Offset)
+				chk.State, chk.Detail = FileAltered, fmt.Sprintf("the %d bytes ingested no longer hash the same, though their first and last KiB do: the file was altered in place", c.Offset)
 				return chk
 			}
 		}

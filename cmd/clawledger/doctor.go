@@ -74,9 +74,10 @@ func (a *app) doctorCommand() *cobra.Command {
   - pending tails (unterminated last lines waiting for their newline).
 It only reads (and never blocks a running watch or ingest), except with
 --fix, which deletes orphaned rows, and resets the sources whose stored
-lines disagree with their cursor and reads them again (an incremental
-ingest of their state dirs; a source whose file is gone is left as it is,
-the ledger's copy being all there is).
+lines disagree with their cursor, or whose file was altered where an ingest
+does not look, and reads them again (an incremental ingest of their state
+dirs; a source whose file is gone is left as it is, the ledger's copy being
+all there is).
 --quick runs SQLite's quick_check and hashes only the first and last KiB.
 
 Exit code 0: no problem found; 3: problems found (listed with what to run);
@@ -112,7 +113,7 @@ Exit code 0: no problem found; 3: problems found (listed with what to run);
 		},
 	}
 	cmd.Flags().BoolVar(&quick, "quick", false, "SQLite quick_check, and hash only the first and last KiB of each file")
-	cmd.Flags().BoolVar(&fix, "fix", false, "delete orphaned rows and reset sources whose stored lines disagree with their cursor")
+	cmd.Flags().BoolVar(&fix, "fix", false, "delete orphaned rows, and read afresh the sources whose stored lines disagree with their cursor or whose file was altered in place")
 	return cmd
 }
 
@@ -177,6 +178,8 @@ func (a *app) diagnose(ctx context.Context, db *sqlite.DB, full bool) (*doctorJS
 		out.Checked.Files++
 		out.Checked.BytesHashed += chk.Hashed
 		switch {
+		case chk.State == collect.FileAltered: // an ingest does not look there
+			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: chk.Detail, Fix: fixDoctor})
 		case chk.State.Mismatch():
 			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: chk.Detail, Fix: fixIngest})
 		case chk.State == collect.FileUnread:
@@ -263,6 +266,13 @@ func (a *app) doctorFix(ctx context.Context, full bool) (*doctorFixed, error) {
 	if err != nil {
 		return nil, err
 	}
+	if full {
+		altered, err := alteredSources(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		bad = append(bad, altered...)
+	}
 	for _, b := range bad {
 		if b.src.GoneAt != 0 {
 			continue // its file is gone: the ledger's copy is all there is; leave it as it is
@@ -278,6 +288,22 @@ func (a *app) doctorFix(ctx context.Context, full bool) (*doctorFixed, error) {
 		}
 	}
 	return fixed, nil
+}
+
+// alteredSources finds the present files whose committed bytes changed
+// where an ingest does not look.
+func alteredSources(ctx context.Context, db *sqlite.DB) ([]badSource, error) {
+	srcs, err := db.ExportSources(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	var out []badSource
+	for _, s := range srcs {
+		if chk := collect.CheckFile(openclaw.OS, s, true); chk.State == collect.FileAltered {
+			out = append(out, badSource{s, finding{File: sourceFile(s)}})
+		}
+	}
+	return out, nil
 }
 
 func uniqueStateDirs(bad []badSource) []string {

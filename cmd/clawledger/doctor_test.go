@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"os"
@@ -34,6 +35,17 @@ func TestDoctor(t *testing.T) {
 	if err := os.WriteFile(rewrite, []byte(strings.Replace(string(data), "Old session", "OLD SESSION", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// altered in the middle, where an ingest does not look (same size, same first and last KiB)
+	alter := filepath.Join(sess, "a1000000-0000-4000-8000-000000000001.jsonl")
+	if data, err = os.ReadFile(alter); err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.Index(string(data), "Try the other approach"); i < 2048 || len(data)-i < 2048 {
+		t.Fatalf("the altered bytes must lie past the first KiB and before the last (at %d of %d)", i, len(data))
+	}
+	if err := os.WriteFile(alter, []byte(strings.Replace(string(data), "Try the other approach", "TRY THE OTHER APPROACH", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	testenv.AppendFile(t, filepath.Join(sess, "c1000000-0000-4000-8000-000000000003.jsonl"), `{"type":"message","id":"n1","parentId":null,"message":{"role":"user","content":"new"}}`+"\n")
 	db, err := sql.Open("sqlite", filepath.Join(home, ".local", "share", "clawledger", "ledger.db"))
 	if err != nil {
@@ -54,13 +66,28 @@ func TestDoctor(t *testing.T) {
 	c.golden("doctor-text", c.mustRun(exitWarnings, "doctor"))
 	c.golden("doctor-quick", c.mustRun(exitWarnings, "doctor", "--quick", "--json"))
 
-	// --fix deletes the orphan, resets the two inconsistent sources and reads
-	// them (and the rewritten and appended files) again: healthy
-	c.mustRun(exitOK, "doctor", "--fix")
+	// an ingest re-reads the rewritten file but cannot see the altered one
+	c.mustRun(exitWarnings, "ingest")
 	var d doctorJSON
+	c.jsonOf(&d, exitWarnings, "doctor")
+	if len(d.Actions) != 1 || d.Actions[0] != fixDoctor {
+		t.Fatalf("after an ingest: %+v", d)
+	}
+
+	// --fix deletes the orphan, resets the inconsistent and altered sources
+	// and reads them again: healthy, and the ledger equals the files
+	c.mustRun(exitOK, "doctor", "--fix")
 	c.jsonOf(&d, exitOK, "doctor")
 	if !d.Healthy || len(d.Actions) != 0 {
 		t.Fatalf("after --fix: %+v", d)
 	}
-	c.mustRun(exitOK, "export", "--all", "--out", filepath.Join(t.TempDir(), "export"))
+	out := filepath.Join(t.TempDir(), "export")
+	c.mustRun(exitOK, "export", "--all", "--out", out)
+	for _, p := range []string{alter, rewrite} {
+		data, _ := os.ReadFile(p)
+		rel, _ := filepath.Rel(home, p)
+		if got, _ := os.ReadFile(filepath.Join(out, rel)); !bytes.Equal(got, data) {
+			t.Errorf("%s: the ledger does not hold the file as it is", rel)
+		}
+	}
 }
