@@ -28,7 +28,9 @@ const (
 
 // Mismatch reports whether the ledger no longer holds what the file holds
 // (as opposed to the file merely having moved on since the last ingest).
-func (s FileState) Mismatch() bool { return s == FileRewritten || s == FileAltered || s == FileUnreadable }
+func (s FileState) Mismatch() bool {
+	return s == FileRewritten || s == FileAltered || s == FileUnreadable
+}
 
 // FileCheck is what CheckFile found.
 type FileCheck struct {
