@@ -25,7 +25,11 @@ type Source struct {
 }
 
 // Cursor remembers how far a source has been ingested and how to recognize
-// the same file next time.
+// the same file next time. A transcript held in an OpenClaw database uses
+// it with its events as lines: Offset is the last seq stored, Size the
+// events seen, HeadHash and TailHash hash the first and last event stored,
+// PrefixHash runs over every event stored plus its newline (the bytes an
+// export writes), Dev, Inode and MtimeNs stay zero.
 type Cursor struct {
 	Dev, Inode uint64
 	Size       int64  // bytes seen at the last read (committed lines plus pending tail)
@@ -37,6 +41,10 @@ type Cursor struct {
 	Lines      int64  // complete lines stored (blank and malformed included)
 	Malformed  int64  // malformed lines among them
 	Pending    int64  // bytes after Offset still waiting for their newline
+	// Mark is kept for sources held in an OpenClaw database only: a
+	// transcript's rewrite generation (a new one means OpenClaw rewrote it),
+	// or a run log's last run as "<ts>/<id>".
+	Mark string
 }
 
 // LineStatus says how a stored line decoded.

@@ -119,18 +119,29 @@ func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error
 	}
 	rep := &Report{StateDirs: stateDirs, Warnings: []Warning{}, Malformed: []LineIssue{}, Repaired: []LineIssue{}}
 	var plans []*dirPlan
+	defer func() {
+		for _, p := range plans {
+			p.close()
+		}
+	}()
 	for _, dir := range stateDirs {
 		p, err := c.plan(ctx, dir, rep)
+		if p != nil {
+			plans = append(plans, p)
+		}
 		if err != nil {
 			return rep, errors.Join(err, c.Store.Flush(context.WithoutCancel(ctx)))
 		}
-		plans = append(plans, p)
 	}
 	var total int64
 	var files int
 	for _, p := range plans {
 		for _, w := range p.work {
 			total += w.estimate
+			files++
+		}
+		for _, d := range p.dbs {
+			total += d.estimate(p)
 			files++
 		}
 	}
@@ -150,10 +161,21 @@ type dirPlan struct {
 	dir     string
 	id      int64
 	tree    *openclaw.Tree
+	byRel   map[string]*clawledger.Source // every source known, by path
 	work    []*work
 	cron    []*work // jobs.json and its state sidecar, handled together
+	dbs     []*dbPlan
 	gone    []*clawledger.Source
 	renamed int
+
+	dbJobs    []clawledger.CronJob // the state database's cron jobs
+	dbJobSrcs []*clawledger.Source // its cron jobs source, when they changed
+}
+
+func (p *dirPlan) close() {
+	for _, d := range p.dbs {
+		d.db.Close()
+	}
 }
 
 type work struct {
@@ -191,9 +213,16 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	for _, s := range known {
 		byRel[s.Rel] = s
 	}
-	present := make(map[string]bool, len(tree.Files))
+	p := &dirPlan{dir: abs, id: id, tree: tree, byRel: byRel}
+	present, unreadable := c.planDatabases(ctx, p, rep)
 	for _, f := range tree.Files {
 		present[f.Rel] = true
+	}
+	for _, s := range known {
+		// sources of a database that could not be read stay as they are
+		if dbRel, _, ok := openclaw.SplitDatabaseRel(s.Rel); ok && unreadable[dbRel] {
+			present[s.Rel] = true
+		}
 	}
 	// sources whose file vanished may have been renamed (a soft delete renames
 	// <id>.jsonl to <id>.jsonl.deleted.<ts>): match them by device and inode
@@ -203,18 +232,17 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 			missing[[2]uint64{s.Cursor.Dev, s.Cursor.Inode}] = s
 		}
 	}
-	p := &dirPlan{dir: abs, id: id, tree: tree}
 	for _, f := range tree.Files {
 		rep.FilesScanned++
 		src := byRel[f.Rel]
 		if src == nil {
 			dev, ino := openclaw.FileID(f.Info)
-			if old := missing[[2]uint64{dev, ino}]; old != nil && old.Kind == f.Kind && c.sameHead(old, abs, f.Rel) {
+			if old := missing[[2]uint64{dev, ino}]; old != nil && old.Kind == f.Kind && !f.Compressed && c.sameHead(old, abs, f.Rel) {
 				delete(missing, [2]uint64{dev, ino})
 				delete(byRel, old.Rel)
 				old.Rel, old.Class, old.SessionID, old.Topic, old.AgentID = f.Rel, f.Class, f.SessionID, f.Topic, f.AgentID
 				if err := c.Store.UpdateSource(ctx, old); err != nil {
-					return nil, err
+					return p, err
 				}
 				byRel[f.Rel] = old
 				src = old
@@ -223,8 +251,9 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 				src, err = c.Store.EnsureSource(ctx, &clawledger.Source{StateDirID: id, Rel: f.Rel, Kind: f.Kind, Class: f.Class,
 					AgentID: f.AgentID, SessionID: f.SessionID, Topic: f.Topic})
 				if err != nil {
-					return nil, err
+					return p, err
 				}
+				byRel[f.Rel] = src
 			}
 		}
 		src.StateDir = abs
@@ -272,20 +301,27 @@ func (c *Collector) sameHead(src *clawledger.Source, dir, rel string) bool {
 
 func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error {
 	rep.FilesRenamed += p.renamed
+	// databases first: an archive stored from its row is then only checked
+	// against its published file
+	if err := c.executeDatabases(ctx, p, rep); err != nil {
+		return err
+	}
 	for _, w := range p.work {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		var err error
-		switch w.src.Kind {
-		case clawledger.KindTranscript, clawledger.KindCronRuns:
+		switch {
+		case w.found.Compressed:
+			err = c.ingestArchiveFile(ctx, w, rep)
+		case w.src.Kind == clawledger.KindTranscript, w.src.Kind == clawledger.KindCronRuns:
 			err = c.ingestLines(ctx, w, rep)
-		case clawledger.KindIndex:
+		case w.src.Kind == clawledger.KindIndex:
 			err = c.ingestIndex(ctx, w, rep)
-		case clawledger.KindWorkspace:
+		case w.src.Kind == clawledger.KindWorkspace:
 			err = c.ingestWorkspace(ctx, w, rep)
 		}
-		if w.src.Kind != clawledger.KindTranscript && w.src.Kind != clawledger.KindCronRuns {
+		if w.found.Compressed || (w.src.Kind != clawledger.KindTranscript && w.src.Kind != clawledger.KindCronRuns) {
 			c.Progress.Add(w.estimate)
 		}
 		if err != nil {
@@ -297,7 +333,7 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 			return fmt.Errorf("%s: %w", filepath.Join(p.dir, w.src.Rel), err)
 		}
 	}
-	if len(p.cron) > 0 {
+	if len(p.cron) > 0 || len(p.dbJobSrcs) > 0 {
 		if err := c.ingestCronJobs(ctx, p, rep); err != nil {
 			return err
 		}
@@ -314,7 +350,7 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 				return err
 			}
 		case clawledger.KindCronJobs:
-			if !anyCronPresent(p.tree) {
+			if !anyCronPresent(p) {
 				if err := c.Store.ReplaceCronJobs(ctx, p.id, nil, []*clawledger.Source{s}); err != nil {
 					return err
 				}
@@ -325,9 +361,14 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 	return nil
 }
 
-func anyCronPresent(t *openclaw.Tree) bool {
-	for _, f := range t.Files {
+func anyCronPresent(p *dirPlan) bool {
+	for _, f := range p.tree.Files {
 		if f.Kind == clawledger.KindCronJobs {
+			return true
+		}
+	}
+	for _, d := range p.dbs {
+		if d.found.Role == openclaw.DatabaseState {
 			return true
 		}
 	}
@@ -338,6 +379,7 @@ func anyCronPresent(t *openclaw.Tree) bool {
 type fileError struct{ err error }
 
 func (e *fileError) Error() string { return e.err.Error() }
+func (e *fileError) Unwrap() error { return e.err }
 
 const headBytes = 1024
 

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/clawledger/clawledger"
@@ -102,100 +103,265 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 			tx.Rollback()
 		}
 	}()
-	tr := &transcript{s: sess}
+	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, cur: cur, h: h, hashOK: true, fileHeader: true}
 	lr := newLineReader(f, cur.Offset)
 	defer lr.release()
-	var stored, sinceCommit int64
-	hashOK := true
-	for {
-		line, off, size, oversize, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return &fileError{err}
-		}
-		cur.Lines++
-		rec := clawledger.Record{Line: clawledger.Line{Offset: off, No: cur.Lines, Raw: line}}
-		if oversize {
-			rec.Line.Status, rec.Line.Error = clawledger.LineMalformed, fmt.Sprintf("line of %d bytes exceeds the %d MiB limit; bytes not stored", size, MaxLineBytes>>20)
-			hashOK = false
-		} else {
-			h.Write(line)
-			h.Write(newline)
-			decodeLine(src.Kind, &rec)
-		}
-		if src.Kind == clawledger.KindTranscript {
-			tr.apply(&rec)
-			if rec.Line.No == 1 && rec.Entry != nil && rec.Entry.Header == nil {
-				rep.Warnings = append(rep.Warnings, Warning{StateDir: src.StateDir, Path: src.Rel, Line: 1,
-					Message: fmt.Sprintf("the first line is a %q entry, not a session header: OpenClaw treats such a file as empty and may overwrite it; its lines are kept", rec.Entry.Type)})
-			}
-		}
-		issue := LineIssue{StateDir: src.StateDir, Path: src.Rel, Line: rec.Line.No, Error: rec.Line.Error}
-		switch rec.Line.Status {
-		case clawledger.LineMalformed:
-			cur.Malformed++
-			rep.MalformedLines++
-			if len(rep.Malformed) < MaxReported {
-				rep.Malformed = append(rep.Malformed, issue)
-			}
-		case clawledger.LineRepaired:
-			rep.RepairedLines++
-			if len(rep.Repaired) < MaxReported {
-				rep.Repaired = append(rep.Repaired, issue)
-			}
-		}
-		if err := tx.Add(&rec); err != nil {
-			return err
-		}
-		cur.Offset = off + size
-		stored++
-		sinceCommit += size
-		rep.LinesIngested++
-		rep.BytesRead += size
+	var sinceCommit int64
+	err = drain(ctx, lr, sink, rep, func(_ []byte, size int64) error {
 		c.Progress.Add(size)
-		if !replace && sinceCommit >= c.ChunkBytes {
-			// an intermediate cursor: its zero mtime makes the next run look again
-			mid := cur
-			c.fingerprint(f, &mid, h, hashOK)
-			mid.Size, mid.MtimeNs = mid.Offset, 0
-			if err := tx.Commit(mid, sess); err != nil {
-				return err
-			}
-			tx = nil
-			if tx, _, err = c.Store.Begin(ctx, src, false); err != nil {
-				return err
-			}
-			sinceCommit = 0
+		sinceCommit += size
+		if replace || sinceCommit < c.ChunkBytes {
+			return nil
 		}
-		if err := ctx.Err(); err != nil {
+		// an intermediate cursor: its zero mtime makes the next run look again
+		mid := sink.cur
+		c.fingerprint(f, &mid, sink.h, sink.hashOK)
+		mid.Size, mid.MtimeNs = mid.Offset, 0
+		if err := tx.Commit(mid, sess); err != nil {
 			return err
 		}
+		tx = nil
+		var err error
+		if tx, _, err = c.Store.Begin(ctx, src, false); err != nil {
+			return err
+		}
+		sink.tx, sinceCommit = tx, 0
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	cur, stored := sink.cur, sink.stored
 	rep.BytesRead += lr.pending
 	final := statCursor(fi)
 	final.Offset, final.Lines, final.Malformed, final.Pending = cur.Offset, cur.Lines, cur.Malformed, lr.pending
 	final.Size = cur.Offset + lr.pending
-	c.fingerprint(f, &final, h, hashOK)
+	c.fingerprint(f, &final, sink.h, sink.hashOK)
 	if err := tx.Commit(final, sess); err != nil {
 		return err
 	}
 	tx = nil
-	if stored > 0 || replace {
+	rep.counted(stored > 0 || replace, replace, lr.pending)
+	return nil
+}
+
+// counted records in the report that a source was read: whether anything
+// was stored, whether it replaced what the source held, its pending tail.
+func (rep *Report) counted(stored, replaced bool, pending int64) {
+	if stored {
 		rep.FilesIngested++
 	}
-	if replace {
+	if replaced {
 		rep.FilesReplaced++
 	}
-	if lr.pending > 0 {
+	if pending > 0 {
 		rep.PendingTails++
-		rep.PendingBytes += lr.pending
+		rep.PendingBytes += pending
+	}
+}
+
+var newline = []byte{'\n'}
+
+// drain stores every complete line of lr into sink, moving the cursor's
+// offset; after, when set, runs after each line. Reading and parsing run
+// on a second goroutine, a batch of lines ahead of storing: parsing is a
+// fifth of an ingest's work and overlaps the database's.
+func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, after func(line []byte, size int64) error) error {
+	batches := make(chan *lineBatch, 2)
+	stop := make(chan struct{})
+	defer func() {
+		close(stop)
+		for range batches { // let the reader finish
+		}
+	}()
+	var readErr error
+	go func() {
+		defer close(batches)
+		readErr = readBatches(lr, sink.src.Kind, batches, stop)
+	}()
+	for b := range batches {
+		for i := range b.lines {
+			l := &b.lines[i]
+			if err := sink.addDecoded(&l.rec, l.oversize, l.size); err != nil {
+				return err
+			}
+			sink.cur.Offset = l.rec.Line.Offset + l.size
+			rep.BytesRead += l.size
+			if after != nil {
+				if err := after(l.rec.Line.Raw, l.size); err != nil {
+					return err
+				}
+			}
+		}
+		b.release()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if readErr != nil {
+		return &fileError{readErr}
 	}
 	return nil
 }
 
-var newline = []byte{'\n'}
+// lineBatch is a run of lines read and decoded ahead of storing; their
+// bytes share one buffer, reused once the batch is stored.
+type lineBatch struct {
+	lines []readLine
+	buf   []byte
+}
+
+type readLine struct {
+	rec      clawledger.Record
+	size     int64 // on disk, newline included
+	n        int   // bytes kept in the batch buffer
+	oversize bool
+}
+
+const batchLines, batchBuf = 256, 1 << 20
+
+var lineBatches = sync.Pool{New: func() any {
+	return &lineBatch{lines: make([]readLine, 0, batchLines), buf: make([]byte, 0, batchBuf)}
+}}
+
+func (b *lineBatch) release() {
+	clear(b.lines) // drop references to decoded entries
+	b.lines, b.buf = b.lines[:0], b.buf[:0]
+	if cap(b.buf) > 4*batchBuf { // a huge line grew it: do not keep that
+		b.buf = make([]byte, 0, batchBuf)
+	}
+	lineBatches.Put(b)
+}
+
+// readBatches reads and decodes lines until the end of lr, sending them in
+// batches; it stops early when stop closes.
+func readBatches(lr *lineReader, kind clawledger.SourceKind, out chan<- *lineBatch, stop <-chan struct{}) error {
+	for {
+		b := lineBatches.Get().(*lineBatch)
+		var err error
+		for len(b.lines) < batchLines && len(b.buf) < batchBuf {
+			var line []byte
+			var l readLine
+			line, l.rec.Line.Offset, l.size, l.oversize, err = lr.next()
+			if err != nil {
+				break
+			}
+			if !l.oversize {
+				b.buf = append(b.buf, line...)
+				l.n = len(line)
+			}
+			b.lines = append(b.lines, l)
+		}
+		// slices into buf are taken once it has stopped growing
+		off := 0
+		for i := range b.lines {
+			l := &b.lines[i]
+			if l.oversize {
+				continue
+			}
+			l.rec.Line.Raw = b.buf[off : off+l.n : off+l.n]
+			off += l.n
+			decodeLine(kind, &l.rec)
+		}
+		if len(b.lines) > 0 {
+			select {
+			case out <- b:
+			case <-stop:
+				return nil
+			}
+		} else {
+			b.release()
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// lineSink stores one source's lines in an ingest transaction, keeping its
+// cursor's line counts, the running hash of its bytes and its session
+// summary up to date. The caller moves cur.Offset.
+type lineSink struct {
+	src    *clawledger.Source
+	rep    *Report
+	tx     clawledger.IngestTx
+	tr     *transcript
+	cur    clawledger.Cursor
+	h      hash.Hash
+	hashOK bool
+	stored int64
+	// fileHeader: the source is a transcript file, whose first line OpenClaw
+	// requires to be a session header (a database session need not start
+	// with one)
+	fileHeader bool
+}
+
+// add stores one complete line found at off (size bytes with its newline).
+// An oversize line is recorded as malformed without its bytes.
+func (s *lineSink) add(line []byte, off int64, oversize bool, size int64) error {
+	rec := clawledger.Record{Line: clawledger.Line{Offset: off, Raw: line}}
+	if !oversize {
+		decodeLine(s.src.Kind, &rec)
+	}
+	return s.addDecoded(&rec, oversize, size)
+}
+
+// addDecoded stores a line already decoded (or oversize, without bytes).
+func (s *lineSink) addDecoded(rec *clawledger.Record, oversize bool, size int64) error {
+	s.cur.Lines++
+	rec.Line.No = s.cur.Lines
+	if oversize {
+		rec.Line.Raw = []byte{}
+		rec.Line.Status, rec.Line.Error = clawledger.LineMalformed, fmt.Sprintf("line of %d bytes exceeds the %d MiB limit; bytes not stored", size, MaxLineBytes>>20)
+		s.hashOK = false
+	} else {
+		s.h.Write(rec.Line.Raw)
+		s.h.Write(newline)
+	}
+	return s.store(rec)
+}
+
+// addBroken stores a line that could not even be read (an undecodable
+// database event) as malformed, with no bytes.
+func (s *lineSink) addBroken(off int64, reason string) error {
+	s.cur.Lines++
+	s.hashOK = false
+	return s.store(&clawledger.Record{Line: clawledger.Line{Offset: off, No: s.cur.Lines, Raw: []byte{},
+		Status: clawledger.LineMalformed, Error: reason}})
+}
+
+func (s *lineSink) store(rec *clawledger.Record) error {
+	if s.src.Kind == clawledger.KindTranscript {
+		s.tr.apply(rec)
+		if s.fileHeader && rec.Line.No == 1 && rec.Entry != nil && rec.Entry.Header == nil {
+			s.rep.Warnings = append(s.rep.Warnings, Warning{StateDir: s.src.StateDir, Path: s.src.Rel, Line: 1,
+				Message: fmt.Sprintf("the first line is a %q entry, not a session header: OpenClaw treats such a file as empty and may overwrite it; its lines are kept", rec.Entry.Type)})
+		}
+	}
+	issue := LineIssue{StateDir: s.src.StateDir, Path: s.src.Rel, Line: rec.Line.No, Error: rec.Line.Error}
+	switch rec.Line.Status {
+	case clawledger.LineMalformed:
+		s.cur.Malformed++
+		s.rep.MalformedLines++
+		if len(s.rep.Malformed) < MaxReported {
+			s.rep.Malformed = append(s.rep.Malformed, issue)
+		}
+	case clawledger.LineRepaired:
+		s.rep.RepairedLines++
+		if len(s.rep.Repaired) < MaxReported {
+			s.rep.Repaired = append(s.rep.Repaired, issue)
+		}
+	}
+	if err := s.tx.Add(rec); err != nil {
+		return err
+	}
+	s.stored++
+	s.rep.LinesIngested++
+	return nil
+}
 
 // fingerprint fills a cursor's head, tail and prefix hashes for its offset.
 func (c *Collector) fingerprint(f io.ReaderAt, cur *clawledger.Cursor, h hash.Hash, hashOK bool) {
@@ -320,7 +486,9 @@ func (c *Collector) ingestCronJobs(ctx context.Context, p *dirPlan, rep *Report)
 		var err error
 		if jobs, err = openclaw.ParseCronJobs(b); err != nil {
 			c.warn(rep, p.dir, "cron/jobs.json", "cron jobs ignored: %v", err)
-			return nil
+			if len(p.dbJobs) == 0 {
+				return nil
+			}
 		}
 	}
 	if b, ok := data["cron/jobs-state.json"]; ok {
@@ -334,6 +502,21 @@ func (c *Collector) ingestCronJobs(ctx context.Context, p *dirPlan, rep *Report)
 			}
 		}
 	}
+	// the state database (SQLite era) is authoritative for the jobs it holds
+	if len(p.dbJobs) > 0 {
+		inDB := map[string]bool{}
+		for _, j := range p.dbJobs {
+			inDB[j.ID] = true
+		}
+		merged := append([]clawledger.CronJob{}, p.dbJobs...)
+		for _, j := range jobs {
+			if !inDB[j.ID] {
+				merged = append(merged, j)
+			}
+		}
+		jobs = merged
+	}
+	srcs = append(srcs, p.dbJobSrcs...)
 	rep.FilesIngested += len(srcs)
 	return c.Store.ReplaceCronJobs(ctx, p.id, jobs, srcs)
 }

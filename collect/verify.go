@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/openclaw/archive"
 )
 
 // FileState says how a source's file compares with what its cursor
@@ -39,11 +41,49 @@ type FileCheck struct {
 	Hashed int64 // bytes read to verify the fingerprint
 }
 
+// CheckCursor compares a line-based source's cursor with the lines the
+// ledger stores for it (lines, their numbering, malformed ones, and for a
+// file their bytes back to back from byte 0 up to the offset); it returns
+// what disagrees, or "".
+func CheckCursor(src *clawledger.Source, lines, maxLineNo, malformed, bytes, noBytes int64) string {
+	var problems []string
+	c := &src.Cursor
+	if lines != c.Lines {
+		problems = append(problems, fmt.Sprintf("the cursor counts %d lines, the ledger holds %d", c.Lines, lines))
+	}
+	if maxLineNo != lines {
+		problems = append(problems, fmt.Sprintf("line numbers run to %d over %d lines", maxLineNo, lines))
+	}
+	if malformed != c.Malformed {
+		problems = append(problems, fmt.Sprintf("the cursor counts %d malformed lines, the ledger holds %d", c.Malformed, malformed))
+	}
+	// a database source's offset is an event seq, not a byte count
+	if _, _, inDB := openclaw.SplitDatabaseRel(src.Rel); !inDB && noBytes == 0 && bytes != c.Offset {
+		problems = append(problems, fmt.Sprintf("the stored lines end at byte %d, the cursor at %d", bytes, c.Offset))
+	}
+	return strings.Join(problems, "; ")
+}
+
 // CheckFile compares a present source's file with its cursor: device and
 // inode, size and mtime, and for line-based sources the sha256 of the first
 // KiB and of the KiB before the offset, and with deep the running sha256 of
-// every committed byte. It never writes.
+// every committed byte (of a zstd archive: of its decompressed bytes). A
+// source held in an OpenClaw database is checked for its database file
+// only, and an archive stored from a database row not at all. It never
+// writes.
 func CheckFile(fsys openclaw.FS, src *clawledger.Source, deep bool) FileCheck {
+	if dbRel, _, ok := openclaw.SplitDatabaseRel(src.Rel); ok {
+		if _, err := fsys.Stat(filepath.Join(src.StateDir, filepath.FromSlash(dbRel))); errors.Is(err, fs.ErrNotExist) {
+			return FileCheck{State: FileMissing, Detail: "its database vanished since the last ingest; the next ingest flags it gone and keeps its lines"}
+		}
+		return FileCheck{State: FileOK}
+	}
+	if c := &src.Cursor; hasContent(src) && c.Dev == 0 && c.Inode == 0 && c.MtimeNs == 0 {
+		return FileCheck{State: FileOK} // an archive stored from its database row: no file of its own
+	}
+	if strings.HasSuffix(src.Rel, ".zst") {
+		return checkArchive(fsys, src, deep)
+	}
 	f, err := fsys.Open(filepath.Join(src.StateDir, filepath.FromSlash(src.Rel)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return FileCheck{State: FileMissing, Detail: "the file vanished since the last ingest; the next ingest flags it gone and keeps its lines"}
@@ -95,6 +135,44 @@ func CheckFile(fsys openclaw.FS, src *clawledger.Source, deep bool) FileCheck {
 		return FileCheck{State: FileChanged, Detail: "modified since the last ingest"}
 	}
 	return FileCheck{State: FileOK}
+}
+
+// checkArchive compares a zstd archive file with its cursor: its size and
+// mtime, and with deep its decompressed bytes against the running hash. An
+// archive stored from a database row may have no file: nothing to check.
+func checkArchive(fsys openclaw.FS, src *clawledger.Source, deep bool) FileCheck {
+	f, err := fsys.Open(filepath.Join(src.StateDir, filepath.FromSlash(src.Rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return FileCheck{State: FileOK}
+	}
+	if err != nil {
+		return FileCheck{State: FileUnreadable, Detail: err.Error()}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return FileCheck{State: FileUnreadable, Detail: err.Error()}
+	}
+	c := &src.Cursor
+	if fi.Size() != c.Size || fi.ModTime().UnixNano() != c.MtimeNs {
+		return FileCheck{State: FileChanged, Detail: "modified since the last ingest"}
+	}
+	if !deep || len(c.PrefixHash) == 0 {
+		return FileCheck{State: FileOK}
+	}
+	zr, err := archive.NewReader(f)
+	if err != nil {
+		return FileCheck{State: FileUnreadable, Detail: err.Error()}
+	}
+	defer zr.Close()
+	same, err := sameStream(zr, c)
+	switch {
+	case err != nil:
+		return FileCheck{State: FileUnreadable, Detail: err.Error(), Hashed: c.Offset}
+	case !same:
+		return FileCheck{State: FileAltered, Detail: "its decompressed bytes no longer hash to what was ingested", Hashed: c.Offset}
+	}
+	return FileCheck{State: FileOK, Hashed: c.Offset}
 }
 
 // CheckStoredLines hashes the lines the ledger holds for a source (each

@@ -34,7 +34,12 @@ type Watcher struct {
 	// AfterBatch runs after every batch (the derived layers); its error is
 	// logged and the watch goes on.
 	AfterBatch func(ctx context.Context, b *Batch) error
-	Log        *slog.Logger
+	// Exclusive, when set, runs each batch (the collector, then AfterBatch)
+	// holding the store's writer lock, taken for that batch only so other
+	// writers run between batches. When it cannot take the lock, the batch
+	// is retried a second later.
+	Exclusive func(ctx context.Context, batch func() error) error
+	Log       *slog.Logger
 }
 
 // Batch is one run of the collector by a watch.
@@ -81,15 +86,17 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return err
 	}
 	w.Log.Info("watching", "state_dirs", s.dirs, "directories", len(s.watched), "interval", interval.String(), "debounce", debounce.String())
-	s.batch(ctx, "start", s.dirs)
-
-	rescan := time.NewTicker(interval)
-	defer rescan.Stop()
+	pending := map[string]bool{} // state dirs with changes not yet ingested
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	defer settle.Stop()
-	pending := map[string]bool{} // state dirs with changes not yet ingested
-	var since time.Time          // first pending change
+	if !s.batch(ctx, "start", s.dirs) {
+		s.retry(pending, s.dirs, settle)
+	}
+
+	rescan := time.NewTicker(interval)
+	defer rescan.Stop()
+	var since time.Time // first pending change
 	for {
 		select {
 		case <-ctx.Done():
@@ -115,21 +122,27 @@ func (w *Watcher) Run(ctx context.Context) error {
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				w.Log.Warn("file notifications overflowed; rescanning every state dir")
 				clear(pending)
-				s.batch(ctx, "overflow", s.dirs)
+				if !s.batch(ctx, "overflow", s.dirs) {
+					s.retry(pending, s.dirs, settle)
+				}
 				continue
 			}
 			w.Log.Warn("file notifications", "error", err.Error())
 		case <-settle.C:
 			dirs := slices.Sorted(maps.Keys(pending))
 			clear(pending)
-			s.batch(ctx, "change", dirs)
+			if !s.batch(ctx, "change", dirs) {
+				s.retry(pending, dirs, settle)
+			}
 		case <-rescan.C:
 			if err := s.discover(); err != nil {
 				w.Log.Error("looking for state dirs", "error", err.Error())
 			}
 			clear(pending)
 			settle.Stop()
-			s.batch(ctx, "rescan", s.dirs)
+			if !s.batch(ctx, "rescan", s.dirs) {
+				s.retry(pending, s.dirs, settle)
+			}
 		}
 	}
 }
@@ -196,23 +209,49 @@ func (s *watch) affected(ev fsnotify.Event) (string, bool) {
 	return "", false
 }
 
+// lockRetry is how soon a batch that could not take the writer lock is
+// tried again.
+const lockRetry = time.Second
+
 // batch runs the collector over some state dirs, then the AfterBatch hook.
-func (s *watch) batch(ctx context.Context, reason string, dirs []string) {
+// It reports false when the batch could not run for want of the writer lock.
+func (s *watch) batch(ctx context.Context, reason string, dirs []string) bool {
 	if len(dirs) == 0 || ctx.Err() != nil {
-		return
+		return true
 	}
 	for _, d := range dirs {
 		s.watch(d) // directories created since the last look, before they are read
 	}
-	start := time.Now()
-	rep, err := s.Collector.Run(ctx, dirs)
-	b := &Batch{Reason: reason, StateDirs: dirs, Report: rep, Err: err, Took: time.Since(start)}
-	s.log(b)
-	if s.AfterBatch != nil && ctx.Err() == nil {
-		if err := s.AfterBatch(ctx, b); err != nil {
-			s.Log.Error("refreshing derived layers", "error", err.Error())
+	run := func() error {
+		start := time.Now()
+		rep, err := s.Collector.Run(ctx, dirs)
+		b := &Batch{Reason: reason, StateDirs: dirs, Report: rep, Err: err, Took: time.Since(start)}
+		s.log(b)
+		if s.AfterBatch != nil && ctx.Err() == nil {
+			if err := s.AfterBatch(ctx, b); err != nil {
+				s.Log.Error("refreshing derived layers", "error", err.Error())
+			}
 		}
+		return nil
 	}
+	if s.Exclusive == nil {
+		return run() == nil
+	}
+	if err := s.Exclusive(ctx, run); err != nil {
+		if ctx.Err() == nil {
+			s.Log.Warn("batch postponed: another writer holds the ledger", "reason", reason, "error", err.Error())
+		}
+		return false
+	}
+	return true
+}
+
+// retry queues the state dirs of a postponed batch again.
+func (s *watch) retry(pending map[string]bool, dirs []string, settle *time.Timer) {
+	for _, d := range dirs {
+		pending[d] = true
+	}
+	settle.Reset(lockRetry)
 }
 
 func (s *watch) log(b *Batch) {

@@ -3,6 +3,7 @@ package collect_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -205,4 +206,31 @@ func TestWatchStops(t *testing.T) {
 	}
 	w := startWatch(t, dir, 10*time.Millisecond, time.Hour)
 	w.stop()
+}
+
+// TestWatchDatabase: OpenClaw 2026.7+ writes sessions into an agent
+// database; notifications of its write-ahead log (the rescan an hour away)
+// bring each appended event into the ledger.
+func TestWatchDatabase(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	m, err := fixture.WriteSQLiteEra(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startWatch(t, dir, 20*time.Millisecond, time.Hour)
+	db := openMain(t, dir)
+	key := ".openclaw/" + dbRel("main", fixture.EraLive)
+	want := len(m.Session(fixture.EraLive).Events)
+	for i := range 3 {
+		ev := fmt.Sprintf(`{"type":"message","id":"w%07d","parentId":null,"timestamp":%d,"message":{"role":"user","content":"watched %d","timestamp":%d}}`, i, 1710600000000+i, i, 1710600000000+i)
+		if _, err := db.AppendEvent(fixture.EraLive, ev, i == 1); err != nil {
+			t.Fatal(err)
+		}
+		want++
+		for bytes.Count(w.exported(false)[key], []byte{'\n'}) != want {
+			if b := w.next(t); b.Reason != "change" {
+				t.Fatalf("caught up by a %q batch, want notifications only", b.Reason)
+			}
+		}
+	}
 }

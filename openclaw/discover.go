@@ -91,12 +91,37 @@ type Problem struct {
 
 // Tree is everything a scan found in one state directory.
 type Tree struct {
-	Dir      string
-	Agents   []string
-	Files    []Found // files to ingest (transcripts, run logs, indexes, cron, workspace)
-	Skipped  []Found // duplicates, locks, sidecars and unknown names: never ingested
-	Problems []Problem
+	Dir       string
+	Agents    []string
+	Files     []Found    // files to ingest (transcripts, run logs, indexes, cron, workspace)
+	Databases []Database // SQLite-era databases (2026.7+)
+	Skipped   []Found    // duplicates, locks, sidecars and unknown names: never ingested
+	Problems  []Problem
 }
+
+// Database is an OpenClaw SQLite-era database: an agent's
+// agents/<agentId>/agent/openclaw-agent.sqlite (its transcripts, session
+// windows and nodes, archives) or the install's state/openclaw.sqlite
+// (cron jobs and runs).
+type Database struct {
+	Rel     string // slash path relative to the state dir
+	Role    string // DatabaseAgent or DatabaseState
+	AgentID string // for agent databases
+	Info    fs.FileInfo
+}
+
+// Database roles.
+const (
+	DatabaseAgent = "agent"
+	DatabaseState = "state"
+)
+
+// AgentDatabaseRel and StateDatabaseRel are where OpenClaw keeps its databases.
+func AgentDatabaseRel(agentID string) string {
+	return "agents/" + agentID + "/agent/openclaw-agent.sqlite"
+}
+
+const StateDatabaseRel = "state/openclaw.sqlite"
 
 // WorkspaceNames are the workspace files kept in the ledger besides memory/**/*.md.
 var WorkspaceNames = []string{"MEMORY.md", "memory.md", "SOUL.md", "USER.md", "IDENTITY.md", "AGENTS.md", "TOOLS.md", "HEARTBEAT.md", "BOOTSTRAP.md", "DREAMS.md"}
@@ -115,8 +140,10 @@ func Scan(fsys FS, dir string) *Tree {
 			}
 			t.Agents = append(t.Agents, e.Name())
 			t.scanSessions(fsys, rel+"/sessions", e.Name(), false)
+			t.scanDatabase(fsys, AgentDatabaseRel(e.Name()), DatabaseAgent, e.Name())
 		}
 	}
+	t.scanDatabase(fsys, StateDatabaseRel, DatabaseState, "")
 	// very old installs kept transcripts directly in <state>/sessions/
 	if fi, err := fsys.Stat(t.abs("sessions")); err == nil && fi.IsDir() {
 		if !slices.Contains(t.Agents, "main") {
@@ -203,18 +230,19 @@ func (t *Tree) scanSessions(fsys FS, rel, agent string, legacy bool) {
 				f.Class = clawledger.ClassLegacy
 			}
 		}
-		if f.Compressed {
-			// zstd archives are read by the SQLite-era collector
-			f.Reason = "zstd archive"
-			t.Skipped = append(t.Skipped, f)
-			continue
-		}
 		fi, ok := t.statFile(fsys, frel)
 		if !ok {
 			continue
 		}
 		f.Info = fi
 		t.Files = append(t.Files, f)
+	}
+}
+
+// scanDatabase stats one database file (never its -wal or -shm).
+func (t *Tree) scanDatabase(fsys FS, rel, role, agent string) {
+	if fi, ok := t.statFile(fsys, rel); ok {
+		t.Databases = append(t.Databases, Database{Rel: rel, Role: role, AgentID: agent, Info: fi})
 	}
 }
 

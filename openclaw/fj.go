@@ -2,6 +2,7 @@ package openclaw
 
 import (
 	"strconv"
+	"sync"
 	"strings"
 
 	"github.com/valyala/fastjson"
@@ -25,6 +26,38 @@ func str(v *fastjson.Value, keys ...string) string {
 	return ""
 }
 
+// interned holds the values of low-cardinality fields (types, roles,
+// models, providers, ...), so a million lines share a handful of strings
+// instead of allocating one each.
+var interned = struct {
+	sync.RWMutex
+	m map[string]string
+}{m: map[string]string{}}
+
+const maxInterned = 4096
+
+// sym reads a string field whose values repeat, interned.
+func sym(v *fastjson.Value, keys ...string) string {
+	x := v.Get(keys...)
+	if x == nil || x.Type() != fastjson.TypeString {
+		return str(v, keys...)
+	}
+	b, _ := x.StringBytes()
+	interned.RLock()
+	s, ok := interned.m[string(b)] // no allocation for the lookup
+	interned.RUnlock()
+	if ok {
+		return s
+	}
+	s = string(b)
+	interned.Lock()
+	if len(interned.m) < maxInterned {
+		interned.m[s] = s
+	}
+	interned.Unlock()
+	return s
+}
+
 func num(v *fastjson.Value, keys ...string) (int64, bool) {
 	x := v.Get(keys...)
 	if x == nil {
@@ -32,11 +65,18 @@ func num(v *fastjson.Value, keys ...string) (int64, bool) {
 	}
 	switch x.Type() {
 	case fastjson.TypeNumber:
+		// Float64 first: Int64 allocates an error for every non-integer
+		f, err := x.Float64()
+		if err != nil {
+			return 0, false
+		}
+		if f > -(1<<53) && f < 1<<53 {
+			return int64(f), true
+		}
 		if n, err := x.Int64(); err == nil {
 			return n, true
 		}
-		f, err := x.Float64()
-		return int64(f), err == nil
+		return int64(f), true
 	case fastjson.TypeString:
 		b, _ := x.StringBytes()
 		s := strings.TrimSpace(string(b))

@@ -14,16 +14,16 @@ import (
 
 func messageOf(v *fastjson.Value) *clawledger.Message {
 	m := &clawledger.Message{
-		Role:         str(v, "role"),
+		Role:         sym(v, "role"),
 		Timestamp:    timestampOf(v, "timestamp"),
-		API:          str(v, "api"),
-		Provider:     str(v, "provider"),
-		Model:        str(v, "model"),
-		StopReason:   str(v, "stopReason"),
+		API:          sym(v, "api"),
+		Provider:     sym(v, "provider"),
+		Model:        sym(v, "model"),
+		StopReason:   sym(v, "stopReason"),
 		ErrorMessage: str(v, "errorMessage"),
-		CustomType:   str(v, "customType"),
+		CustomType:   sym(v, "customType"),
 		ToolCallID:   str(v, "toolCallId"),
-		ToolName:     str(v, "toolName"),
+		ToolName:     sym(v, "toolName"),
 		IsError:      boolean(v, "isError"),
 		Command:      str(v, "command"),
 		Cancelled:    boolean(v, "cancelled"),
@@ -75,7 +75,7 @@ func contentOf(c *fastjson.Value, m *clawledger.Message) {
 	}
 	var text strings.Builder
 	for _, b := range c.GetArray() {
-		switch str(b, "type") {
+		switch sym(b, "type") {
 		case "text", "output_text", "input_text":
 			t := b.GetStringBytes("text")
 			if t == nil || (limit >= 0 && text.Len() >= limit) {
@@ -304,8 +304,8 @@ func customOf(e *clawledger.Entry, d *fastjson.Value) {
 	}
 	switch e.CustomType {
 	case "model-snapshot":
-		e.ModelChange = &clawledger.ModelChange{Kind: "snapshot", Provider: str(d, "provider"),
-			ModelID: cmp.Or(str(d, "modelId"), str(d, "model")), API: cmp.Or(str(d, "modelApi"), str(d, "api"))}
+		e.ModelChange = &clawledger.ModelChange{Kind: "snapshot", Provider: sym(d, "provider"),
+			ModelID: cmp.Or(str(d, "modelId"), sym(d, "model")), API: cmp.Or(str(d, "modelApi"), sym(d, "api"))}
 	case "openclaw:prompt-error":
 		e.PromptError = str(d, "error")
 	}

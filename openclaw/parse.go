@@ -63,7 +63,7 @@ func parseObject(line []byte, use func(v *fastjson.Value, repaired bool)) error 
 
 func entryOf(v *fastjson.Value, repaired bool) *clawledger.Entry {
 	e := &clawledger.Entry{
-		Type:      str(v, "type"),
+		Type:      sym(v, "type"),
 		ID:        str(v, "id"),
 		Timestamp: timestampOf(v, "timestamp"),
 		Repaired:  repaired,
@@ -83,9 +83,9 @@ func entryOf(v *fastjson.Value, repaired bool) *clawledger.Entry {
 			Timestamp:     e.Timestamp,
 			Cwd:           str(v, "cwd"),
 			ParentSession: cmp.Or(str(v, "parentSession"), str(v, "branchedFrom")),
-			Provider:      str(v, "provider"),
-			ModelID:       str(v, "modelId"),
-			ThinkingLevel: str(v, "thinkingLevel"),
+			Provider:      sym(v, "provider"),
+			ModelID:       sym(v, "modelId"),
+			ThinkingLevel: sym(v, "thinkingLevel"),
 		}
 		e.ID = "" // the header's id is the session id, not a tree node
 	case "message":
@@ -93,18 +93,18 @@ func entryOf(v *fastjson.Value, repaired bool) *clawledger.Entry {
 			e.Message = messageOf(m)
 		}
 	case "custom_message":
-		m := &clawledger.Message{Role: "custom", CustomType: str(v, "customType"), Timestamp: e.Timestamp}
+		m := &clawledger.Message{Role: "custom", CustomType: sym(v, "customType"), Timestamp: e.Timestamp}
 		contentOf(v.Get("content"), m)
 		e.Message = m
 		e.CustomType = m.CustomType
 	case "model_change":
-		e.ModelChange = &clawledger.ModelChange{Kind: "model", Provider: str(v, "provider"), ModelID: str(v, "modelId")}
+		e.ModelChange = &clawledger.ModelChange{Kind: "model", Provider: sym(v, "provider"), ModelID: sym(v, "modelId")}
 	case "thinking_level_change":
-		e.ModelChange = &clawledger.ModelChange{Kind: "thinking", ThinkingLevel: str(v, "thinkingLevel")}
+		e.ModelChange = &clawledger.ModelChange{Kind: "thinking", ThinkingLevel: sym(v, "thinkingLevel")}
 	case "compaction", "branch_summary":
 		e.Compaction = compactionOf(e.Type, v)
 	case "custom":
-		e.CustomType = str(v, "customType")
+		e.CustomType = sym(v, "customType")
 		customOf(e, v.Get("data"))
 	case "label":
 		e.Label = &clawledger.Label{TargetID: str(v, "targetId"), Label: str(v, "label")}
@@ -113,7 +113,7 @@ func entryOf(v *fastjson.Value, repaired bool) *clawledger.Entry {
 	case "leaf":
 		e.LeafTarget = str(v, "targetId")
 	case "reset":
-		e.ResetReason = str(v, "reason")
+		e.ResetReason = sym(v, "reason")
 		e.FirstKeptFrom = str(v, "firstKeptEntryId")
 	}
 	return e

@@ -1,6 +1,7 @@
 package openclaw
 
 import (
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,9 +33,11 @@ func WatchDirs(fsys FS, dir string) []string {
 		for _, e := range entries {
 			if add("agents/" + e.Name()) {
 				add("agents/" + e.Name() + "/sessions")
+				add("agents/" + e.Name() + "/agent") // its database (events name files; credentials are never opened)
 			}
 		}
 	}
+	add(path.Dir(StateDatabaseRel))
 	add("sessions")
 	if add("cron") {
 		add("cron/runs")
@@ -80,16 +83,20 @@ func Affects(rel string) bool {
 	name := parts[len(parts)-1]
 	switch n := len(parts); {
 	case n == 1:
-		return name == "agents" || name == "sessions" || name == "cron" || isWorkspaceDir(name)
+		return name == "agents" || name == "sessions" || name == "cron" || name == path.Dir(StateDatabaseRel) || isWorkspaceDir(name)
 	case parts[0] == "agents":
 		switch {
 		case n == 2:
 			return true // an agent appears or goes
 		case n == 3:
-			return name == "sessions"
+			return name == "sessions" || name == "agent"
 		case n == 4 && parts[2] == "sessions":
 			return ingestedSessionName(name)
+		case n == 4 && parts[2] == "agent":
+			return isDatabase(rel, AgentDatabaseRel(parts[1]))
 		}
+	case rel == path.Dir(StateDatabaseRel)+"/"+name:
+		return isDatabase(rel, StateDatabaseRel)
 	case parts[0] == "sessions":
 		return n == 2 && ingestedSessionName(name)
 	case parts[0] == "cron":
@@ -105,6 +112,10 @@ func Affects(rel string) bool {
 	}
 	return false
 }
+
+// isDatabase reports whether rel is the database db or its write-ahead log
+// (where a database in WAL mode takes its writes until a checkpoint).
+func isDatabase(rel, db string) bool { return rel == db || rel == db+"-wal" }
 
 // ingestedSessionName reports whether a file of this name in a sessions
 // directory is ingested (or could be, once a scan looks at it).

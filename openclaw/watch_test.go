@@ -19,7 +19,11 @@ func TestWatchDirsCoverScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range m.StateDirs {
+	era := filepath.Join(t.TempDir(), ".openclaw")
+	if _, err := fixture.WriteSQLiteEra(era); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range append(m.StateDirs, era) {
 		watched := openclaw.WatchDirs(openclaw.OS, dir)
 		for _, rel := range watched {
 			if openclaw.IsCredentialPath(rel) {
@@ -30,12 +34,19 @@ func TestWatchDirsCoverScan(t *testing.T) {
 		if len(tree.Files) == 0 {
 			t.Fatalf("%s: scan found nothing", dir)
 		}
+		rels := []string{}
 		for _, f := range tree.Files {
-			if !slices.Contains(watched, path.Dir(f.Rel)) {
-				t.Errorf("%s: %s is ingested but %s is not watched (watched: %v)", filepath.Base(dir), f.Rel, path.Dir(f.Rel), watched)
+			rels = append(rels, f.Rel)
+		}
+		for _, d := range tree.Databases {
+			rels = append(rels, d.Rel, d.Rel+"-wal")
+		}
+		for _, rel := range rels {
+			if !slices.Contains(watched, path.Dir(rel)) {
+				t.Errorf("%s: %s is ingested but %s is not watched (watched: %v)", filepath.Base(dir), rel, path.Dir(rel), watched)
 			}
-			if !openclaw.Affects(f.Rel) {
-				t.Errorf("%s: a change to %s is not recognized", filepath.Base(dir), f.Rel)
+			if !openclaw.Affects(rel) {
+				t.Errorf("%s: a change to %s is not recognized", filepath.Base(dir), rel)
 			}
 		}
 		// directories that appear must be recognized too, or their files wait for a rescan
@@ -56,8 +67,19 @@ func TestAffects(t *testing.T) {
 		{"agents", true},
 		{"agents/new", true},
 		{"agents/new/sessions", true},
-		{"agents/main/agent", false},
+		{"agents/main/agent", true},
 		{"agents/main/agent/auth-profiles.json", false},
+		{"agents/main/agent/auth.json", false},
+		{"agents/main/agent/openclaw-agent.sqlite", true},
+		{"agents/main/agent/openclaw-agent.sqlite-wal", true},
+		{"agents/main/agent/openclaw-agent.sqlite-shm", false},
+		{"agents/main/agent/models.json", false},
+		{"state", true},
+		{"state/openclaw.sqlite", true},
+		{"state/openclaw.sqlite-wal", true},
+		{"state/other.sqlite", false},
+		{"agents/main/sessions/abc.jsonl.deleted.2026-01-01T00-00-00.000Z.0a1b.zst", true},
+		{"agents/main/sessions/abc.jsonl.migrated", true},
 		{"agents/main/sessions/abc.jsonl", true},
 		{"agents/main/sessions/abc.jsonl.deleted.2026-01-01T00-00-00.000Z", true},
 		{"agents/main/sessions/abc.jsonl.lock", false},

@@ -21,6 +21,10 @@ type pattern struct {
 	re   *regexp.Regexp
 }
 
+// standaloneKinds match only where they are not part of a longer token:
+// digit groups inside UUIDs, version strings or ids are not phone numbers.
+var standaloneKinds = map[string]bool{"phone": true}
+
 // secretPatterns recognize credentials. Prefixes are specific enough that
 // ordinary prose does not match.
 var secretPatterns = []pattern{
@@ -42,10 +46,64 @@ var piiPatterns = []pattern{
 	{"phone", regexp.MustCompile(`(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?|\b\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}\b`)},
 }
 
+// mayMatch holds a cheap necessary condition of each pattern: literal
+// text every match contains (lower is s lowercased, for the patterns that
+// ignore case). Most text holds no credential, and a substring search costs
+// a fraction of running the regexp over the whole text.
+var mayMatch = map[string]func(s, lower string) bool{
+	"private_key":           func(s, _ string) bool { return strings.Contains(s, "PRIVATE KEY") },
+	"anthropic_key":         func(s, _ string) bool { return strings.Contains(s, "sk-ant-") },
+	"openai_key":            func(s, _ string) bool { return strings.Contains(s, "sk-") },
+	"aws_access_key":        func(s, _ string) bool { return containsAny(s, "AKIA", "ASIA", "ABIA", "ACCA") },
+	"github_token":          func(s, _ string) bool { return containsAny(s, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_") },
+	"slack_token":           func(s, _ string) bool { return strings.Contains(s, "xox") },
+	"google_api_key":        func(s, _ string) bool { return strings.Contains(s, "AIza") },
+	"stripe_key":            func(s, _ string) bool { return containsAny(s, "k_live_", "k_test_") },
+	"jwt":                   func(s, _ string) bool { return strings.Contains(s, "eyJ") },
+	"bearer_token":          func(_, lower string) bool { return strings.Contains(lower, "bearer") },
+	"credential_assignment": func(_, lower string) bool { return containsAny(lower, "key", "token", "passw") },
+	"email":                 func(s, _ string) bool { return strings.Contains(s, "@") },
+	"phone":                 func(s, _ string) bool { return hasDigitGroups(s) },
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasDigitGroups reports whether s holds three digits, a space, dot or
+// dash, and a digit: the core of every phone number the pattern matches.
+func hasDigitGroups(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			run++
+		case run >= 3 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9' && strings.IndexByte(" \t\n\f\r.-", c) >= 0:
+			return true
+		default:
+			run = 0
+		}
+	}
+	return false
+}
+
 func find(s string, pats []pattern) []Match {
 	var out []Match
+	lower := strings.ToLower(s)
 	for _, p := range pats {
+		if may := mayMatch[p.kind]; may != nil && !may(s, lower) {
+			continue
+		}
 		for _, loc := range p.re.FindAllStringIndex(s, -1) {
+			if standaloneKinds[p.kind] && !standalone(s, loc[0], loc[1]) {
+				continue
+			}
 			out = append(out, Match{Kind: p.kind, Start: loc[0], End: loc[1]})
 		}
 	}
@@ -69,12 +127,25 @@ func find(s string, pats []pattern) []Match {
 	return merged
 }
 
+// standalone reports whether s[start:end] is not glued to a longer token:
+// no letter, digit, '-', '_' or '/' right before or after it.
+func standalone(s string, start, end int) bool {
+	glued := func(c byte) bool {
+		return c == '-' || c == '_' || c == '/' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	return (start == 0 || !glued(s[start-1])) && (end == len(s) || !glued(s[end]))
+}
+
 // FindSecrets returns the credentials found in s, in order.
 func FindSecrets(s string) []Match { return find(s, secretPatterns) }
 
 // ContainsSecret reports whether s holds anything that looks like a credential.
 func ContainsSecret(s string) bool {
+	lower := strings.ToLower(s)
 	for _, p := range secretPatterns {
+		if may := mayMatch[p.kind]; may != nil && !may(s, lower) {
+			continue
+		}
 		if p.re.MatchString(s) {
 			return true
 		}
@@ -115,9 +186,12 @@ func Secrets(s string) string {
 	return replace(s, FindSecrets(s), func(m Match) string { return "[REDACTED:" + m.Kind + "]" })
 }
 
+// FindPII returns the email addresses and phone numbers found in s, in order.
+func FindPII(s string) []Match { return find(s, piiPatterns) }
+
 // PII masks email addresses and phone numbers in s.
 func PII(s string) string {
-	return replace(s, find(s, piiPatterns), func(m Match) string { return "[" + strings.ToUpper(m.Kind) + "]" })
+	return replace(s, FindPII(s), func(m Match) string { return "[" + strings.ToUpper(m.Kind) + "]" })
 }
 
 // All masks secrets, then personal data.

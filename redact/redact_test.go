@@ -56,10 +56,33 @@ func TestPII(t *testing.T) {
 		"call (415) 555-0100":        "call [PHONE]",
 		"version 2026.9.6":           "version 2026.9.6",
 		"at 10:36 on 2026-11-21":     "at 10:36 on 2026-11-21",
+		"phone: 415-555-0100.":       "phone: [PHONE].",
+		"call +1-415-555-0100":       "call [PHONE]",
+		// digit groups inside longer tokens are not phone numbers
+		"session 5c000000-0000-4000-8000-000000000001": "session 5c000000-0000-4000-8000-000000000001",
+		"file agents/x/2026-0314-1200.jsonl":           "file agents/x/2026-0314-1200.jsonl",
+		"build v1.0000.4000.8000-rc":                   "build v1.0000.4000.8000-rc",
 	}
 	for in, want := range cases {
 		if got := PII(in); got != want {
 			t.Errorf("PII(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzPrefilter checks that the cheap prefilters never hide a match the
+// patterns themselves find.
+func FuzzPrefilter(f *testing.F) {
+	for _, s := range []string{"sk-abcdefghijklmnopqrstuvwx", "Bearer abcdefghijklmnop0123", "API_KEY=abcdefgh123",
+		"mail a.b@example.com", "+1 (415) 555-0100", "AKIAIOSFODNN7EXAMPLE", "xoxb-123456789012-abcd", "PaSsWoRd: hunter2hunter2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		lower := strings.ToLower(s)
+		for _, p := range append(append([]pattern{}, secretPatterns...), piiPatterns...) {
+			if p.re.MatchString(s) && !mayMatch[p.kind](s, lower) {
+				t.Fatalf("%s matches %q but its prefilter says no", p.kind, s)
+			}
+		}
+	})
 }

@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"strings"
 
 	"github.com/clawledger/clawledger"
 )
@@ -42,13 +40,22 @@ var orphanChecks = []struct{ table, reason, where string }{
 	{"session_index", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = session_index.source_id)`},
 	{"workspace_files", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = workspace_files.source_id)`},
 	{"cron_jobs", "its state dir is missing", `NOT EXISTS (SELECT 1 FROM state_dirs d WHERE d.id = cron_jobs.state_dir_id)`},
+	{"episodic_capture_sources", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = episodic_capture_sources.source_id)`},
+	{"episodic_events_fts", "its event is missing", `rowid NOT IN (SELECT id FROM episodic_events)`},
 }
 
 // Orphans counts the derived rows whose parent row is missing, per table
 // and reason (only those with any).
 func (db *DB) Orphans(ctx context.Context) ([]Orphans, error) {
+	tables, err := db.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []Orphans
 	for _, c := range orphanChecks {
+		if !tables[c.table] {
+			continue // a ledger of an older schema
+		}
 		var n int64
 		if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM `+c.table+` WHERE `+c.where).Scan(&n); err != nil {
 			return nil, fmt.Errorf("count orphaned %s: %w", c.table, err)
@@ -63,10 +70,17 @@ func (db *DB) Orphans(ctx context.Context) ([]Orphans, error) {
 // DeleteOrphans deletes every orphaned derived row, in one transaction, and
 // returns how many it deleted.
 func (db *DB) DeleteOrphans(ctx context.Context) (int64, error) {
+	tables, err := db.tables(ctx)
+	if err != nil {
+		return 0, err
+	}
 	var total int64
-	err := db.within(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = db.within(ctx, func(w wtx) error {
 		for _, c := range orphanChecks {
-			res, err := tx.ExecContext(ctx, `DELETE FROM `+c.table+` WHERE `+c.where)
+			if !tables[c.table] {
+				continue
+			}
+			res, err := w.exec(`DELETE FROM ` + c.table + ` WHERE ` + c.where)
 			if err != nil {
 				return err
 			}
@@ -81,47 +95,46 @@ func (db *DB) DeleteOrphans(ctx context.Context) (int64, error) {
 	return total, db.Flush(ctx)
 }
 
-// CursorProblem is a line-based source whose cursor disagrees with the
-// lines stored for it.
-type CursorProblem struct {
-	Source  *clawledger.Source
-	Problem string
+// tables lists the ledger's tables.
+func (db *DB) tables(ctx context.Context) (map[string]bool, error) {
+	names, err := db.strings(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, n := range names {
+		out[n] = true
+	}
+	return out, nil
 }
 
-// CheckCursors compares every line-based source's cursor with its stored
-// lines: as many lines as the cursor counts, numbered 1..n without a gap,
-// as many malformed ones, and ending exactly at the cursor's offset (each
-// line's bytes and its newline, back to back from byte 0).
-func (db *DB) CheckCursors(ctx context.Context) ([]CursorProblem, error) {
+// StoredCounts is what the ledger holds for one line-based source, to
+// compare with its cursor.
+type StoredCounts struct {
+	Source    *clawledger.Source
+	Lines     int64 // stored lines
+	MaxLineNo int64
+	Malformed int64
+	Bytes     int64 // every stored line's bytes and its newline
+	NoBytes   int64 // malformed lines stored without their bytes (over the line limit, undecodable events)
+}
+
+// StoredCounts counts, for every line-based source, gone ones included,
+// the lines the ledger holds for it.
+func (db *DB) StoredCounts(ctx context.Context) ([]StoredCounts, error) {
 	srcs, err := db.ExportSources(ctx, true)
 	if err != nil {
 		return nil, err
 	}
-	var out []CursorProblem
+	out := make([]StoredCounts, 0, len(srcs))
 	for _, s := range srcs {
-		var n, maxNo, malformed, bytes, oversize int64
+		c := StoredCounts{Source: s}
 		if err := db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(max(line_no), 0), coalesce(sum(status = 1), 0),
-			coalesce(sum(length(raw) + 1), 0), coalesce(sum(status = 1 AND length(raw) = 0 AND error LIKE 'line of % bytes exceeds%'), 0)
-			FROM lines WHERE source_id = ?`, s.ID).Scan(&n, &maxNo, &malformed, &bytes, &oversize); err != nil {
+			coalesce(sum(length(raw) + 1), 0), coalesce(sum(status = 1 AND length(raw) = 0), 0)
+			FROM lines WHERE source_id = ?`, s.ID).Scan(&c.Lines, &c.MaxLineNo, &c.Malformed, &c.Bytes, &c.NoBytes); err != nil {
 			return nil, err
 		}
-		var problems []string
-		c := &s.Cursor
-		if n != c.Lines {
-			problems = append(problems, fmt.Sprintf("the cursor counts %d lines, the ledger holds %d", c.Lines, n))
-		}
-		if maxNo != n {
-			problems = append(problems, fmt.Sprintf("line numbers run to %d over %d lines", maxNo, n))
-		}
-		if malformed != c.Malformed {
-			problems = append(problems, fmt.Sprintf("the cursor counts %d malformed lines, the ledger holds %d", c.Malformed, malformed))
-		}
-		if oversize == 0 && bytes != c.Offset {
-			problems = append(problems, fmt.Sprintf("the stored lines end at byte %d, the cursor at %d", bytes, c.Offset))
-		}
-		if len(problems) > 0 {
-			out = append(out, CursorProblem{Source: s, Problem: strings.Join(problems, "; ")})
-		}
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -137,11 +150,11 @@ func (db *DB) AllSources(ctx context.Context) ([]*clawledger.Source, error) {
 func (db *DB) ResetSource(ctx context.Context, src *clawledger.Source) error {
 	reset := *src
 	reset.Cursor, reset.GoneAt = clawledger.Cursor{}, 0
-	if err := db.within(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := deleteSourceRows(ctx, tx, src.ID); err != nil {
+	if err := db.within(ctx, func(w wtx) error {
+		if err := deleteSourceRows(w, src.ID); err != nil {
 			return err
 		}
-		return updateSource(ctx, tx, &reset)
+		return updateSource(w, &reset)
 	}); err != nil {
 		return err
 	}

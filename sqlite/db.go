@@ -31,8 +31,8 @@ type DB struct {
 	w    *sql.DB // the single writer connection
 	r    *sql.DB // read pool
 
-	stmts map[string]*sql.Stmt // writer statements, prepared once
-	lock  *filelock.File       // the writer lock (nil for readers)
+	lock   *filelock.File // the writer lock (nil for readers, and after Unlock)
+	holder Holder         // who this writer says it is
 
 	batch      *sql.Tx              // the open write transaction (see writer.go)
 	batchSize  int64                // bytes of lines written in it
@@ -43,10 +43,10 @@ type DB struct {
 type Options struct {
 	ReadOnly bool // open an existing ledger for reading only; no migrations
 	// Writer says who this writer is, for a second writer's error message.
-	// A writer fails with a *LockedError while another process writes.
+	// A writer holds the writer lock (see lock.go) from Open to Close (or
+	// Unlock); Open fails with a *LockedError while another process writes.
 	Writer Holder
-	// LockWait is how long a writer waits for another one to finish (a
-	// long-running one is never waited for).
+	// LockWait is how long Open waits for another writer to finish.
 	LockWait time.Duration
 }
 
@@ -64,9 +64,9 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	} else if err := createPrivate(abs); err != nil {
 		return nil, err
 	}
-	db := &DB{Path: abs, stmts: map[string]*sql.Stmt{}, batchStmts: map[string]*sql.Stmt{}}
+	db := &DB{Path: abs, batchStmts: map[string]*sql.Stmt{}, holder: opt.Writer}
 	if !opt.ReadOnly {
-		if db.lock, err = lockWriter(ctx, abs, opt.Writer, opt.LockWait); err != nil {
+		if err := db.Lock(ctx, opt.LockWait); err != nil {
 			return nil, err
 		}
 	}
@@ -100,15 +100,6 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, openError(abs, err)
-	}
-	// prepared before any transaction holds the single writer connection
-	for _, q := range preparedWrites {
-		s, err := db.w.PrepareContext(ctx, q)
-		if err != nil {
-			db.Close()
-			return nil, err
-		}
-		db.stmts[q] = s
 	}
 	return db, nil
 }
@@ -196,9 +187,6 @@ func (db *DB) Version(ctx context.Context) (int64, error) {
 func (db *DB) Close() error {
 	db.abort()
 	var errs []error
-	for _, s := range db.stmts {
-		errs = append(errs, s.Close())
-	}
 	if db.w != nil {
 		errs = append(errs, db.w.Close())
 	}

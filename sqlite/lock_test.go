@@ -11,9 +11,10 @@ import (
 	"github.com/clawledger/clawledger"
 )
 
-// TestWriterLock: one writer per ledger. A second writer waits for a
-// short-lived one up to LockWait, never for a long-running one, and its
-// error names the holder; readers are not affected.
+// TestWriterLock: one writer per ledger. A second writer waits up to
+// LockWait and its error names the holder; readers are not affected; a
+// writer that released the lock (a watch between batches) lets another
+// write, cannot write itself, and takes the lock back.
 func TestWriterLock(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
@@ -25,7 +26,7 @@ func TestWriterLock(t *testing.T) {
 	start := time.Now()
 	_, err = Open(ctx, path, Options{Writer: Holder{Command: "ingest"}, LockWait: 200 * time.Millisecond})
 	var le *LockedError
-	if !errors.As(err, &le) || le.Holder.Command != "ingest" || le.Holder.PID != os.Getpid() || le.Holder.LongRunning {
+	if !errors.As(err, &le) || le.Holder.Command != "ingest" || le.Holder.PID != os.Getpid() || le.Watch {
 		t.Fatalf("second writer: %v (%+v)", err, le)
 	}
 	if waited := time.Since(start); waited < 200*time.Millisecond {
@@ -47,20 +48,57 @@ func TestWriterLock(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		first.Close()
 	}()
-	second, err := Open(ctx, path, Options{Writer: Holder{Command: "watch", LongRunning: true}, LockWait: time.Minute})
+	watch, err := Open(ctx, path, Options{Writer: Holder{Command: "watch"}, LockWait: time.Minute})
 	if err != nil {
 		t.Fatalf("writer after the first closed: %v", err)
 	}
-	defer second.Close()
+	defer watch.Close()
 
-	// a long-running writer is not waited for
-	start = time.Now()
-	_, err = Open(ctx, path, Options{Writer: Holder{Command: "ingest"}, LockWait: time.Minute})
-	if !errors.As(err, &le) || !le.Holder.LongRunning || le.Holder.Command != "watch" {
-		t.Fatalf("writer during a watch: %v", err)
+	// between its batches a watch holds no writer lock: another writer runs,
+	// and the watch cannot write until it takes the lock back
+	if err := watch.Unlock(); err != nil {
+		t.Fatal(err)
 	}
-	if waited := time.Since(start); waited > 10*time.Second {
-		t.Fatalf("waited %v for a long-running writer", waited)
+	other, err := Open(ctx, path, Options{Writer: Holder{Command: "ingest"}})
+	if err != nil {
+		t.Fatalf("writer between a watch's batches: %v", err)
+	}
+	if _, err := watch.StateDirID(ctx, "/x"); err == nil {
+		t.Fatal("a writer wrote without its lock")
+	}
+	if err := watch.Lock(ctx, 0); !errors.As(err, &le) {
+		t.Fatalf("lock taken back while another writer holds it: %v", err)
+	}
+	other.Close()
+	if err := watch.Lock(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := watch.StateDirID(ctx, "/x"); err != nil {
+		t.Fatalf("write with the lock taken back: %v", err)
+	}
+}
+
+// TestWatchLock: one watch per ledger, and Watching says which.
+func TestWatchLock(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	if _, ok := Watching(path); ok {
+		t.Fatal("watching before any watch")
+	}
+	w, err := LockWatch(ctx, path, Holder{Command: "watch"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, ok := Watching(path); !ok || h.Command != "watch" || h.PID != os.Getpid() {
+		t.Fatalf("Watching: %+v %v", h, ok)
+	}
+	var le *LockedError
+	if _, err := LockWatch(ctx, path, Holder{Command: "watch"}, 100*time.Millisecond); !errors.As(err, &le) || !le.Watch {
+		t.Fatalf("second watch: %v", err)
+	}
+	w.Unlock()
+	if _, ok := Watching(path); ok {
+		t.Fatal("watching after the watch stopped")
 	}
 }
 

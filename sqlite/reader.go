@@ -28,6 +28,15 @@ LEFT JOIN session_index i ON i.rowid = (
 
 var sessionStateColumnsPrefixed = strings.ReplaceAll(strings.Join(strings.Fields(sessionStateColumns), " "), ", ", ", s.")
 
+// migratedCopy is true for a file-era transcript that `openclaw doctor
+// --fix` imported into an agent database (and renamed *.jsonl.migrated)
+// when the database's copy of the session is in the ledger too: a session
+// that exists in both eras is listed once. Its lines stay stored.
+const migratedCopy = `(src.class = 'migrated' AND EXISTS (
+	SELECT 1 FROM sessions s2 JOIN sources x ON x.id = s2.source_id
+	WHERE s2.session_id = s.session_id AND s2.agent_id = s.agent_id AND x.state_dir_id = src.state_dir_id
+	  AND x.class <> 'migrated' AND x.gone_at_ms = 0))`
+
 func scanSession(rows scanner) (*clawledger.Session, error) {
 	s := &clawledger.Session{}
 	var kind, class, models string
@@ -86,6 +95,7 @@ func (db *DB) Sessions(ctx context.Context, f clawledger.SessionFilter) ([]*claw
 	if !f.IncludeDeleted {
 		conds = append(conds, "src.class NOT IN ('deleted', 'reset') AND src.gone_at_ms = 0")
 	}
+	conds = append(conds, "NOT "+migratedCopy)
 	where := ""
 	if len(conds) > 0 {
 		where = "WHERE " + strings.Join(conds, " AND ")

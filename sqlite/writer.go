@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"strings"
 	"time"
 
 	"github.com/clawledger/clawledger"
@@ -15,110 +15,24 @@ var _ clawledger.Writer = (*DB)(nil)
 
 func nowMs() int64 { return time.Now().UnixMilli() }
 
-// Writes are batched: every write joins the open write transaction, and
-// each source's lines, derived rows and cursor go into one savepoint of it,
-// so a source is always stored whole or not at all. The transaction commits
-// once it holds batchBytes of lines (and on Flush): committing once per
-// small file would cost more than storing it.
-const batchBytes = 32 << 20
-
-// Writes never see a cancelled context: database/sql rolls a transaction
-// back when its context is cancelled, and SQLite rolls the whole transaction
-// back when a statement in it is interrupted, either of which would throw
-// away the complete sources of the open batch on Ctrl-C. The collector
-// checks for cancellation between lines instead, rolls the source in flight
-// back to its savepoint and flushes what was complete.
-func uncancelled(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
-
-// tx returns the open write transaction, beginning one when needed.
-func (db *DB) tx(ctx context.Context) (*sql.Tx, error) {
-	if db.batch != nil {
-		return db.batch, nil
-	}
-	tx, err := db.w.BeginTx(uncancelled(ctx), nil)
-	if err != nil {
-		return nil, err
-	}
-	db.batch, db.batchSize = tx, 0
-	clear(db.batchStmts)
-	return tx, nil
-}
-
-// txStmt returns a prepared write statement bound to the open transaction.
-func (db *DB) txStmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if s, ok := db.batchStmts[query]; ok {
-		return s, nil
-	}
-	s, ok := db.stmts[query]
-	if !ok {
-		return nil, fmt.Errorf("statement not prepared: %.40s", query)
-	}
-	ts := db.batch.StmtContext(ctx, s)
-	db.batchStmts[query] = ts
-	return ts, nil
-}
-
-// Flush commits the open write transaction, if any.
-func (db *DB) Flush(context.Context) error {
-	if db.batch == nil {
-		return nil
-	}
-	tx := db.batch
-	db.batch = nil
-	return tx.Commit()
-}
-
-// abort rolls the open write transaction back after a failed write.
-func (db *DB) abort() {
-	if db.batch != nil {
-		db.batch.Rollback()
-		db.batch = nil
-	}
-}
-
-// within runs fn in a savepoint of the write transaction, with a context
-// that is never cancelled.
-func (db *DB) within(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	ctx = uncancelled(ctx)
-	tx, err := db.tx(ctx)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
-		db.abort()
-		return err
-	}
-	if err := fn(ctx, tx); err != nil {
-		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO w; RELEASE w"); rerr != nil {
-			db.abort()
-		}
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
-		db.abort()
-		return err
-	}
-	return nil
-}
-
 // StateDirID returns the id of a state dir, registering it when new.
 func (db *DB) StateDirID(ctx context.Context, path string) (int64, error) {
 	var id int64
-	err := db.within(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO state_dirs(path, last_scan_ms) VALUES(?, ?)
+	err := db.within(ctx, func(w wtx) error {
+		if _, err := w.exec(`INSERT INTO state_dirs(path, last_scan_ms) VALUES(?, ?)
 			ON CONFLICT(path) DO UPDATE SET last_scan_ms = excluded.last_scan_ms`, path, nowMs()); err != nil {
 			return err
 		}
-		return tx.QueryRowContext(ctx, `SELECT id FROM state_dirs WHERE path = ?`, path).Scan(&id)
+		return w.queryRow(`SELECT id FROM state_dirs WHERE path = ?`, path).Scan(&id)
 	})
 	return id, err
 }
 
 // SetAgents records the agents found in a state dir.
 func (db *DB) SetAgents(ctx context.Context, stateDirID int64, agents []string) error {
-	return db.within(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return db.within(ctx, func(w wtx) error {
 		for _, a := range agents {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO agents(state_dir_id, agent_id) VALUES(?, ?)`, stateDirID, a); err != nil {
+			if _, err := w.exec(`INSERT OR IGNORE INTO agents(state_dir_id, agent_id) VALUES(?, ?)`, stateDirID, a); err != nil {
 				return err
 			}
 		}
@@ -128,7 +42,7 @@ func (db *DB) SetAgents(ctx context.Context, stateDirID int64, agents []string) 
 
 const sourceColumns = `s.id, s.state_dir_id, d.path, s.rel_path, s.kind, s.class, s.agent_id, s.file_session_id, s.topic,
 	s.dev, s.inode, s.size, s.mtime_ns, s.head_hash, s.tail_hash, s.prefix_hash, s.offset, s.line_count,
-	s.malformed_count, s.pending_bytes, s.gone_at_ms`
+	s.malformed_count, s.pending_bytes, s.gone_at_ms, s.mark`
 
 func scanSource(row scanner) (*clawledger.Source, error) {
 	s := &clawledger.Source{}
@@ -137,7 +51,7 @@ func scanSource(row scanner) (*clawledger.Source, error) {
 	c := &s.Cursor
 	err := row.Scan(&s.ID, &s.StateDirID, &s.StateDir, &s.Rel, &kind, &class, &s.AgentID, &s.SessionID, &s.Topic,
 		&dev, &ino, &c.Size, &c.MtimeNs, &c.HeadHash, &c.TailHash, &c.PrefixHash, &c.Offset, &c.Lines,
-		&c.Malformed, &c.Pending, &s.GoneAt)
+		&c.Malformed, &c.Pending, &s.GoneAt, &c.Mark)
 	s.Kind, s.Class = clawledger.SourceKind(kind), clawledger.FileClass(class)
 	c.Dev, c.Inode = uint64(dev), uint64(ino)
 	return s, err
@@ -145,26 +59,25 @@ func scanSource(row scanner) (*clawledger.Source, error) {
 
 // Sources lists every source ever seen in a state dir.
 func (db *DB) Sources(ctx context.Context, stateDirID int64) ([]*clawledger.Source, error) {
-	ctx = uncancelled(ctx)
-	tx, err := db.tx(ctx)
+	w, err := db.tx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return queryAll(ctx, tx, scanSource, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
+	return queryAll(ctx, w, scanSource, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
 		WHERE s.state_dir_id = ?`, stateDirID)
 }
 
 // EnsureSource registers a source (by state dir and path) and returns it as stored.
 func (db *DB) EnsureSource(ctx context.Context, src *clawledger.Source) (*clawledger.Source, error) {
 	var out *clawledger.Source
-	err := db.within(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sources(state_dir_id, rel_path, kind, class, agent_id, file_session_id, topic)
+	err := db.within(ctx, func(w wtx) error {
+		if _, err := w.exec(`INSERT INTO sources(state_dir_id, rel_path, kind, class, agent_id, file_session_id, topic)
 			VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(state_dir_id, rel_path) DO NOTHING`,
 			src.StateDirID, src.Rel, string(src.Kind), string(src.Class), src.AgentID, src.SessionID, src.Topic); err != nil {
 			return err
 		}
 		var err error
-		out, err = scanSource(tx.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
+		out, err = scanSource(w.queryRow(`SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
 			WHERE s.state_dir_id = ? AND s.rel_path = ?`, src.StateDirID, src.Rel))
 		return err
 	})
@@ -173,27 +86,23 @@ func (db *DB) EnsureSource(ctx context.Context, src *clawledger.Source) (*clawle
 
 const updateSourceSQL = `UPDATE sources SET rel_path = ?, kind = ?, class = ?, agent_id = ?, file_session_id = ?, topic = ?,
 	dev = ?, inode = ?, size = ?, mtime_ns = ?, head_hash = ?, tail_hash = ?, prefix_hash = ?, offset = ?,
-	line_count = ?, malformed_count = ?, pending_bytes = ?, gone_at_ms = ? WHERE id = ?`
+	line_count = ?, malformed_count = ?, pending_bytes = ?, gone_at_ms = ?, mark = ? WHERE id = ?`
 
 func updateSourceArgs(s *clawledger.Source) []any {
 	c := &s.Cursor
 	return []any{s.Rel, string(s.Kind), string(s.Class), s.AgentID, s.SessionID, s.Topic,
 		int64(c.Dev), int64(c.Inode), c.Size, c.MtimeNs, c.HeadHash, c.TailHash, c.PrefixHash, c.Offset,
-		c.Lines, c.Malformed, c.Pending, s.GoneAt, s.ID}
+		c.Lines, c.Malformed, c.Pending, s.GoneAt, c.Mark, s.ID}
 }
 
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-func updateSource(ctx context.Context, ex execer, s *clawledger.Source) error {
-	_, err := ex.ExecContext(ctx, updateSourceSQL, updateSourceArgs(s)...)
+func updateSource(w wtx, s *clawledger.Source) error {
+	_, err := w.exec(updateSourceSQL, updateSourceArgs(s)...)
 	return err
 }
 
 // UpdateSource stores a source's path, class, cursor and gone mark.
 func (db *DB) UpdateSource(ctx context.Context, src *clawledger.Source) error {
-	return db.within(ctx, func(ctx context.Context, tx *sql.Tx) error { return updateSource(ctx, tx, src) })
+	return db.within(ctx, func(w wtx) error { return updateSource(w, src) })
 }
 
 // derivedTables hold rows derived from a source's lines, keyed by source_id.
@@ -201,25 +110,24 @@ var derivedTables = []string{"tool_calls", "compactions", "model_changes", "cron
 
 // Begin starts writing one source in a savepoint of the write transaction.
 func (db *DB) Begin(ctx context.Context, src *clawledger.Source, replace bool) (clawledger.IngestTx, *clawledger.Session, error) {
-	ctx = uncancelled(ctx)
-	tx, err := db.tx(ctx)
+	w, err := db.tx(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT src"); err != nil {
+	if err := w.execAll("SAVEPOINT src"); err != nil {
 		db.abort()
 		return nil, nil, err
 	}
-	t := &ingestTx{db: db, ctx: ctx, tx: tx, src: src}
+	t := &ingestTx{w: w, src: src}
 	if replace {
-		if err := deleteSourceRows(ctx, tx, src.ID); err != nil {
+		if err := deleteSourceRows(w, src.ID); err != nil {
 			t.Rollback()
 			return nil, nil, err
 		}
 	}
 	sess := &clawledger.Session{SourceID: src.ID, AgentID: src.AgentID, SessionID: src.SessionID, Class: src.Class, Kind: src.Kind}
-	if src.Kind == clawledger.KindTranscript && !replace {
-		if err := loadSessionState(ctx, tx, sess); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if src.Kind == clawledger.KindTranscript && !replace && (src.Cursor.Offset > 0 || src.Cursor.Lines > 0) {
+		if err := loadSessionState(w, sess); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			t.Rollback()
 			return nil, nil, err
 		}
@@ -227,9 +135,9 @@ func (db *DB) Begin(ctx context.Context, src *clawledger.Source, replace bool) (
 	return t, sess, nil
 }
 
-func deleteSourceRows(ctx context.Context, tx *sql.Tx, sourceID int64) error {
+func deleteSourceRows(w wtx, sourceID int64) error {
 	for _, t := range append([]string{"lines", "sessions"}, derivedTables...) {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE source_id = ?`, sourceID); err != nil {
+		if _, err := w.exec(`DELETE FROM `+t+` WHERE source_id = ?`, sourceID); err != nil {
 			return err
 		}
 	}
@@ -237,20 +145,14 @@ func deleteSourceRows(ctx context.Context, tx *sql.Tx, sourceID int64) error {
 }
 
 type ingestTx struct {
-	db    *DB
-	ctx   context.Context
-	tx    *sql.Tx
+	w     wtx
 	src   *clawledger.Source
 	bytes int64
 	done  bool
 }
 
 func (t *ingestTx) exec(query string, args ...any) (sql.Result, error) {
-	s, err := t.db.txStmt(t.ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return s.ExecContext(t.ctx, args...)
+	return t.w.exec(query, args...)
 }
 
 const (
@@ -269,8 +171,6 @@ const (
 		input_tokens, output_tokens, total_tokens, cache_read_tokens, cache_write_tokens)
 		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
-
-var preparedWrites = []string{insertLine, insertToolCall, insertCompaction, insertModelChange, insertCronRun}
 
 // lineArgs are the insertLine arguments: the line, its entry, message and
 // tool result columns (NULL when the line has none), and its raw bytes last.
@@ -416,21 +316,22 @@ func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error
 	t.done = true
 	t.src.Cursor = cur
 	t.src.GoneAt = 0
-	err := updateSource(t.ctx, t.tx, t.src)
+	err := updateSource(t.w, t.src)
 	if err == nil && sess != nil && t.src.Kind == clawledger.KindTranscript {
-		err = saveSession(t.ctx, t.tx, sess)
+		err = saveSession(t.w, sess)
 	}
 	if err != nil {
 		t.rollback()
 		return err
 	}
-	if _, err := t.tx.ExecContext(t.ctx, "RELEASE src"); err != nil {
-		t.db.abort()
+	db := t.w.db
+	if err := t.w.execAll("RELEASE src"); err != nil {
+		db.abort()
 		return err
 	}
-	t.db.batchSize += t.bytes
-	if t.db.batchSize >= batchBytes {
-		return t.db.Flush(t.ctx)
+	db.batchSize += t.bytes
+	if db.batchSize >= batchBytes {
+		return db.Flush(t.w.ctx)
 	}
 	return nil
 }
@@ -446,8 +347,8 @@ func (t *ingestTx) Rollback() error {
 }
 
 func (t *ingestTx) rollback() error {
-	if _, err := t.tx.ExecContext(t.ctx, "ROLLBACK TO src; RELEASE src"); err != nil {
-		t.db.abort()
+	if err := t.w.execAll("ROLLBACK TO src", "RELEASE src"); err != nil {
+		t.w.db.abort()
 		return err
 	}
 	return nil
@@ -465,16 +366,16 @@ func sessionStateFields(s *clawledger.Session, models *string) []any {
 		&s.LastEntryID, &s.LeafID, &s.Provider, &s.Model, &s.API, &s.ThinkingLevel}
 }
 
-func loadSessionState(ctx context.Context, tx *sql.Tx, s *clawledger.Session) error {
+func loadSessionState(w wtx, s *clawledger.Session) error {
 	var models string
-	if err := tx.QueryRowContext(ctx, `SELECT `+sessionStateColumns+` FROM sessions WHERE source_id = ?`, s.SourceID).
+	if err := w.queryRow(`SELECT `+sessionStateColumns+` FROM sessions WHERE source_id = ?`, s.SourceID).
 		Scan(sessionStateFields(s, &models)...); err != nil {
 		return err
 	}
 	return json.Unmarshal([]byte(models), &s.Models)
 }
 
-func saveSession(ctx context.Context, tx *sql.Tx, s *clawledger.Session) error {
+func saveSession(w wtx, s *clawledger.Session) error {
 	models, _ := json.Marshal(nonNil(s.Models))
 	m := string(models)
 	fields := sessionStateFields(s, &m)
@@ -490,30 +391,24 @@ func saveSession(ctx context.Context, tx *sql.Tx, s *clawledger.Session) error {
 			args = append(args, *p)
 		}
 	}
-	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO sessions(source_id, `+sessionStateColumns+`)
-		VALUES(?`+repeatArgs(len(fields))+`)`, args...)
+	_, err := w.exec(saveSessionSQL, args...)
 	return err
 }
 
-func repeatArgs(n int) string {
-	b := make([]byte, 0, n*3)
-	for i := 0; i < n; i++ {
-		b = append(b, ", ?"...)
-	}
-	return string(b)
-}
+var saveSessionSQL = `INSERT OR REPLACE INTO sessions(source_id, ` + sessionStateColumns + `)
+	VALUES(?` + strings.Repeat(", ?", strings.Count(sessionStateColumns, ",")+1) + `)`
 
 // ReplaceIndex replaces what one sessions.json says, and its cursor.
 func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries []clawledger.IndexEntry) error {
-	return db.within(ctx, func(ctx context.Context, tx *sql.Tx) error { return replaceIndex(ctx, tx, src, entries) })
+	return db.within(ctx, func(w wtx) error { return replaceIndex(w, src, entries) })
 }
 
-func replaceIndex(ctx context.Context, tx *sql.Tx, src *clawledger.Source, entries []clawledger.IndexEntry) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM session_index WHERE source_id = ?`, src.ID); err != nil {
+func replaceIndex(w wtx, src *clawledger.Source, entries []clawledger.IndexEntry) error {
+	if _, err := w.exec(`DELETE FROM session_index WHERE source_id = ?`, src.ID); err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO session_index(source_id, agent_id, session_key, session_id,
+		if _, err := w.exec(`INSERT OR REPLACE INTO session_index(source_id, agent_id, session_key, session_id,
 			updated_ms, session_file, chat_type, channel, last_channel, last_to, label, display_name, subject, group_id,
 			model_provider, model, thinking_level, spawned_by, parent_session_key, input_tokens, output_tokens, total_tokens,
 			cache_read, cache_write, context_tokens, compaction_count)
@@ -525,21 +420,21 @@ func replaceIndex(ctx context.Context, tx *sql.Tx, src *clawledger.Source, entri
 			return err
 		}
 	}
-	return updateSource(ctx, tx, src)
+	return updateSource(w, src)
 }
 
 // ReplaceCronJobs replaces a state dir's cron jobs and the cursors of the
 // files they came from.
 func (db *DB) ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []clawledger.CronJob, srcs []*clawledger.Source) error {
-	return db.within(ctx, func(ctx context.Context, tx *sql.Tx) error { return replaceCronJobs(ctx, tx, stateDirID, jobs, srcs) })
+	return db.within(ctx, func(w wtx) error { return replaceCronJobs(w, stateDirID, jobs, srcs) })
 }
 
-func replaceCronJobs(ctx context.Context, tx *sql.Tx, stateDirID int64, jobs []clawledger.CronJob, srcs []*clawledger.Source) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM cron_jobs WHERE state_dir_id = ?`, stateDirID); err != nil {
+func replaceCronJobs(w wtx, stateDirID int64, jobs []clawledger.CronJob, srcs []*clawledger.Source) error {
+	if _, err := w.exec(`DELETE FROM cron_jobs WHERE state_dir_id = ?`, stateDirID); err != nil {
 		return err
 	}
 	for _, j := range jobs {
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO cron_jobs(state_dir_id, job_id, agent_id, session_key, name,
+		if _, err := w.exec(`INSERT OR REPLACE INTO cron_jobs(state_dir_id, job_id, agent_id, session_key, name,
 			description, enabled, created_ms, updated_ms, schedule, payload, delivery, state, job_json)
 			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			stateDirID, j.ID, j.AgentID, j.SessionKey, j.Name, j.Description, j.Enabled, j.CreatedAt, j.UpdatedAt,
@@ -548,7 +443,7 @@ func replaceCronJobs(ctx context.Context, tx *sql.Tx, stateDirID int64, jobs []c
 		}
 	}
 	for _, s := range srcs {
-		if err := updateSource(ctx, tx, s); err != nil {
+		if err := updateSource(w, s); err != nil {
 			return err
 		}
 	}
@@ -557,11 +452,11 @@ func replaceCronJobs(ctx context.Context, tx *sql.Tx, stateDirID int64, jobs []c
 
 // PutWorkspaceFile stores a workspace file's content and its cursor.
 func (db *DB) PutWorkspaceFile(ctx context.Context, src *clawledger.Source, f *clawledger.WorkspaceFile) error {
-	return db.within(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO workspace_files(source_id, agent_id, size, mtime_ns, sha256, content)
+	return db.within(ctx, func(w wtx) error {
+		if _, err := w.exec(`INSERT OR REPLACE INTO workspace_files(source_id, agent_id, size, mtime_ns, sha256, content)
 			VALUES(?, ?, ?, ?, ?, ?)`, src.ID, f.AgentID, f.Size, f.MtimeNs, f.SHA256, string(f.Content)); err != nil {
 			return err
 		}
-		return updateSource(ctx, tx, src)
+		return updateSource(w, src)
 	})
 }

@@ -21,7 +21,8 @@ import (
 const killPoints = 24
 
 // TestKillNine proves exactly-once under crashes. An ingest of a state dir
-// holding every kind of source beside ~80 MB of transcripts is killed with
+// holding every kind of source beside ~80 MB of transcripts (and of an
+// OpenClaw 2026.7+ state dir of agent and state databases) is killed with
 // SIGKILL at killPoints byte positions spread evenly over the whole ingest,
 // each run resuming from what the previous one left; every other run
 // commits each file every 256 KiB, so kills also land after intermediate
@@ -48,19 +49,29 @@ func TestKillNine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// OpenClaw 2026.7+ databases too, in the first state dir read
+	era := filepath.Join(home, ".openclaw-era")
+	if _, err := fixture.WriteSQLiteEra(era); err != nil {
+		t.Fatal(err)
+	}
 	want := withLargeFiles(t, home, m)
 	c := newCLI(t, home)
+	for k, v := range referenceExport(t, c, era) {
+		want[k] = v
+	}
+	stateEnv := "OPENCLAW_STATE_DIR=" + era
+	c.env = []string{stateEnv}
 	db := filepath.Join(t.TempDir(), "ledger.db")
 
 	for k := int64(1); k <= killPoints; k++ {
 		at := large.Bytes * k / (killPoints + 1) // where in the whole ingest this kill lands
 		n := max(at-committedBytes(c, db), 1)    // bytes into this run
-		c.env = []string{killAfterEnv + "=" + strconv.FormatInt(n, 10)}
+		c.env = []string{stateEnv, killAfterEnv + "=" + strconv.FormatInt(n, 10)}
 		if k%2 == 0 {
 			c.env = append(c.env, chunkBytesEnv+"=262144")
 		}
 		err := c.command("ingest", "--db", db, "-q").Run()
-		c.env = nil
+		c.env = []string{stateEnv}
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 			t.Fatalf("kill point %d (byte %d of %d, %d into the run): ingest was not killed: %v", k, at, large.Bytes, n, err)
@@ -98,6 +109,28 @@ func committedBytes(c *cli, db string) int64 {
 		n += d.Bytes
 	}
 	return n
+}
+
+// referenceExport is what export --all writes for a state dir ingested in
+// one uninterrupted run, keyed like the export of the ledger under test.
+func referenceExport(t *testing.T, c *cli, stateDir string) map[string][]byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "export")
+	db := filepath.Join(t.TempDir(), "reference.db")
+	c.mustRun(exitOK, "ingest", "--db", db, "--state", stateDir, "-q")
+	c.mustRun(exitOK, "export", "--all", "--out", out, "--db", db)
+	files := map[string][]byte{}
+	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(out, p)
+			files[filepath.ToSlash(rel)], err = os.ReadFile(p)
+		}
+		return err
+	})
+	if err != nil || len(files) == 0 {
+		t.Fatalf("reference export of %s: %d files, %v", stateDir, len(files), err)
+	}
+	return files
 }
 
 // withLargeFiles adds the transcripts fixture.WriteLarge wrote under home to

@@ -214,15 +214,17 @@ type badSource struct {
 // disagree with their cursor: in count, numbering or bytes, and when full
 // in the sha256 of the stored bytes against the running hash committed.
 func inconsistentSources(ctx context.Context, db *sqlite.DB, full bool, checked *doctorChecked) ([]badSource, error) {
-	problems, err := db.CheckCursors(ctx)
+	counts, err := db.StoredCounts(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []badSource
 	seen := map[int64]bool{}
-	for _, p := range problems {
-		seen[p.Source.ID] = true
-		out = append(out, badSource{p.Source, finding{Check: "cursor", Severity: "problem", File: sourceFile(p.Source), Message: p.Problem, Fix: fixDoctor}})
+	for _, c := range counts {
+		if problem := collect.CheckCursor(c.Source, c.Lines, c.MaxLineNo, c.Malformed, c.Bytes, c.NoBytes); problem != "" {
+			seen[c.Source.ID] = true
+			out = append(out, badSource{c.Source, finding{Check: "cursor", Severity: "problem", File: sourceFile(c.Source), Message: problem, Fix: fixDoctor}})
+		}
 	}
 	if !full {
 		return out, nil
@@ -332,7 +334,7 @@ func (a *app) doctorProgress(total int64) collect.Progress {
 	if !a.interactive() || total == 0 {
 		return noProgress{}
 	}
-	p := &barProgress{w: a.stderr, label: "verifying"}
+	p := &barProgress{w: a.stderr, description: "verifying"}
 	p.Start(total, 0)
 	return p
 }

@@ -91,3 +91,39 @@ func TestDoctor(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorSQLiteEra: sources held in OpenClaw databases (transcripts as
+// events, archives stored from their rows) are healthy after an ingest; a
+// stored event altered in the ledger is found, and --fix reads the session
+// from its database again.
+func TestDoctorSQLiteEra(t *testing.T) {
+	home := t.TempDir()
+	if _, err := fixture.WriteSQLiteEra(filepath.Join(home, ".openclaw")); err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t, home)
+	c.mustRun(exitOK, "ingest")
+	var d doctorJSON
+	c.jsonOf(&d, exitOK, "doctor")
+	if !d.Healthy || len(d.Findings) != 0 {
+		t.Fatalf("after an ingest: %+v", d.Findings)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(home, ".local", "share", "clawledger", "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE lines SET raw = CAST(replace(CAST(raw AS TEXT), '"type"', '"TYPE"') AS BLOB)
+		WHERE source_id = (SELECT id FROM sources WHERE rel_path = ?)`, "agents/main/agent/openclaw-agent.sqlite#"+fixture.EraLive); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	c.jsonOf(&d, exitWarnings, "doctor")
+	if len(d.Findings) != 1 || d.Findings[0].Check != "stored_lines" {
+		t.Fatalf("after altering stored events: %+v", d.Findings)
+	}
+	c.mustRun(exitOK, "doctor", "--fix")
+	c.jsonOf(&d, exitOK, "doctor")
+	if !d.Healthy || len(d.Findings) != 0 {
+		t.Fatalf("after --fix: %+v", d.Findings)
+	}
+}

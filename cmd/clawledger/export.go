@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/sqlite"
 )
 
@@ -29,7 +30,11 @@ func (a *app) exportCommand() *cobra.Command {
 		Short: "Write transcripts back out, byte for byte as ingested",
 		Long: `Write one session's transcript to stdout (or --out FILE), or with --all every
 ingested transcript and cron run log to DIR/<state dir name>/<path in the
-state dir>, byte for byte as ingested (up to each file's last newline).`,
+state dir>, byte for byte as ingested (up to each file's last newline).
+A transcript held in an agent database is written as
+agents/<agentId>/sessions/<sessionId>.jsonl (one event a line, in seq order),
+a zstd archive decompressed under its name without .zst, and the state
+database's run history as cron/runs/<jobId>.jsonl.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -107,7 +112,7 @@ func exportAll(ctx context.Context, db *sqlite.DB, out string, includeGone bool)
 	res := &exportJSON{Out: abs}
 	names := stateDirNames(srcs)
 	for _, s := range srcs {
-		path := filepath.Join(abs, names[s.StateDir], filepath.FromSlash(s.Rel))
+		path := filepath.Join(abs, names[s.StateDir], filepath.FromSlash(openclaw.ExportRel(s.Rel)))
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, err
 		}

@@ -1,31 +1,40 @@
 package main
 
 import (
-	"cmp"
 	"io"
 
 	"github.com/schollz/progressbar/v3"
 )
 
-// barProgress draws a byte progress bar on a terminal.
+// barProgress draws a progress bar on a terminal: of bytes ingested, or of
+// lines when counting lines.
 type barProgress struct {
-	w     io.Writer
-	label string // default "ingesting"
-	bar   *progressbar.ProgressBar
+	w           io.Writer
+	description string // "ingesting" when empty
+	lines       bool   // count lines, not bytes
+	bar         *progressbar.ProgressBar
 }
 
 func (p *barProgress) Start(total int64, files int) {
 	if total <= 0 {
 		return
 	}
-	p.bar = progressbar.NewOptions64(total,
+	desc := p.description
+	if desc == "" {
+		desc = "ingesting"
+	}
+	opts := []progressbar.Option{
 		progressbar.OptionSetWriter(p.w),
-		progressbar.OptionSetDescription(cmp.Or(p.label, "ingesting")),
-		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowBytes(!p.lines),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionClearOnFinish(),
-	)
+	}
+	if p.lines {
+		opts = append(opts, progressbar.OptionShowCount())
+	}
+	p.bar = progressbar.NewOptions64(total, opts...)
 }
 
 func (p *barProgress) Add(n int64) {

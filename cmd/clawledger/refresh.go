@@ -21,6 +21,12 @@ func (a *app) refresh(ctx context.Context) error {
 	if err != nil || len(dirs) == 0 {
 		return err
 	}
+	if h, ok := sqlite.Watching(a.dbPath()); ok {
+		if a.verbose {
+			a.warnf("not refreshing: %s keeps the ledger current\n", h)
+		}
+		return nil
+	}
 	db, err := sqlite.Open(ctx, a.dbPath(), sqlite.Options{Writer: sqlite.Holder{Command: a.command + " (refresh)"}})
 	if le := (*sqlite.LockedError)(nil); errors.As(err, &le) {
 		if a.verbose {
@@ -45,7 +51,7 @@ func (a *app) refresh(ctx context.Context) error {
 // refreshDerived brings the derived layers (search index, episodes, ...)
 // up to date after an ingest. Each layer updates incrementally.
 func (a *app) refreshDerived(ctx context.Context, db *sqlite.DB) error {
-	return nil
+	return a.refreshEpisodes(ctx, db)
 }
 
 // addRefreshFlag gives a query command --no-refresh and returns a hook that

@@ -13,9 +13,9 @@ import (
 	"github.com/clawledger/clawledger/sqlite"
 )
 
-// TestRefreshStepsAside: a query's auto-refresh does not fight the process
-// writing to the ledger (a watch keeps it current): it answers from the
-// ledger as it is, and says so with --verbose. Without a writer it ingests.
+// TestRefreshStepsAside: a query's auto-refresh does not fight a watch
+// (which keeps the ledger current) nor another writer: it answers from the
+// ledger as it is, and says so with --verbose. Otherwise it ingests.
 func TestRefreshStepsAside(t *testing.T) {
 	ctx := context.Background()
 	m, err := fixture.WriteEdgeCases(t.TempDir())
@@ -23,7 +23,7 @@ func TestRefreshStepsAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	dbPath := filepath.Join(t.TempDir(), "ledger.db")
-	watch, err := sqlite.Open(ctx, dbPath, sqlite.Options{Writer: sqlite.Holder{Command: "watch", LongRunning: true}})
+	watch, err := sqlite.LockWatch(ctx, dbPath, sqlite.Holder{Command: "watch"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,20 @@ func TestRefreshStepsAside(t *testing.T) {
 	if msg := stderr.String(); !strings.Contains(msg, "not refreshing") || !strings.Contains(msg, "clawledger watch (pid") {
 		t.Fatalf("refresh during a watch said %q", msg)
 	}
-	watch.Close()
+	watch.Unlock()
+
+	ingest, err := sqlite.Open(ctx, dbPath, sqlite.Options{Writer: sqlite.Holder{Command: "ingest"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if err := a.refresh(ctx); err != nil {
+		t.Fatalf("refresh during an ingest: %v", err)
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "not refreshing") || !strings.Contains(msg, "clawledger ingest (pid") {
+		t.Fatalf("refresh during an ingest said %q", msg)
+	}
+	ingest.Close()
 
 	stderr.Reset()
 	if err := a.refresh(ctx); err != nil {

@@ -117,6 +117,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.exportCommand(),
 		a.watchCommand(),
 		a.doctorCommand(),
+		a.episodesCommand(),
 	)
 	return root
 }
@@ -137,27 +138,26 @@ func (a *app) dbPath() string {
 }
 
 // lockWait is how long a writer waits for another writer (an ingest, a
-// query's refresh) to finish before it gives up.
+// watch's batch, a query's refresh) to finish before it gives up.
 const lockWait = 5 * time.Second
 
 // openDB opens the ledger for writing, as the only writer: it waits up to
-// lockWait for another writer to finish and fails at once while a watch
-// keeps the ledger.
+// lockWait for another writer to finish.
 func (a *app) openDB(ctx context.Context) (*sqlite.DB, error) {
-	return a.openWriter(ctx, sqlite.Holder{Command: a.command}, lockWait)
+	return a.openWriter(ctx, sqlite.Holder{Command: a.command})
 }
 
-func (a *app) openWriter(ctx context.Context, me sqlite.Holder, wait time.Duration) (*sqlite.DB, error) {
-	db, err := sqlite.Open(ctx, a.dbPath(), sqlite.Options{Writer: me, LockWait: wait})
-	var le *sqlite.LockedError
-	switch {
-	case !errors.As(err, &le):
-		return db, err
-	case le.Holder.LongRunning:
-		return nil, fmt.Errorf("%w: it keeps the ledger current, so there is nothing to do; stop it (Ctrl-C or SIGTERM) to run another writer", le)
-	default:
-		return nil, fmt.Errorf("%w and did not finish within %s; try again when it is done", le, wait)
+func (a *app) openWriter(ctx context.Context, me sqlite.Holder) (*sqlite.DB, error) {
+	db, err := sqlite.Open(ctx, a.dbPath(), sqlite.Options{Writer: me, LockWait: lockWait})
+	return db, lockedMessage(err)
+}
+
+// lockedMessage completes the error of a writer that gave up waiting.
+func lockedMessage(err error) error {
+	if le := (*sqlite.LockedError)(nil); errors.As(err, &le) && !le.Watch {
+		return fmt.Errorf("%w and did not finish within %s; try again when it is done", le, lockWait)
 	}
+	return err
 }
 
 // openReader opens an existing ledger for queries.

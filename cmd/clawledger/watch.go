@@ -26,9 +26,10 @@ refreshed after each batch that changed the ledger.
 Without --state it keeps every discovered state dir current, and picks up
 state dirs that appear later at the next rescan.
 
-Only one process writes to a ledger: while watch runs, ingest fails at once
-with a message naming it, and query commands answer without refreshing (the
-watch keeps the ledger current). Readers are never blocked.
+One watch per ledger: a second one fails at once, naming the first. The watch
+takes the ledger's writer lock for each batch only, so other writers (ingest,
+episodes append) run between its batches; query commands answer without
+refreshing (the watch keeps the ledger current). Readers are never blocked.
 
 Ctrl-C or SIGTERM stops it cleanly: the file being read is rolled back to its
 last complete state and everything complete is stored. Logs go to stderr
@@ -47,11 +48,22 @@ per line; --verbose adds a line per change and per no-op rescan.`,
 			if _, err := a.stateDirs(); err != nil {
 				return err // a --state that is not a directory
 			}
-			db, err := a.openWriter(ctx, sqlite.Holder{Command: "watch", LongRunning: true}, lockWait)
+			me := sqlite.Holder{Command: "watch"}
+			claim, err := sqlite.LockWatch(ctx, a.dbPath(), me, time.Second)
+			if err != nil {
+				return err
+			}
+			defer claim.Unlock()
+			db, err := a.openWriter(ctx, me)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
+			// the writer lock is taken for each batch only: other writers
+			// (an ingest, an episodes append) run between batches
+			if err := db.Unlock(); err != nil {
+				return err
+			}
 			w := &collect.Watcher{
 				Collector: a.collector(db, false),
 				StateDirs: a.stateDirs,
@@ -63,6 +75,13 @@ per line; --verbose adds a line per change and per no-op rescan.`,
 						return nil
 					}
 					return a.refreshDerived(ctx, db)
+				},
+				Exclusive: func(ctx context.Context, batch func() error) error {
+					if err := db.Lock(ctx, lockWait); err != nil {
+						return lockedMessage(err)
+					}
+					defer db.Unlock()
+					return batch()
 				},
 			}
 			err = w.Run(ctx)

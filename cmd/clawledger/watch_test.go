@@ -105,7 +105,8 @@ func (w *watchProc) nextBatch() map[string]any {
 // while batches pass), truncates a transcript, repairs one in place (a
 // .bak- copy, a temp file renamed over it), deletes one, soft-deletes
 // another (rename to .deleted.<ts>), starts a new agent and appends to a
-// cron run log. Readers query the ledger all along and a second writer is
+// cron run log. Readers query the ledger all along, an ingest and an
+// episodes append write between the watch's batches, a second watch is
 // turned away. Once the writer stops and the watch has caught up (a
 // condition checked after each batch, not a sleep), the ledger must equal
 // the final source exactly: export --all byte for byte, the deleted file
@@ -131,9 +132,9 @@ func TestConcurrentWriter(t *testing.T) {
 		t.Fatalf("first batch: %v", b)
 	}
 
-	// a second writer is turned away at once, naming the watch
-	if _, errs, code := c.run("ingest", "--db", db, "--state", dir); code != exitFailure || !strings.Contains(errs, "clawledger watch (pid") {
-		t.Fatalf("ingest during watch: exit %d, %q", code, errs)
+	// a second watch is turned away, naming the first
+	if _, errs, code := c.run("watch", "--db", db, "--state", dir); code != exitFailure || !strings.Contains(errs, "clawledger watch (pid") || !strings.Contains(errs, "already watching") {
+		t.Fatalf("a second watch: exit %d, %q", code, errs)
 	}
 
 	// readers query the ledger while it is written
@@ -180,6 +181,10 @@ func TestConcurrentWriter(t *testing.T) {
 		case 8: // truncated to its first three lines (a rewrite that shrinks it), then written on
 			g.truncateLines(path("c"), 3)
 			g.write(path("c"), g.line("c"))
+		case 10: // other writers take turns with the watch's batches
+			c.mustRun(exitOK, "ingest", "--db", db, "--state", dir, "-q")
+			c.mustRun(exitOK, "episodes", "append", "--db", db, "--scope", "test", "--session-id", "a0000000", "--agent-id", "main",
+				"--type", "ops.observation", "--summary", "written while watch runs", "-q")
 		case 12: // OpenClaw's repair: a .bak- copy, the cleaned file written to a temp file and renamed over it
 			g.write(path("d"), "undefined\n"+g.line("d"))
 			w.nextBatch()

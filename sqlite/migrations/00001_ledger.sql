@@ -35,6 +35,8 @@ CREATE TABLE sources (
   malformed_count INTEGER NOT NULL DEFAULT 0,
   pending_bytes INTEGER NOT NULL DEFAULT 0,
   gone_at_ms    INTEGER NOT NULL DEFAULT 0,
+  -- a database transcript's rewrite generation, or a run log's last run
+  mark          TEXT NOT NULL DEFAULT '',
   UNIQUE (state_dir_id, rel_path)
 );
 
@@ -192,7 +194,8 @@ CREATE TABLE model_changes (
 );
 CREATE INDEX model_changes_source ON model_changes(source_id);
 
--- sessions.json (one row per session key)
+-- what session indexes say: sessions.json (the latest session per key) and,
+-- in the SQLite era, session_windows/session_nodes (every session of a key)
 CREATE TABLE session_index (
   source_id   INTEGER NOT NULL REFERENCES sources(id),
   agent_id    TEXT NOT NULL,
@@ -220,7 +223,7 @@ CREATE TABLE session_index (
   cache_write   INTEGER NOT NULL DEFAULT 0,
   context_tokens INTEGER NOT NULL DEFAULT 0,
   compaction_count INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (source_id, session_key)
+  PRIMARY KEY (source_id, session_key, session_id)
 );
 CREATE INDEX session_index_session ON session_index(session_id);
 

@@ -4,6 +4,7 @@
 //	go run ./internal/cmd/genstate -kind edge  -home /tmp/home
 //	go run ./internal/cmd/genstate -kind sample -home /tmp/home
 //	go run ./internal/cmd/genstate -kind large -home /tmp/big -size 500MB -files 5000
+//	go run ./internal/cmd/genstate -kind sqlite -home /tmp/home   # OpenClaw 2026.9 (SQLite era)
 package main
 
 import (
@@ -18,7 +19,7 @@ import (
 )
 
 func main() {
-	kind := flag.String("kind", "edge", "edge (every edge case), sample (small and clean) or large (benchmarks)")
+	kind := flag.String("kind", "edge", "edge (every edge case), sample (small and clean), large (benchmarks) or sqlite (the SQLite era)")
 	home := flag.String("home", "", "directory to write the state dir(s) into (a fake $HOME)")
 	size := flag.String("size", "500MB", "large: approximate total transcript size (e.g. 500MB, 2GB)")
 	files := flag.Int("files", 5000, "large: number of transcripts")
@@ -39,6 +40,12 @@ func main() {
 		}
 	case "sample":
 		err = fixture.WriteSample(filepath.Join(*home, ".openclaw"))
+	case "sqlite":
+		var m *fixture.EraManifest
+		m, err = fixture.WriteSQLiteEra(filepath.Join(*home, ".openclaw"))
+		if err == nil {
+			fmt.Printf("wrote %d sessions, %d cron jobs and %d runs under %s\n", len(m.Sessions), m.CronJobs, m.CronRuns, m.StateDir)
+		}
 	case "large":
 		var total int64
 		if total, err = parseSize(*size); err == nil {

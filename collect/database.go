@@ -1,0 +1,605 @@
+package collect
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"math"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/openclaw/agentdb"
+)
+
+// dbPlan is what the scan of one OpenClaw SQLite-era database found: a
+// summary cheap enough for every run (no event is read), and the handle
+// the run then reads the changes through.
+type dbPlan struct {
+	found openclaw.Database
+	db    *agentdb.DB
+
+	// agent database
+	transcripts []agentdb.Transcript
+	cold        []agentdb.ColdArchive
+	archives    []agentdb.Archive
+	indexPrint  string
+
+	// state database
+	jobs []agentdb.CronJob
+	runs []agentdb.CronRun
+}
+
+// openDatabase opens one database and reads its summary.
+func (c *Collector) openDatabase(ctx context.Context, dir string, found openclaw.Database) (*dbPlan, error) {
+	db, err := agentdb.Open(ctx, filepath.Join(dir, filepath.FromSlash(found.Rel)))
+	if err != nil {
+		return nil, err
+	}
+	// schema_meta names what a database is; newer schema versions are read
+	// with the columns this build knows
+	want := map[string]string{openclaw.DatabaseAgent: "agent", openclaw.DatabaseState: "global"}[found.Role]
+	if meta, err := db.Meta(ctx); err != nil || (meta.Role != "" && meta.Role != want) {
+		db.Close()
+		if err == nil {
+			err = fmt.Errorf("schema_meta says it is a %q database, not %q", meta.Role, want)
+		}
+		return nil, err
+	}
+	d := &dbPlan{found: found, db: db}
+	if err := d.summarize(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *dbPlan) summarize(ctx context.Context) (err error) {
+	if d.found.Role == openclaw.DatabaseState {
+		if d.jobs, err = d.db.CronJobs(ctx); err != nil {
+			return err
+		}
+		d.runs, err = d.db.CronRuns(ctx)
+		return err
+	}
+	if d.transcripts, err = d.db.Transcripts(ctx); err != nil {
+		return err
+	}
+	if d.cold, err = d.db.ColdArchives(ctx); err != nil {
+		return err
+	}
+	if d.archives, err = d.db.Archives(ctx); err != nil {
+		return err
+	}
+	d.indexPrint, err = d.db.IndexFingerprint(ctx)
+	return err
+}
+
+// eventBytes is a guess at an event's size, for the progress bar only.
+const eventBytes = 2 << 10
+
+// estimate guesses the bytes a run will read from the database.
+func (d *dbPlan) estimate(p *dirPlan) int64 {
+	var n int64
+	for _, t := range d.transcripts {
+		if src := p.byRel[d.rel(t.SessionID)]; src == nil || src.Cursor.Lines != t.Events || src.Cursor.Offset != t.MaxSeq {
+			n += t.Events * eventBytes
+			if src != nil && src.Cursor.Lines < t.Events {
+				n -= src.Cursor.Lines * eventBytes
+			}
+		}
+	}
+	return n
+}
+
+func (d *dbPlan) rel(part string) string { return openclaw.DatabaseSourceRel(d.found.Rel, part) }
+
+// archiveRel is where OpenClaw publishes an archive row as a file; the row
+// and the file are one source.
+func (d *dbPlan) archiveRel(name string) string {
+	return path.Join(path.Dir(path.Dir(d.found.Rel)), "sessions", name)
+}
+
+// present lists the source paths the database holds now.
+func (d *dbPlan) present() []string {
+	var out []string
+	switch d.found.Role {
+	case openclaw.DatabaseState:
+		out = append(out, d.rel(openclaw.DatabaseCronJobsPart))
+		for _, r := range d.runs {
+			out = append(out, d.rel(openclaw.DatabaseCronRunsPart(r.JobID)))
+		}
+	default:
+		out = append(out, d.rel(openclaw.DatabaseIndexPart))
+		for _, t := range d.transcripts {
+			out = append(out, d.rel(t.SessionID))
+		}
+		for _, c := range d.cold {
+			out = append(out, d.rel(c.SessionID))
+		}
+		for _, a := range d.archives {
+			out = append(out, d.archiveRel(a.Name))
+		}
+	}
+	return out
+}
+
+// planDatabases opens every database of a tree. It returns the source paths
+// they hold, and the databases that could not be read (their sources are
+// left as they are).
+func (c *Collector) planDatabases(ctx context.Context, p *dirPlan, rep *Report) (present map[string]bool, unreadable map[string]bool) {
+	present, unreadable = map[string]bool{}, map[string]bool{}
+	for _, found := range p.tree.Databases {
+		d, err := c.openDatabase(ctx, p.dir, found)
+		if err != nil {
+			c.warn(rep, p.dir, found.Rel, "database not read: %v", err)
+			unreadable[found.Rel] = true
+			continue
+		}
+		p.dbs = append(p.dbs, d)
+		rep.FilesScanned++
+		for _, rel := range d.present() {
+			present[rel] = true
+		}
+	}
+	return present, unreadable
+}
+
+// source returns the tracked source at rel, registering it when new.
+func (c *Collector) source(ctx context.Context, p *dirPlan, tmpl clawledger.Source) (*clawledger.Source, error) {
+	if s := p.byRel[tmpl.Rel]; s != nil {
+		return s, nil
+	}
+	tmpl.StateDirID = p.id
+	s, err := c.Store.EnsureSource(ctx, &tmpl)
+	if err != nil {
+		return nil, err
+	}
+	s.StateDir = p.dir
+	p.byRel[s.Rel] = s
+	return s, nil
+}
+
+// executeDatabases reads what changed in each database. A database read
+// without locks (no process had it open) that changes meanwhile is opened
+// again, now live, and read once more.
+func (c *Collector) executeDatabases(ctx context.Context, p *dirPlan, rep *Report) error {
+	for i, d := range p.dbs {
+		err := c.executeDatabase(ctx, p, d, rep)
+		if errors.Is(err, agentdb.ErrChanged) {
+			d.db.Close()
+			if d, err = c.openDatabase(ctx, p.dir, d.found); err == nil {
+				p.dbs[i] = d
+				err = c.executeDatabase(ctx, p, d, rep)
+			}
+		}
+		if err != nil {
+			var fe *fileError
+			if errors.As(err, &fe) || errors.Is(err, agentdb.ErrChanged) {
+				c.warn(rep, p.dir, d.found.Rel, "%v", err)
+				continue
+			}
+			return fmt.Errorf("%s: %w", filepath.Join(p.dir, d.found.Rel), err)
+		}
+	}
+	return nil
+}
+
+func (c *Collector) executeDatabase(ctx context.Context, p *dirPlan, d *dbPlan, rep *Report) error {
+	if d.found.Role == openclaw.DatabaseState {
+		if err := c.planDatabaseCron(ctx, p, d); err != nil {
+			return err
+		}
+		return c.ingestDatabaseRuns(ctx, p, d, rep)
+	}
+	agent := d.found.AgentID
+	var windows map[string]agentdb.Window
+	loadWindows := func() error {
+		if windows != nil {
+			return nil
+		}
+		list, err := d.db.Windows(ctx)
+		windows = make(map[string]agentdb.Window, len(list))
+		for _, w := range list {
+			windows[w.SessionID] = w
+		}
+		return sourceError(err)
+	}
+	transcript := func(sessionID string) (*clawledger.Source, error) {
+		rel := d.rel(sessionID)
+		if p.byRel[rel] == nil {
+			if err := loadWindows(); err != nil {
+				return nil, err
+			}
+		}
+		class := clawledger.ClassLive
+		if windows[sessionID].Reason == "fork" {
+			class = clawledger.ClassFork
+		}
+		return c.source(ctx, p, clawledger.Source{Rel: rel, Kind: clawledger.KindTranscript, Class: class, AgentID: agent, SessionID: sessionID})
+	}
+
+	hot := map[string]bool{}
+	for _, t := range d.transcripts {
+		hot[t.SessionID] = true
+		src, err := transcript(t.SessionID)
+		if err != nil {
+			return err
+		}
+		es := eventSource{c: c, d: d, src: src, rep: rep}
+		if err := es.syncHot(ctx, t); err != nil {
+			return err
+		}
+	}
+	for _, cold := range d.cold {
+		if hot[cold.SessionID] {
+			continue // restored: its events are back in transcript_events
+		}
+		src, err := transcript(cold.SessionID)
+		if err != nil {
+			return err
+		}
+		es := eventSource{c: c, d: d, src: src, rep: rep}
+		if err := es.syncCold(ctx, cold); err != nil {
+			var fe *fileError
+			if !errors.As(err, &fe) {
+				return err
+			}
+			c.warn(rep, p.dir, d.found.Rel, "session %s: %v", cold.SessionID, fe.err)
+		}
+	}
+	for _, a := range d.archives {
+		if err := c.ingestArchiveRow(ctx, p, d, a, rep); err != nil {
+			return err
+		}
+	}
+	return c.ingestDatabaseIndex(ctx, p, d, loadWindows, func() map[string]agentdb.Window { return windows })
+}
+
+// ingestArchiveRow stores an archive row's transcript, verified against its
+// sha256, unless the archive is stored already (from the row or from its
+// published file: rows never change once written).
+func (c *Collector) ingestArchiveRow(ctx context.Context, p *dirPlan, d *dbPlan, a agentdb.Archive, rep *Report) error {
+	src, err := c.source(ctx, p, clawledger.Source{Rel: d.archiveRel(a.Name), Kind: clawledger.KindTranscript,
+		Class: clawledger.FileClass(a.Reason), AgentID: d.found.AgentID, SessionID: a.SessionID})
+	if err != nil || hasContent(src) {
+		return err
+	}
+	r, err := d.db.OpenArchive(ctx, a)
+	if err != nil {
+		c.warn(rep, p.dir, d.found.Rel, "%v", err)
+		return nil
+	}
+	defer r.Close()
+	err = c.ingestStream(ctx, src, r, clawledger.Cursor{Size: a.Bytes}, rep)
+	var fe *fileError
+	if errors.As(err, &fe) {
+		c.warn(rep, p.dir, d.found.Rel, "archive %s: %v", a.Name, fe.err)
+		return nil
+	}
+	return err
+}
+
+// ingestDatabaseIndex replaces the index entries of an agent database when
+// its session windows or nodes changed.
+func (c *Collector) ingestDatabaseIndex(ctx context.Context, p *dirPlan, d *dbPlan, load func() error, windows func() map[string]agentdb.Window) error {
+	src, err := c.source(ctx, p, clawledger.Source{Rel: d.rel(openclaw.DatabaseIndexPart), Kind: clawledger.KindIndex,
+		Class: clawledger.ClassIndex, AgentID: d.found.AgentID})
+	mark := fmt.Sprintf("%s/%d", d.indexPrint, len(d.archives)) // archived sessions are named too
+	if err != nil || (src.Cursor.Mark == mark && src.GoneAt == 0) {
+		return err
+	}
+	nodes, err := d.db.Nodes(ctx)
+	if err != nil {
+		return sourceError(err)
+	}
+	if err := load(); err != nil {
+		return err
+	}
+	list := make([]agentdb.Window, 0, len(windows()))
+	for _, w := range windows() {
+		list = append(list, w)
+	}
+	entries := agentdb.IndexEntries(nodes, list, d.archives)
+	if err := d.db.Stable(); err != nil {
+		return err
+	}
+	src.Cursor = clawledger.Cursor{Mark: mark, Lines: int64(len(entries))}
+	return c.Store.ReplaceIndex(ctx, src, entries)
+}
+
+// eventSource is one session's transcript held in an agent database: its
+// events, in seq order, are the source's lines (Line.Offset is the seq,
+// the raw bytes the event JSON as stored, decompressed).
+type eventSource struct {
+	c   *Collector
+	d   *dbPlan
+	src *clawledger.Source
+	rep *Report
+}
+
+// syncHot reads a session's new events from transcript_events. Events
+// after the cursor's seq are appended when what was stored is still there
+// unchanged (same rewrite generation, same count up to the cursor, same
+// first and last event); otherwise the session is read again and replaced
+// in one transaction.
+func (e *eventSource) syncHot(ctx context.Context, t agentdb.Transcript) error {
+	cur := &e.src.Cursor
+	if e.src.GoneAt == 0 && hasContent(e.src) && cur.Lines == t.Events && cur.Offset == t.MaxSeq && cur.Mark == t.Generation {
+		return nil
+	}
+	return sourceError(e.d.db.View(ctx, func(v *agentdb.Snapshot) error {
+		intact, generation, err := e.intact(ctx, v, t.SessionID)
+		if err != nil {
+			return err
+		}
+		return e.store(ctx, !intact, generation, func(after int64, fn func(*agentdb.Event) error) error {
+			return v.Events(ctx, t.SessionID, after, fn)
+		})
+	}))
+}
+
+// intact reports whether the events a source stored are still the
+// session's first events, unchanged.
+func (e *eventSource) intact(ctx context.Context, v *agentdb.Snapshot, sessionID string) (bool, string, error) {
+	cur := &e.src.Cursor
+	n, generation, err := v.Count(ctx, sessionID, cur.Offset)
+	if err != nil || !hasContent(e.src) || n != cur.Lines || generation != cur.Mark || len(cur.PrefixHash) == 0 {
+		return false, generation, err
+	}
+	first, err := v.First(ctx, sessionID)
+	if err != nil || first == nil || !equalHash(first.JSON, cur.HeadHash) {
+		return false, generation, err
+	}
+	last, err := v.Event(ctx, sessionID, cur.Offset)
+	if err != nil || last == nil || !equalHash(last.JSON, cur.TailHash) {
+		return false, generation, err
+	}
+	return true, generation, nil
+}
+
+func equalHash(b, want []byte) bool {
+	sum := sha256.Sum256(b)
+	return string(sum[:]) == string(want)
+}
+
+// syncCold reads a session OpenClaw moved to cold storage, whole, unless
+// the source already holds exactly its events (it was read while hot).
+func (e *eventSource) syncCold(ctx context.Context, a agentdb.ColdArchive) error {
+	cur := &e.src.Cursor
+	if e.src.GoneAt == 0 && hasContent(e.src) && cur.Lines == a.Events && cur.Offset == a.LastSeq && cur.Mark == a.Generation {
+		return nil
+	}
+	return sourceError(e.store(ctx, true, a.Generation, func(_ int64, fn func(*agentdb.Event) error) error {
+		return e.d.db.ColdEvents(ctx, a, fn)
+	}))
+}
+
+// store writes events into the source: all of them when replacing, else
+// those after the cursor. It commits only while the database is stable.
+func (e *eventSource) store(ctx context.Context, replace bool, generation string, events func(after int64, fn func(*agentdb.Event) error) error) error {
+	src := e.src
+	replace = replace && hasContent(src)
+	cur := src.Cursor
+	var h hash.Hash
+	after := int64(math.MinInt64)
+	if replace || !hasContent(src) {
+		cur, h = clawledger.Cursor{}, sha256.New()
+	} else {
+		after, h = cur.Offset, prefixHash(cur.PrefixHash)
+	}
+	tx, sess, err := e.c.Store.Begin(ctx, src, replace)
+	if err != nil {
+		return storeError(err)
+	}
+	defer func() {
+		if tx != nil {
+			tx.Rollback()
+		}
+	}()
+	sink := &lineSink{src: src, rep: e.rep, tx: tx, tr: &transcript{s: sess}, cur: cur, h: h, hashOK: true}
+	err = events(after, func(ev *agentdb.Event) error {
+		var err error
+		if ev.Err != nil {
+			err = sink.addBroken(ev.Seq, ev.Err.Error())
+		} else {
+			size := int64(len(ev.JSON)) + 1
+			err = sink.add(ev.JSON, ev.Seq, size > MaxLineBytes, size)
+			e.rep.BytesRead += size
+			e.c.Progress.Add(size)
+		}
+		if sink.cur.Lines == 1 {
+			sum := sha256.Sum256(ev.JSON)
+			sink.cur.HeadHash = sum[:]
+		}
+		sum := sha256.Sum256(ev.JSON)
+		sink.cur.TailHash, sink.cur.Offset = sum[:], ev.Seq
+		if err == nil {
+			err = ctx.Err()
+		}
+		return storeError(err)
+	})
+	if err != nil {
+		return err
+	}
+	final := sink.cur
+	final.Size, final.Mark, final.PrefixHash = final.Lines, generation, nil
+	if sink.hashOK {
+		final.PrefixHash = marshalHash(sink.h)
+	}
+	if err := e.d.db.Stable(); err != nil {
+		return err
+	}
+	if err := tx.Commit(final, sess); err != nil {
+		return storeError(err)
+	}
+	tx = nil
+	e.rep.counted(sink.stored > 0 || replace, replace, 0)
+	return nil
+}
+
+// storeErr marks an error of the ledger store met while reading a database
+// (inside a callback of it), so it is not taken for a problem of the source.
+type storeErr struct{ err error }
+
+func (e *storeErr) Error() string { return e.err.Error() }
+func (e *storeErr) Unwrap() error { return e.err }
+
+func storeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &storeErr{err}
+}
+
+// sourceError turns an error of reading a database into a warning about it
+// (a fileError); ledger store errors, cancellations and ErrChanged (the
+// database is read again) pass through.
+func sourceError(err error) error {
+	var se *storeErr
+	var fe *fileError
+	switch {
+	case err == nil, errors.As(err, &fe), errors.Is(err, agentdb.ErrChanged),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.As(err, &se):
+		return se.err
+	}
+	return &fileError{err}
+}
+
+// planDatabaseCron compares the state database's cron jobs with what was
+// stored; ingestCronJobs then merges them with cron/jobs.json.
+func (c *Collector) planDatabaseCron(ctx context.Context, p *dirPlan, d *dbPlan) error {
+	h := sha256.New()
+	var jobs []clawledger.CronJob
+	for _, j := range d.jobs {
+		for _, part := range [][]byte{[]byte(j.StoreKey), []byte(j.JobID), j.JobJSON, j.StateJSON} {
+			h.Write(part)
+			h.Write([]byte{0})
+		}
+		job, err := openclaw.CronJobFromJSON(j.JobJSON)
+		if err != nil {
+			continue
+		}
+		if job.ID == "" {
+			job.ID = j.JobID
+		}
+		if s := strings.TrimSpace(string(j.StateJSON)); s != "" && s != "{}" {
+			job.State = append([]byte(nil), j.StateJSON...)
+		}
+		jobs = append(jobs, job)
+	}
+	if err := d.db.Stable(); err != nil {
+		return err
+	}
+	src, err := c.source(ctx, p, clawledger.Source{Rel: d.rel(openclaw.DatabaseCronJobsPart), Kind: clawledger.KindCronJobs})
+	if err != nil {
+		return err
+	}
+	p.dbJobs = append(p.dbJobs, jobs...)
+	if mark := hex.EncodeToString(h.Sum(nil)); mark != src.Cursor.Mark || src.GoneAt != 0 {
+		src.Cursor = clawledger.Cursor{Mark: mark, Lines: int64(len(jobs))}
+		p.dbJobSrcs = append(p.dbJobSrcs, src)
+	}
+	return nil
+}
+
+// ingestDatabaseRuns appends each job's newly finished runs to its run log.
+// Runs are only ever appended: OpenClaw prunes its run history after a
+// while, and the ledger keeps what it pruned.
+func (c *Collector) ingestDatabaseRuns(ctx context.Context, p *dirPlan, d *dbPlan, rep *Report) error {
+	for i := 0; i < len(d.runs); {
+		j := i
+		for j < len(d.runs) && d.runs[j].JobID == d.runs[i].JobID {
+			j++
+		}
+		if err := c.appendRuns(ctx, p, d, d.runs[i:j], rep); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+func runMark(r agentdb.CronRun) string { return strconv.FormatInt(r.Ts, 10) + "/" + r.ID }
+
+// after reports whether a run sorts after the run a mark names.
+func after(r agentdb.CronRun, mark string) bool {
+	tsText, id, ok := strings.Cut(mark, "/")
+	ts, err := strconv.ParseInt(tsText, 10, 64)
+	if !ok || err != nil {
+		return true
+	}
+	return r.Ts > ts || (r.Ts == ts && r.ID > id)
+}
+
+func (c *Collector) appendRuns(ctx context.Context, p *dirPlan, d *dbPlan, runs []agentdb.CronRun, rep *Report) error {
+	src, err := c.source(ctx, p, clawledger.Source{Rel: d.rel(openclaw.DatabaseCronRunsPart(runs[0].JobID)), Kind: clawledger.KindCronRuns})
+	if err != nil {
+		return err
+	}
+	cur := src.Cursor
+	var fresh []agentdb.CronRun
+	for _, r := range runs {
+		if !hasContent(src) || after(r, cur.Mark) {
+			fresh = append(fresh, r)
+		}
+	}
+	if len(fresh) == 0 {
+		if src.GoneAt != 0 {
+			src.GoneAt = 0
+			return c.Store.UpdateSource(ctx, src)
+		}
+		return nil
+	}
+	h := prefixHash(cur.PrefixHash)
+	if h == nil {
+		h = sha256.New()
+	}
+	tx, _, err := c.Store.Begin(ctx, src, false)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if tx != nil {
+			tx.Rollback()
+		}
+	}()
+	sink := &lineSink{src: src, rep: rep, tx: tx, cur: cur, h: h, hashOK: len(cur.PrefixHash) > 0 || !hasContent(src)}
+	var print streamPrint
+	for _, r := range fresh {
+		size := int64(len(r.JSON)) + 1
+		if err := sink.add(r.JSON, sink.cur.Offset, false, size); err != nil {
+			return err
+		}
+		print.write(r.JSON)
+		print.write(newline)
+		sink.cur.Offset += size
+		rep.BytesRead += size
+	}
+	final := sink.cur
+	final.Size, final.Mark = final.Offset, runMark(fresh[len(fresh)-1])
+	if !hasContent(src) {
+		print.apply(&final)
+	}
+	final.PrefixHash = nil
+	if sink.hashOK {
+		final.PrefixHash = marshalHash(sink.h)
+	}
+	if err := d.db.Stable(); err != nil {
+		return err
+	}
+	if err := tx.Commit(final, nil); err != nil {
+		return err
+	}
+	tx = nil
+	rep.FilesIngested++
+	return nil
+}

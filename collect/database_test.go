@@ -1,0 +1,369 @@
+package collect_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/collect"
+	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/openclaw/archive"
+	"github.com/clawledger/clawledger/sqlite"
+)
+
+type eraLedger struct {
+	t   *testing.T
+	db  *sqlite.DB
+	raw *sql.DB
+}
+
+func openLedger(t *testing.T) *eraLedger {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	db, err := sqlite.Open(context.Background(), path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close(); db.Close() })
+	return &eraLedger{t: t, db: db, raw: raw}
+}
+
+func (l *eraLedger) ingest(dir string) *collect.Report {
+	l.t.Helper()
+	c := &collect.Collector{Store: l.db, FS: openclaw.OS}
+	rep, err := c.Run(context.Background(), []string{dir})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	for _, w := range rep.Warnings {
+		l.t.Errorf("warning: %s: %s", w.Path, w.Message)
+	}
+	return rep
+}
+
+// lines returns the stored lines of the source at rel, in offset order.
+func (l *eraLedger) lines(rel string) []string {
+	l.t.Helper()
+	rows, err := l.raw.Query(`SELECT l.raw FROM lines l JOIN sources s ON s.id = l.source_id WHERE s.rel_path = ? ORDER BY l.offset`, rel)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			l.t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func (l *eraLedger) count(q string, args ...any) int64 {
+	l.t.Helper()
+	var n int64
+	if err := l.raw.QueryRow(q, args...).Scan(&n); err != nil {
+		l.t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+func dbRel(agent, session string) string {
+	return openclaw.DatabaseSourceRel(openclaw.AgentDatabaseRel(agent), session)
+}
+
+// sourceRel is where the ledger keeps a fixture session.
+func sourceRel(s *fixture.EraSession) string {
+	if s.Class == "deleted" || s.Class == "reset" {
+		rel := s.Export
+		if s.ID == fixture.EraPrevious || s.ID == fixture.EraFileOnly {
+			rel += ".zst"
+		}
+		return rel
+	}
+	return dbRel(s.Agent, s.ID)
+}
+
+func TestSQLiteEraFixture(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	m, err := fixture.WriteSQLiteEra(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := listFiles(t, dir)
+	l := openLedger(t)
+	rep := l.ingest(dir)
+
+	for _, s := range m.Sessions {
+		got := l.lines(sourceRel(s))
+		if strings.Join(got, "\n") != strings.Join(s.Events, "\n") {
+			t.Errorf("%s (%s): stored %d lines, want its %d events in seq order", s.ID, s.Purpose, len(got), len(s.Events))
+		}
+		var class string
+		if err := l.raw.QueryRow(`SELECT class FROM sources WHERE rel_path = ?`, sourceRel(s)).Scan(&class); err != nil || class != s.Class {
+			t.Errorf("%s: class %q (%v), want %q", s.ID, class, err, s.Class)
+		}
+	}
+	if n := l.count(`SELECT count(*) FROM sources WHERE kind = 'transcript' AND class <> 'migrated'`); n != int64(len(m.Sessions)) {
+		t.Errorf("%d transcripts stored, want %d (each archive once, row and file alike)", n, len(m.Sessions))
+	}
+	// the .migrated leftover keeps its lines, but the session is listed once
+	if got := l.lines("agents/main/sessions/" + fixture.EraLive + ".jsonl.migrated"); len(got) == 0 {
+		t.Error("the .migrated file's lines were not kept")
+	}
+	ctx := context.Background()
+	sessions, err := l.db.Sessions(ctx, clawledger.SessionFilter{IncludeDeleted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, s := range sessions {
+		seen[s.SessionID]++
+		if want := m.Session(s.SessionID); want != nil && want.Key != "" && s.Key != want.Key {
+			t.Errorf("%s: key %q, want %q", s.SessionID, s.Key, want.Key)
+		}
+	}
+	for _, s := range m.Sessions {
+		if seen[s.ID] != 1 {
+			t.Errorf("session %s (%s) listed %d times, want once", s.ID, s.Purpose, seen[s.ID])
+		}
+	}
+	// usage: the migrated copy and the fork's shared entries count once
+	if n := l.count(`SELECT count(*) - count(DISTINCT usage_key) FROM messages m JOIN sources s ON s.id = m.source_id
+		WHERE usage_key IS NOT NULL AND s.class = 'migrated'`); n != 0 {
+		t.Errorf("%d usage keys of the .migrated file are not shared with the database", n)
+	}
+	if n := l.count(`SELECT count(*) FROM messages m JOIN sources s ON s.id = m.source_id WHERE s.class = 'migrated'
+		AND usage_key NOT IN (SELECT usage_key FROM messages m2 JOIN sources s2 ON s2.id = m2.source_id
+		WHERE s2.rel_path = ? AND usage_key IS NOT NULL)`, dbRel("main", fixture.EraLive)); n != 0 {
+		t.Errorf("%d usage keys of the .migrated file are not those of the database session", n)
+	}
+	if n := l.count(`SELECT count(*) FROM cron_jobs`); n != int64(m.CronJobs) {
+		t.Errorf("%d cron jobs, want %d", n, m.CronJobs)
+	}
+	if n := l.count(`SELECT count(*) FROM cron_runs`); n != int64(m.CronRuns) {
+		t.Errorf("%d cron runs, want %d (finished runs only)", n, m.CronRuns)
+	}
+	if n := l.count(`SELECT count(*) FROM cron_runs WHERE job_id = 'job-digest' AND status = 'ok' AND input_tokens = 1000 AND session_id = ?`, fixture.EraLive); n != 1 {
+		t.Error("the digest run's detail (status, usage, session) was not kept")
+	}
+	if n := l.count(`SELECT count(*) FROM cron_runs WHERE status = 'interrupted' AND error = 'gateway restarted'`); n != 1 {
+		t.Error("the interrupted run (a receipt without a task row) is missing")
+	}
+	// never a credential, never a file beside the databases
+	if n := l.count(`SELECT count(*) FROM lines WHERE instr(raw, ?) > 0`, m.Secret); n != 0 {
+		t.Error("the credential table was read")
+	}
+	if after := listFiles(t, dir); strings.Join(after, "\n") != strings.Join(before, "\n") {
+		t.Errorf("files changed beside the databases:\nbefore %v\nafter  %v", before, after)
+	}
+	if rep.MalformedLines != 0 {
+		t.Errorf("%d malformed lines", rep.MalformedLines)
+	}
+
+	// a second run over the same tree reads nothing
+	rep = l.ingest(dir)
+	if rep.LinesIngested != 0 || rep.FilesIngested != 0 || rep.BytesRead != 0 {
+		t.Errorf("no-op run: %+v", rep)
+	}
+}
+
+func listFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			out = append(out, fmt.Sprintf("%s %d %d", p, fi.Size(), fi.ModTime().UnixNano()))
+		}
+		return nil
+	})
+	return out
+}
+
+func openMain(t *testing.T, dir string) *fixture.EraDB {
+	t.Helper()
+	db, err := fixture.OpenEraDB(filepath.Join(dir, filepath.FromSlash(openclaw.AgentDatabaseRel("main"))), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestSQLiteEraIncremental(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	m, err := fixture.WriteSQLiteEra(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := openLedger(t)
+	l.ingest(dir)
+	rel := dbRel("main", fixture.EraLive)
+	lineIDs := func() string {
+		var s string
+		l.raw.QueryRow(`SELECT group_concat(l.id) FROM lines l JOIN sources s ON s.id = l.source_id WHERE s.rel_path = ?`, rel).Scan(&s)
+		return s
+	}
+	kept := lineIDs()
+
+	// new rows only: the stored lines stay, two more are appended
+	db := openMain(t, dir)
+	extra := []string{
+		`{"type":"message","id":"added01","parentId":null,"timestamp":1710410000000,"message":{"role":"user","content":"one more","timestamp":1710410000000}}`,
+		`{"type":"message","id":"added02","parentId":"added01","timestamp":1710410001000,"message":{"role":"assistant","content":[{"type":"text","text":"sure"}],"usage":{"input":5,"output":1},"timestamp":1710410001000}}`,
+	}
+	for i, ev := range extra {
+		if _, err := db.AppendEvent(fixture.EraLive, ev, i == 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := l.ingest(dir)
+	if rep.LinesIngested != 2 || rep.FilesReplaced != 0 {
+		t.Errorf("append: %d lines, %d replaced; want 2 new lines and no re-read", rep.LinesIngested, rep.FilesReplaced)
+	}
+	if got := lineIDs(); !strings.HasPrefix(got, kept+",") {
+		t.Error("appending re-wrote the lines already stored")
+	}
+	want := append(append([]string{}, m.Session(fixture.EraLive).Events...), extra...)
+	if got := l.lines(rel); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("after append: %d lines, want %d", len(got), len(want))
+	}
+
+	// a rewind in place (rows after seq 1 replaced, a new generation): re-read and replaced
+	rewound := []string{
+		`{"type":"message","id":"rewound1","parentId":null,"timestamp":1710420000000,"message":{"role":"user","content":"take two","timestamp":1710420000000}}`,
+		`{"type":"message","id":"rewound2","parentId":"rewound1","timestamp":1710420001000,"message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input":7,"output":2},"timestamp":1710420001000}}`,
+	}
+	rw := m.Session(fixture.EraRewound)
+	if err := db.Rewrite(fixture.EraRewound, 1, "gen-rewound-2", rewound); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	rep = l.ingest(dir)
+	if rep.FilesReplaced != 1 {
+		t.Errorf("rewind: %d sources replaced, want 1", rep.FilesReplaced)
+	}
+	want = append(append([]string{}, rw.Events[:2]...), rewound...)
+	if got := l.lines(dbRel("main", fixture.EraRewound)); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("after rewind: %q\nwant %q", got, want)
+	}
+	if n := l.count(`SELECT count(*) FROM messages m JOIN sources s ON s.id = m.source_id WHERE s.rel_path = ?`, dbRel("main", fixture.EraRewound)); n != 3 {
+		t.Errorf("after rewind: %d messages derived, want 3 (the kept user message and the two new ones)", n)
+	}
+
+	// a session deleted from the database keeps its lines, flagged gone
+	db = openMain(t, dir)
+	if _, err := db.Exec(`DELETE FROM transcript_events WHERE session_id = ?`, fixture.EraFork); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	rep = l.ingest(dir)
+	if rep.FilesGone != 1 || l.count(`SELECT gone_at_ms <> 0 FROM sources WHERE rel_path = ?`, dbRel("main", fixture.EraFork)) != 1 {
+		t.Errorf("a vanished session is not flagged gone (%d gone)", rep.FilesGone)
+	}
+	if len(l.lines(dbRel("main", fixture.EraFork))) == 0 {
+		t.Error("a vanished session lost its lines")
+	}
+}
+
+// TestSQLiteEraConcurrentWriter ingests while another connection keeps
+// appending events (OpenClaw at work) and ends with every row exactly once.
+func TestSQLiteEraConcurrentWriter(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	if _, err := fixture.WriteSQLiteEra(dir); err != nil {
+		t.Fatal(err)
+	}
+	db := openMain(t, dir)
+	l := openLedger(t)
+	const n = 300
+	var wg sync.WaitGroup
+	wg.Add(1)
+	errc := make(chan error, 1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < n; i++ {
+			ev := fmt.Sprintf(`{"type":"message","id":"c%07d","parentId":null,"timestamp":%d,"message":{"role":"user","content":"event %d","timestamp":%d}}`, i, 1710500000000+i, i, 1710500000000+i)
+			if _, err := db.AppendEvent(fixture.EraLive, ev, i%4 == 0); err != nil {
+				errc <- err
+				return
+			}
+			if _, err := db.AppendEvent("concurrent-new", ev, i%3 == 0); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	runs := 0
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for running := true; running; runs++ {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		l.ingest(dir)
+	}
+	db.Close()
+	select {
+	case err := <-errc:
+		t.Fatal(err)
+	default:
+	}
+	l.ingest(dir)
+	check, err := fixture.OpenEraDB(filepath.Join(dir, filepath.FromSlash(openclaw.AgentDatabaseRel("main"))), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	for _, sid := range []string{fixture.EraLive, "concurrent-new"} {
+		rows, err := check.Query(`SELECT coalesce(event_json, event_zstd) FROM transcript_events WHERE session_id = ? ORDER BY seq`, sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for rows.Next() {
+			var b []byte
+			rows.Scan(&b)
+			if bytes.HasPrefix(b, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+				b = decompress(t, b)
+			}
+			want = append(want, string(b))
+		}
+		rows.Close()
+		got := l.lines(dbRel("main", sid))
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: %d lines stored, database has %d events", sid, len(got), len(want))
+		}
+		if dup := l.count(`SELECT count(*) - count(DISTINCT l.raw) FROM lines l JOIN sources s ON s.id = l.source_id WHERE s.rel_path = ?`, dbRel("main", sid)); dup != 0 {
+			t.Errorf("%s: %d duplicate lines", sid, dup)
+		}
+	}
+	t.Logf("%d ingest runs while %d events were appended", runs, 2*n)
+}
+
+func decompress(t *testing.T, b []byte) []byte {
+	t.Helper()
+	r, err := archive.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

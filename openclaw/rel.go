@@ -1,0 +1,47 @@
+package openclaw
+
+import (
+	"path"
+	"strings"
+)
+
+// A source held in a database, not in a file of its own, is named by the
+// database's path and the part of it that holds the source:
+//
+//	agents/<agentId>/agent/openclaw-agent.sqlite#<sessionId>       a transcript
+//	agents/<agentId>/agent/openclaw-agent.sqlite#index             session windows and nodes
+//	state/openclaw.sqlite#cron/jobs.json                           cron jobs
+//	state/openclaw.sqlite#cron/runs/<jobId>.jsonl                  a job's runs
+const databasePartSep = "#"
+
+// Parts of a database named in source paths besides transcripts.
+const (
+	DatabaseIndexPart    = "index"
+	DatabaseCronJobsPart = "cron/jobs.json"
+)
+
+// DatabaseCronRunsPart names a job's run log within the state database.
+func DatabaseCronRunsPart(jobID string) string { return "cron/runs/" + jobID + ".jsonl" }
+
+// DatabaseSourceRel names a part of a database as a source path.
+func DatabaseSourceRel(dbRel, part string) string { return dbRel + databasePartSep + part }
+
+// SplitDatabaseRel splits a source path named by DatabaseSourceRel.
+func SplitDatabaseRel(rel string) (dbRel, part string, ok bool) {
+	return strings.Cut(rel, databasePartSep)
+}
+
+// ExportRel is the path, relative to the state dir, a source is exported to:
+// what the file era would have named it. A database transcript becomes
+// agents/<agentId>/sessions/<sessionId>.jsonl, a run log cron/runs/<jobId>.jsonl,
+// and a zstd archive its decompressed name (without .zst).
+func ExportRel(rel string) string {
+	if dbRel, part, ok := SplitDatabaseRel(rel); ok {
+		if strings.HasPrefix(part, "cron/") {
+			return part
+		}
+		// agents/<agentId>/agent/openclaw-agent.sqlite -> agents/<agentId>/sessions/
+		return path.Join(path.Dir(path.Dir(dbRel)), "sessions", part+".jsonl")
+	}
+	return strings.TrimSuffix(rel, ".zst")
+}

@@ -1,0 +1,132 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+// Writes are batched: every write joins the open write transaction, and
+// each source's lines, derived rows and cursor go into one savepoint of it,
+// so a source is always stored whole or not at all. The transaction commits
+// once it holds batchBytes of lines (and on Flush): committing once per
+// small file would cost more than storing it.
+const batchBytes = 32 << 20
+
+// wtx runs statements in the open write transaction. Each statement is
+// prepared once per transaction, and runs under a context that never
+// cancels: the driver watches a cancellable context with one goroutine per
+// statement, which costs more than a small insert. Callers check for
+// cancellation between sources and lines instead.
+type wtx struct {
+	db  *DB
+	ctx context.Context
+}
+
+func (w wtx) stmt(query string) (*sql.Stmt, error) {
+	if s, ok := w.db.batchStmts[query]; ok {
+		return s, nil
+	}
+	s, err := w.db.batch.PrepareContext(w.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	w.db.batchStmts[query] = s
+	return s, nil
+}
+
+func (w wtx) exec(query string, args ...any) (sql.Result, error) {
+	s, err := w.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(w.ctx, args...)
+}
+
+// execAll runs statements that take no arguments, in order.
+func (w wtx) execAll(queries ...string) error {
+	for _, q := range queries {
+		if _, err := w.exec(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w wtx) queryRow(query string, args ...any) *sql.Row {
+	s, err := w.stmt(query)
+	if err != nil {
+		// a Row carrying the error: QueryRowContext on the transaction
+		// reports the same preparation error when scanned
+		return w.db.batch.QueryRowContext(w.ctx, query, args...)
+	}
+	return s.QueryRowContext(w.ctx, args...)
+}
+
+func (w wtx) QueryContext(_ context.Context, query string, args ...any) (*sql.Rows, error) {
+	s, err := w.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return s.QueryContext(w.ctx, args...)
+}
+
+// tx returns the open write transaction, beginning one when needed.
+func (db *DB) tx(ctx context.Context) (wtx, error) {
+	w := wtx{db: db, ctx: context.WithoutCancel(ctx)}
+	if db.batch != nil {
+		return w, nil
+	}
+	if db.lock == nil {
+		return w, errors.New("writing to the ledger without holding its writer lock")
+	}
+	tx, err := db.w.BeginTx(w.ctx, nil)
+	if err != nil {
+		return w, err
+	}
+	db.batch, db.batchSize = tx, 0
+	clear(db.batchStmts)
+	return w, nil
+}
+
+// Flush commits the open write transaction, if any.
+func (db *DB) Flush(ctx context.Context) error {
+	if db.batch == nil {
+		return nil
+	}
+	tx := db.batch
+	db.batch = nil
+	return tx.Commit()
+}
+
+// abort rolls the open write transaction back after a failed write.
+func (db *DB) abort() {
+	if db.batch != nil {
+		db.batch.Rollback()
+		db.batch = nil
+	}
+}
+
+// within runs fn in a savepoint of the write transaction: all of fn's
+// writes, or none.
+func (db *DB) within(ctx context.Context, fn func(w wtx) error) error {
+	w, err := db.tx(ctx)
+	if err != nil {
+		return err
+	}
+	if err := w.execAll("SAVEPOINT w"); err != nil {
+		db.abort()
+		return err
+	}
+	if err := fn(w); err != nil {
+		if rerr := w.execAll("ROLLBACK TO w", "RELEASE w"); rerr != nil {
+			db.abort()
+		}
+		return err
+	}
+	if err := w.execAll("RELEASE w"); err != nil {
+		db.abort()
+		return err
+	}
+	return nil
+}
