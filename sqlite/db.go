@@ -61,12 +61,19 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		if _, err := os.Stat(abs); err != nil {
 			return nil, fmt.Errorf("no ledger at %s (run `clawledger ingest` first)", abs)
 		}
-	} else if err := createPrivate(abs); err != nil {
-		return nil, err
+	} else if fi, err := os.Stat(abs); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("create ledger: %s is not a file", abs)
+	} else if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("create ledger directory: %w", err)
 	}
 	db := &DB{Path: abs, batchStmts: map[string]*sql.Stmt{}, holder: opt.Writer}
 	if !opt.ReadOnly {
+		// the writer lock first: two writers must not create the file at once
 		if err := db.Lock(ctx, opt.LockWait); err != nil {
+			return nil, err
+		}
+		if err := createPrivate(abs); err != nil {
+			db.Close()
 			return nil, err
 		}
 	}

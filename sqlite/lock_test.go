@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -156,5 +157,41 @@ func TestReadersDuringWrite(t *testing.T) {
 	}
 	if st, err = r.Status(ctx, -1); err != nil || st.Lines != 5000 {
 		t.Fatalf("after the commit: %d lines, %v", st.Lines, err)
+	}
+}
+
+// TestWritersCreateOneLedger: writers starting at once on a ledger that does
+// not exist yet take turns, from its creation on; none sees a locked
+// database.
+func TestWritersCreateOneLedger(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "new", "ledger.db")
+	errs := make(chan error, 4)
+	for i := range 4 {
+		go func() {
+			db, err := Open(ctx, path, Options{Writer: Holder{Command: "ingest"}, LockWait: time.Minute})
+			if err == nil {
+				_, err = db.StateDirID(ctx, fmt.Sprintf("/state/%d", i))
+				if err == nil {
+					err = db.Flush(ctx)
+				}
+				db.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := Open(ctx, path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := db.Status(ctx, 0)
+	if err != nil || len(st.StateDirs) != 4 {
+		t.Fatalf("%d state dirs, %v", len(st.StateDirs), err)
 	}
 }
