@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,7 +76,7 @@ type watch struct {
 // when ctx is cancelled rolls back the source it was reading and keeps
 // every source it completed.
 func (w *Watcher) Run(ctx context.Context) error {
-	debounce, maxDelay, interval := cmpOr(w.Debounce, defaultDebounce), cmpOr(w.MaxDelay, defaultMaxDelay), cmpOr(w.Interval, defaultInterval)
+	debounce, maxDelay, interval := cmp.Or(w.Debounce, defaultDebounce), cmp.Or(w.MaxDelay, defaultMaxDelay), cmp.Or(w.Interval, defaultInterval)
 	fsw, err := fsnotify.NewBufferedWatcher(4096)
 	if err != nil {
 		return fmt.Errorf("file notifications: %w", err)
@@ -145,13 +146,6 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 		}
 	}
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // discover refreshes the list of state dirs and watches each.

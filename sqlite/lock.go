@@ -127,11 +127,10 @@ func Watching(path string) (Holder, bool) {
 }
 
 // Unlock releases the writer lock, so another process may write; Lock
-// takes it again before this DB writes anything more. Close releases it too.
+// takes it again before this DB writes anything more. A write transaction
+// still open (not flushed) is rolled back first. Close releases it too.
 func (db *DB) Unlock() error {
-	if db.batch != nil {
-		return errors.New("the writer lock is released with a write transaction open")
-	}
+	db.abort()
 	if db.lock == nil {
 		return nil
 	}

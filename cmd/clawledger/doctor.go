@@ -163,7 +163,7 @@ func (a *app) diagnose(ctx context.Context, db *sqlite.DB, full bool) (*doctorJS
 	out.Checked.Sources = len(srcs)
 	var total int64
 	for _, s := range srcs {
-		if full && s.GoneAt == 0 && s.Kind.HasLines() {
+		if _, _, inDB := openclaw.SplitDatabaseRel(s.Rel); full && !inDB && s.GoneAt == 0 && s.Kind.HasLines() {
 			total += s.Cursor.Offset
 		}
 	}
@@ -180,6 +180,8 @@ func (a *app) diagnose(ctx context.Context, db *sqlite.DB, full bool) (*doctorJS
 		switch {
 		case chk.State == collect.FileAltered: // an ingest does not look there
 			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: chk.Detail, Fix: fixDoctor})
+		case chk.State == collect.FileUnreadable:
+			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: "cannot be read to verify it: " + chk.Detail})
 		case chk.State.Mismatch():
 			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: chk.Detail, Fix: fixIngest})
 		case chk.State == collect.FileUnread:

@@ -16,7 +16,7 @@ const (
 	// instead of at moments that depend on timing.
 	killAfterEnv = "CLAWLEDGER_TEST_KILL_AFTER_BYTES"
 	// chunkBytesEnv=N: commit a file being read every N bytes instead of
-	// every collect's default, so small test files get intermediate cursors.
+	// collect's default (64 MiB), so small test files get intermediate cursors.
 	chunkBytesEnv = "CLAWLEDGER_TEST_CHUNK_BYTES"
 )
 
