@@ -177,24 +177,27 @@ func checkArchive(fsys openclaw.FS, src *clawledger.Source, deep bool) FileCheck
 
 // CheckStoredLines hashes the lines the ledger holds for a source (each
 // line's bytes and its newline, in order) and compares the sum with the
-// cursor's running sha256 of the bytes it committed. checked is false when
-// there is nothing to compare with: a source never read, or one with a line
-// over MaxLineBytes, stored without its bytes.
-func CheckStoredLines(src *clawledger.Source, lines func(fn func(*clawledger.Line) error) error) (ok, checked bool, err error) {
+// cursor's running sha256 of the bytes it committed. read streams the
+// lines and returns the source as of the same snapshot of the ledger, so a
+// write in between cannot make them disagree. checked is false when there
+// is nothing to compare with: a source never read, or one with a line over
+// MaxLineBytes, stored without its bytes.
+func CheckStoredLines(read func(line func(*clawledger.Line) error) (*clawledger.Source, error)) (ok, checked bool, err error) {
+	h := prefixHash(nil)
+	src, err := read(func(l *clawledger.Line) error {
+		h.Write(l.Raw)
+		h.Write(newline)
+		return nil
+	})
+	if err != nil {
+		return false, false, err
+	}
 	if len(src.Cursor.PrefixHash) == 0 {
 		return true, false, nil
 	}
 	want := prefixHash(src.Cursor.PrefixHash)
 	if want == nil {
 		return false, true, nil // a running hash that does not even decode
-	}
-	h := prefixHash(nil)
-	if err := lines(func(l *clawledger.Line) error {
-		h.Write(l.Raw)
-		h.Write(newline)
-		return nil
-	}); err != nil {
-		return false, false, err
 	}
 	return bytes.Equal(h.Sum(nil), want.Sum(nil)), true, nil
 }

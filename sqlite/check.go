@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/clawledger/clawledger"
@@ -120,23 +121,43 @@ type StoredCounts struct {
 }
 
 // StoredCounts counts, for every line-based source, gone ones included,
-// the lines the ledger holds for it.
+// the lines the ledger holds for it, in one statement: one snapshot of the
+// ledger, whatever a writer commits meanwhile.
 func (db *DB) StoredCounts(ctx context.Context) ([]StoredCounts, error) {
-	srcs, err := db.ExportSources(ctx, true)
+	return queryAll(ctx, db.r, func(row scanner) (StoredCounts, error) {
+		var c StoredCounts
+		var err error
+		c.Source, err = scanSource(withMore{row, []any{&c.Lines, &c.MaxLineNo, &c.Malformed, &c.Bytes, &c.NoBytes}})
+		return c, err
+	}, `SELECT `+sourceColumns+`, count(l.id), coalesce(max(l.line_no), 0), coalesce(sum(l.status = 1), 0),
+		coalesce(sum(length(l.raw) + 1), 0), coalesce(sum(l.status = 1 AND length(l.raw) = 0), 0)
+		FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id LEFT JOIN lines l ON l.source_id = s.id
+		WHERE s.kind IN ('transcript', 'cron_runs') GROUP BY s.id ORDER BY d.path, s.rel_path`)
+}
+
+// withMore scans a row's leading columns into the destinations its caller
+// gives and the rest into more.
+type withMore struct {
+	row  scanner
+	more []any
+}
+
+func (w withMore) Scan(dest ...any) error { return w.row.Scan(append(dest, w.more...)...) }
+
+// SourceLines streams a source's stored lines in file order and returns the
+// source, both from one snapshot of the ledger.
+func (db *DB) SourceLines(ctx context.Context, sourceID int64, fn func(*clawledger.Line) error) (*clawledger.Source, error) {
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]StoredCounts, 0, len(srcs))
-	for _, s := range srcs {
-		c := StoredCounts{Source: s}
-		if err := db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(max(line_no), 0), coalesce(sum(status = 1), 0),
-			coalesce(sum(length(raw) + 1), 0), coalesce(sum(status = 1 AND length(raw) = 0), 0)
-			FROM lines WHERE source_id = ?`, s.ID).Scan(&c.Lines, &c.MaxLineNo, &c.Malformed, &c.Bytes, &c.NoBytes); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
+	defer tx.Rollback()
+	src, err := scanSource(tx.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
+		WHERE s.id = ?`, sourceID))
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return src, streamLines(ctx, tx, sourceID, fn)
 }
 
 // AllSources lists every source of every state dir, gone ones included.

@@ -239,7 +239,9 @@ func inconsistentSources(ctx context.Context, db *sqlite.DB, full bool, checked 
 		if seen[s.ID] {
 			continue
 		}
-		ok, hashed, err := collect.CheckStoredLines(s, func(fn func(*clawledger.Line) error) error { return db.Lines(ctx, s.ID, fn) })
+		ok, hashed, err := collect.CheckStoredLines(func(fn func(*clawledger.Line) error) (*clawledger.Source, error) {
+			return db.SourceLines(ctx, s.ID, fn)
+		})
 		if err != nil {
 			return nil, err
 		}

@@ -26,10 +26,11 @@ refreshed after each batch that changed the ledger.
 Without --state it keeps every discovered state dir current, and picks up
 state dirs that appear later at the next rescan.
 
-One watch per ledger: a second one fails at once, naming the first. The watch
-takes the ledger's writer lock for each batch only, so other writers (ingest,
-episodes append) run between its batches; query commands answer without
-refreshing (the watch keeps the ledger current). Readers are never blocked.
+One watch per ledger: a second one fails within a second, naming the first.
+A watch takes the ledger's writer lock for each batch only, so other writers
+(ingest, episodes append) run between its batches; query commands answer
+without refreshing (the watch keeps the ledger current). Readers are never
+blocked.
 
 Ctrl-C or SIGTERM stops it cleanly: the file being read is rolled back to its
 last complete state and everything complete is stored. Logs go to stderr
