@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -81,20 +82,23 @@ func CheckFile(fsys openclaw.FS, src *clawledger.Source, deep bool) FileCheck {
 	if c := &src.Cursor; hasContent(src) && c.Dev == 0 && c.Inode == 0 && c.MtimeNs == 0 {
 		return FileCheck{State: FileOK} // an archive stored from its database row: no file of its own
 	}
-	if strings.HasSuffix(src.Rel, ".zst") {
-		return checkArchive(fsys, src, deep)
-	}
+	archived := strings.HasSuffix(src.Rel, ".zst")
 	f, err := fsys.Open(filepath.Join(src.StateDir, filepath.FromSlash(src.Rel)))
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && archived:
+		return FileCheck{State: FileOK} // an archive stored from a database row may have no file
+	case errors.Is(err, fs.ErrNotExist):
 		return FileCheck{State: FileMissing, Detail: "the file vanished since the last ingest; the next ingest flags it gone and keeps its lines"}
-	}
-	if err != nil {
+	case err != nil:
 		return FileCheck{State: FileUnreadable, Detail: err.Error()}
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return FileCheck{State: FileUnreadable, Detail: err.Error()}
+	}
+	if archived {
+		return checkArchive(f, fi, src, deep)
 	}
 	c := &src.Cursor
 	if src.Kind.HasLines() && (c.Offset > 0 || c.Lines > 0) {
@@ -138,21 +142,8 @@ func CheckFile(fsys openclaw.FS, src *clawledger.Source, deep bool) FileCheck {
 }
 
 // checkArchive compares a zstd archive file with its cursor: its size and
-// mtime, and with deep its decompressed bytes against the running hash. An
-// archive stored from a database row may have no file: nothing to check.
-func checkArchive(fsys openclaw.FS, src *clawledger.Source, deep bool) FileCheck {
-	f, err := fsys.Open(filepath.Join(src.StateDir, filepath.FromSlash(src.Rel)))
-	if errors.Is(err, fs.ErrNotExist) {
-		return FileCheck{State: FileOK}
-	}
-	if err != nil {
-		return FileCheck{State: FileUnreadable, Detail: err.Error()}
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return FileCheck{State: FileUnreadable, Detail: err.Error()}
-	}
+// mtime, and with deep its decompressed bytes against the running hash.
+func checkArchive(f io.Reader, fi fs.FileInfo, src *clawledger.Source, deep bool) FileCheck {
 	c := &src.Cursor
 	if fi.Size() != c.Size || fi.ModTime().UnixNano() != c.MtimeNs {
 		return FileCheck{State: FileChanged, Detail: "modified since the last ingest"}
