@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -12,14 +12,29 @@ import (
 
 // refresh brings the ledger up to date before a query answers: an
 // incremental ingest of the state dirs (--state, else discovered) followed
-// by the derived layers. It does nothing when no state dir exists. Warnings
-// go to stderr with --verbose only; the query's exit code is not affected.
+// by the derived layers. It does nothing when no state dir exists, and
+// nothing when another process is writing to the ledger (a watch keeps it
+// current; an ingest is bringing it up to date): the query then answers
+// from the ledger as it is. Warnings go to stderr with --verbose only; the
+// query's exit code is not affected.
 func (a *app) refresh(ctx context.Context) error {
 	dirs, err := a.stateDirs()
 	if err != nil || len(dirs) == 0 {
 		return err
 	}
-	db, err := a.openDB(ctx)
+	if h, ok := sqlite.Watching(a.dbPath()); ok {
+		if a.verbose {
+			a.warnf("not refreshing: %s keeps the ledger current\n", h)
+		}
+		return nil
+	}
+	db, err := sqlite.Open(ctx, a.dbPath(), sqlite.Options{Writer: sqlite.Holder{Command: a.command + " (refresh)"}})
+	if le := (*sqlite.LockedError)(nil); errors.As(err, &le) {
+		if a.verbose {
+			a.warnf("not refreshing: %v; answering from the ledger as it is\n", le)
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -29,9 +44,7 @@ func (a *app) refresh(ctx context.Context) error {
 		return err
 	}
 	if a.verbose {
-		for _, w := range rep.Warnings {
-			a.warnf("warning: %s: %s\n", filepath.Join(w.StateDir, w.Path), w.Message)
-		}
+		a.printWarnings(rep)
 	}
 	return a.refreshDerived(ctx, db)
 }
