@@ -38,6 +38,13 @@ type ccusageReport struct {
 	Totals   ccusageRow   `json:"totals"`
 }
 
+// plus adds (sign 1) or subtracts (sign -1) o's tokens and cost.
+func (r ccusageRow) plus(o ccusageRow, sign int64) ccusageRow {
+	return ccusageRow{InputTokens: r.InputTokens + sign*o.InputTokens, OutputTokens: r.OutputTokens + sign*o.OutputTokens,
+		CacheCreationTokens: r.CacheCreationTokens + sign*o.CacheCreationTokens, CacheReadTokens: r.CacheReadTokens + sign*o.CacheReadTokens,
+		TotalTokens: r.TotalTokens + sign*o.TotalTokens, TotalCost: r.TotalCost + float64(sign)*o.TotalCost}
+}
+
 func (r *ccusageReport) rows() []ccusageRow {
 	return slices.Concat(r.Daily, r.Monthly, r.Sessions)
 }
@@ -195,16 +202,11 @@ func TestUsageDiffersFromCcusageAsDocumented(t *testing.T) {
 		return ccusageRow{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead, CacheCreationTokens: u.CacheWrite,
 			TotalTokens: max(u.Input+u.Output+u.CacheRead+u.CacheWrite, u.Total), TotalCost: u.Cost}
 	}
-	add := func(a, b ccusageRow, sign int64) ccusageRow {
-		return ccusageRow{InputTokens: a.InputTokens + sign*b.InputTokens, OutputTokens: a.OutputTokens + sign*b.OutputTokens,
-			CacheCreationTokens: a.CacheCreationTokens + sign*b.CacheCreationTokens, CacheReadTokens: a.CacheReadTokens + sign*b.CacheReadTokens,
-			TotalTokens: a.TotalTokens + sign*b.TotalTokens, TotalCost: a.TotalCost + float64(sign)*b.TotalCost}
-	}
 
 	// a fork repeats its parent's first message: ccusage counts it again
 	// under the fork's file; we count it once, under the parent
 	fork := caseOf(fixture.CaseFork)
-	if d := sameTokens(add(ours[fork.Session], asRow(fork), 1), theirs[fork.Stem]); d != "" {
+	if d := sameTokens(ours[fork.Session].plus(asRow(fork), 1), theirs[fork.Stem]); d != "" {
 		t.Errorf("fork: ours + the repeated message != ccusage's: %s", d)
 	}
 	// a checkpoint copy: ccusage counts the whole transcript again, we skip the file
@@ -235,10 +237,8 @@ func TestUsageDiffersFromCcusageAsDocumented(t *testing.T) {
 	}
 	// and nothing else differs: the totals reconcile exactly
 	want := ref.Totals
-	want = add(want, asRow(fork), -1)
-	want = add(want, theirs[cp.Stem], -1)
-	want = add(want, asRow(caseOf(fixture.CaseShape)), 1)
-	want = add(want, asRow(caseOf(fixture.CaseRepaired)), 1)
+	want = want.plus(asRow(fork), -1).plus(theirs[cp.Stem], -1)
+	want = want.plus(asRow(caseOf(fixture.CaseShape)), 1).plus(asRow(caseOf(fixture.CaseRepaired)), 1)
 	want.OutputTokens -= tot.Total
 	want.TotalCost -= theirs[tot.Stem].TotalCost + theirs[up.Stem].TotalCost
 	if d := sameTokens(mine.Totals, want); d != "" {
@@ -291,14 +291,7 @@ func TestUsageCorpusCurrent(t *testing.T) {
 				t.Errorf("session %s (%s) is not a deleted archive", id, s.Path)
 			}
 		}
-		total := want.Totals
-		total.InputTokens += extra.InputTokens
-		total.OutputTokens += extra.OutputTokens
-		total.CacheCreationTokens += extra.CacheCreationTokens
-		total.CacheReadTokens += extra.CacheReadTokens
-		total.TotalTokens += extra.TotalTokens
-		total.TotalCost += extra.TotalCost
-		if d := sameTokens(got.Totals, total); d != "" {
+		if d := sameTokens(got.Totals, want.Totals.plus(extra, 1)); d != "" {
 			t.Errorf("totals: ours != ccusage's + the deleted session: %s", d)
 		}
 	}
