@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"slices"
 )
 
@@ -24,18 +23,14 @@ func (db *DB) UserTexts(ctx context.Context, sourceID int64, n int, last bool) (
 // ToolFailures counts, per transcript, the tool results that failed by the
 // error rule (isError until the derived refresh has checked them).
 func (db *DB) ToolFailures(ctx context.Context) (map[int64]int64, error) {
-	out := map[int64]int64{}
-	err := db.eachRow(ctx, `SELECT r.source_id, count(*) FROM lines r INDEXED BY lines_tool_results_cover
+	counts, err := queryAll(ctx, db.r, func(r scanner) (c [2]int64, err error) { return c, r.Scan(&c[0], &c[1]) },
+		`SELECT r.source_id, count(*) FROM lines r INDEXED BY lines_tool_results_cover
 		LEFT JOIN tool_result_checks k ON k.line_id = r.id
-		WHERE r.call_id IS NOT NULL AND coalesce(k.failed, r.is_error) GROUP BY r.source_id`, nil,
-		func(rows *sql.Rows) error {
-			var id, n int64
-			if err := rows.Scan(&id, &n); err != nil {
-				return err
-			}
-			out[id] = n
-			return nil
-		})
+		WHERE r.call_id IS NOT NULL AND coalesce(k.failed, r.is_error) GROUP BY r.source_id`)
+	out := make(map[int64]int64, len(counts))
+	for _, c := range counts {
+		out[c[0]] = c[1]
+	}
 	return out, err
 }
 

@@ -128,69 +128,60 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 		return s
 	}
 	join, where, args := toolWhere(f, "c.ts_ms")
-	calls := fmt.Sprintf(toolCalls, join, where)
-	err := db.eachRow(ctx, `SELECT name, count(*), sum(NOT answered), max(ts) FROM (`+calls+`) GROUP BY name`,
-		append(args, args...), // once per branch of the union
-		func(rows *sql.Rows) error {
-			var name string
-			var calls, orphans, last int64
-			if err := rows.Scan(&name, &calls, &orphans, &last); err != nil {
-				return err
-			}
-			s := stat(name)
-			s.Calls, s.Orphans, s.LastUsed = calls, orphans, last
-			return nil
-		})
+	calls, err := queryAll(ctx, db.r, func(r scanner) (s clawledger.ToolStat, err error) {
+		return s, r.Scan(&s.Name, &s.Calls, &s.Orphans, &s.LastUsed)
+	}, `SELECT name, count(*), sum(NOT answered), max(ts) FROM (`+fmt.Sprintf(toolCalls, join, where)+`) GROUP BY name`,
+		append(args, args...)...) // once per branch of the union
 	if err != nil {
 		return nil, err
 	}
+	for _, c := range calls {
+		s := stat(c.Name)
+		s.Calls, s.Orphans, s.LastUsed = c.Calls, c.Orphans, c.LastUsed
+	}
+
 	join, where, args = toolWhere(f, "r.msg_ts_ms")
-	results := fmt.Sprintf(toolResults, join, where)
 	// counts, and the nearest-rank median and p95 of the durations (rank
 	// ceil(n * p / 100) of the durations in ascending order)
-	err = db.eachRow(ctx, `SELECT name, count(*), sum(failed), sum(NOT called), max(nd),
+	results, err := queryAll(ctx, db.r, func(r scanner) (s clawledger.ToolStat, err error) {
+		var median, p95 sql.NullInt64
+		err = r.Scan(&s.Name, &s.Results, &s.Errors, &s.OrphanResults, &s.Timed, &median, &p95)
+		if median.Valid {
+			s.MedianMs, s.P95Ms = &median.Int64, &p95.Int64
+		}
+		return s, err
+	}, `SELECT name, count(*), sum(failed), sum(NOT called), max(nd),
 			max(CASE WHEN rn = (nd * 50 + 99) / 100 THEN dur END), max(CASE WHEN rn = (nd * 95 + 99) / 100 THEN dur END)
 		FROM (SELECT name, failed, called, dur,
 				row_number() OVER (PARTITION BY name ORDER BY dur IS NULL, dur) AS rn,
 				count(dur) OVER (PARTITION BY name) AS nd
-			FROM (`+results+`))
-		GROUP BY name`, append(args, args...),
-		func(rows *sql.Rows) error {
-			var name string
-			var n, failed, uncalled, timed int64
-			var median, p95 sql.NullInt64
-			if err := rows.Scan(&name, &n, &failed, &uncalled, &timed, &median, &p95); err != nil {
-				return err
-			}
-			s := stat(name)
-			s.Results, s.Errors, s.OrphanResults, s.Timed = n, failed, uncalled, timed
-			if median.Valid {
-				s.MedianMs, s.P95Ms = &median.Int64, &p95.Int64
-			}
-			return nil
-		})
+			FROM (`+fmt.Sprintf(toolResults, join, where)+`))
+		GROUP BY name`, append(args, args...)...)
 	if err != nil {
 		return nil, err
 	}
+	for _, res := range results { // keep what the calls said
+		s := stat(res.Name)
+		res.Calls, res.Orphans, res.LastUsed = s.Calls, s.Orphans, s.LastUsed
+		*s = res
+	}
+
 	// the newest failure of each tool, from the checked results alone (a
 	// copy of it says the same); the bare column error comes from max()'s row
-	err = db.eachRow(ctx, `SELECT r.tool_name, max(r.msg_ts_ms), coalesce(nullif(k.error_text, ''), r.error_text, '')
+	failures, err := queryAll(ctx, db.r, func(r scanner) (s clawledger.ToolStat, err error) {
+		return s, r.Scan(&s.Name, &s.LastErrorTime, &s.LastError)
+	}, `SELECT r.tool_name, max(r.msg_ts_ms), coalesce(nullif(k.error_text, ''), r.error_text, '')
 		FROM tool_result_checks k JOIN lines r ON r.id = k.line_id`+join+`
-		WHERE k.failed`+where+` GROUP BY r.tool_name`, args,
-		func(rows *sql.Rows) error {
-			var name, text string
-			var ts int64
-			if err := rows.Scan(&name, &ts, &text); err != nil {
-				return err
-			}
-			if s := stats[name]; s != nil && s.Errors > 0 {
-				s.LastError, s.LastErrorTime = text, ts
-			}
-			return nil
-		})
+		WHERE k.failed`+where+` GROUP BY r.tool_name`, args...)
 	if err != nil {
 		return nil, err
 	}
+	for _, e := range failures {
+		if s := stats[e.Name]; s != nil && s.Errors > 0 {
+			s.LastError, s.LastErrorTime = e.LastError, e.LastErrorTime
+		}
+	}
+
 	out := make([]*clawledger.ToolStat, 0, len(stats))
 	for _, s := range stats {
 		out = append(out, s)
@@ -222,19 +213,4 @@ func toolWhere(f clawledger.ToolFilter, ts string) (join, where string, args []a
 		where = " AND " + strings.Join(conds, " AND ")
 	}
 	return join, where, args
-}
-
-// eachRow runs a read query and calls fn for each row.
-func (db *DB) eachRow(ctx context.Context, q string, args []any, fn func(*sql.Rows) error) error {
-	rows, err := db.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }

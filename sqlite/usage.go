@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
@@ -73,23 +72,17 @@ func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger
 	if f.BySource {
 		slot = "m.source_id"
 	}
-	var out []clawledger.UsageGroup
-	err := db.eachRow(ctx, fmt.Sprintf(usageSums, slot, join, where), args, func(rows *sql.Rows) error {
-		var g clawledger.UsageGroup
+	return queryAll(ctx, db.r, func(r scanner) (g clawledger.UsageGroup, err error) {
 		var slot int64
-		if err := rows.Scan(&slot, &g.Model, &g.Provider, &g.Messages, &g.First, &g.Last,
-			&g.Input, &g.Output, &g.CacheRead, &g.CacheWrite, &g.Tokens, &g.Cost); err != nil {
-			return err
-		}
+		err = r.Scan(&slot, &g.Model, &g.Provider, &g.Messages, &g.First, &g.Last,
+			&g.Input, &g.Output, &g.CacheRead, &g.CacheWrite, &g.Tokens, &g.Cost)
 		if f.BySource {
 			g.SourceID = slot
 		} else {
 			g.Start = slot * clawledger.UsageQuarter
 		}
-		out = append(out, g)
-		return nil
-	})
-	return out, err
+		return g, err
+	}, fmt.Sprintf(usageSums, slot, join, where), args...)
 }
 
 // CronUsage sums the usage of the finished cron runs f selects (by run
