@@ -54,7 +54,7 @@ const (
 	LineOK        LineStatus = 0
 	LineMalformed LineStatus = 1
 	LineBlank     LineStatus = 2
-	LineRepaired  LineStatus = 3 // decoded after escaping raw control characters
+	LineRepaired  LineStatus = 3 // decoded after replacing invalid UTF-8 or escaping raw control characters
 )
 
 // Line is the exact bytes of one complete source line: the record of truth.
@@ -63,7 +63,7 @@ type Line struct {
 	No     int64  // 1-based line number
 	Raw    []byte // without the terminating '\n' (a '\r' before it is kept)
 	Status LineStatus
-	Error  string // why it is malformed
+	Error  string // why it is malformed (or how it was repaired)
 }
 
 // Record is one line together with what was derived from it.

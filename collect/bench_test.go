@@ -82,7 +82,7 @@ func BenchmarkFloor(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		dbPath := filepath.Join(b.TempDir(), "floor.db")
-		if _, _, err := floor.Run(dbPath, rep.StateDir); err != nil {
+		if _, _, err := floor.Run(dbPath, rep.StateDir, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -52,28 +52,53 @@ type Collector struct {
 	Now        func() time.Time
 }
 
-// Warning is something a run could not read; the run goes on.
+// Warning is something a run could not read, or found suspicious; the run
+// goes on.
 type Warning struct {
 	StateDir string `json:"state_dir"`
 	Path     string `json:"path"`
+	Line     int64  `json:"line,omitempty"` // 1-based, when the warning is about one line
 	Message  string `json:"message"`
 }
 
+// LineIssue locates a line a run stored as-is but could not decode
+// (malformed), or decoded only after a repair.
+type LineIssue struct {
+	StateDir string `json:"state_dir"`
+	Path     string `json:"path"`
+	Line     int64  `json:"line"`
+	Error    string `json:"error"`
+}
+
+// MaxReported bounds the lines a report lists one by one, per kind; the
+// counts cover them all (and `clawledger status` lists every malformed one).
+const MaxReported = 100
+
 // Report says what one run did.
 type Report struct {
-	StateDirs      []string  `json:"state_dirs"`
-	FilesScanned   int       `json:"files_scanned"`
-	FilesIngested  int       `json:"files_ingested"`
-	FilesReplaced  int       `json:"files_replaced"`
-	FilesRenamed   int       `json:"files_renamed"`
-	FilesGone      int       `json:"files_gone"`
-	FilesSkipped   int       `json:"files_skipped"`
-	LinesIngested  int64     `json:"lines_ingested"`
-	MalformedLines int64     `json:"malformed_lines"`
-	BytesRead      int64     `json:"bytes_read"`
-	PendingTails   int       `json:"pending_tails"`
-	PendingBytes   int64     `json:"pending_bytes"`
-	Warnings       []Warning `json:"warnings"`
+	StateDirs      []string    `json:"state_dirs"`
+	FilesScanned   int         `json:"files_scanned"`
+	FilesIngested  int         `json:"files_ingested"`
+	FilesReplaced  int         `json:"files_replaced"`
+	FilesRenamed   int         `json:"files_renamed"`
+	FilesGone      int         `json:"files_gone"`
+	FilesSkipped   int         `json:"files_skipped"`
+	LinesIngested  int64       `json:"lines_ingested"`
+	MalformedLines int64       `json:"malformed_lines"`
+	Malformed      []LineIssue `json:"malformed"`      // the first MaxReported of them
+	RepairedLines  int64       `json:"repaired_lines"` // decoded only after a repair (invalid UTF-8, raw control characters)
+	Repaired       []LineIssue `json:"repaired"`       // the first MaxReported of them
+	BytesRead      int64       `json:"bytes_read"`
+	PendingTails   int         `json:"pending_tails"`
+	PendingBytes   int64       `json:"pending_bytes"`
+	Warnings       []Warning   `json:"warnings"`
+}
+
+func (c *Collector) fs() openclaw.FS {
+	if c.FS == nil {
+		return openclaw.OS
+	}
+	return c.FS
 }
 
 func (c *Collector) now() time.Time {
@@ -85,16 +110,14 @@ func (c *Collector) now() time.Time {
 
 // Run ingests every given state directory.
 func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error) {
-	if c.FS == nil {
-		c.FS = openclaw.OS
-	}
+	c.FS = c.fs()
 	if c.Progress == nil {
 		c.Progress = noProgress{}
 	}
 	if c.ChunkBytes <= 0 {
 		c.ChunkBytes = 64 << 20
 	}
-	rep := &Report{StateDirs: stateDirs, Warnings: []Warning{}}
+	rep := &Report{StateDirs: stateDirs, Warnings: []Warning{}, Malformed: []LineIssue{}, Repaired: []LineIssue{}}
 	var plans []*dirPlan
 	defer func() {
 		for _, p := range plans {

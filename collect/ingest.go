@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/openclaw"
@@ -102,7 +103,7 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 			tx.Rollback()
 		}
 	}()
-	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, cur: cur, h: h, hashOK: true}
+	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, cur: cur, h: h, hashOK: true, fileHeader: true}
 	lr := newLineReader(f, cur.Offset)
 	defer lr.release()
 	var sinceCommit int64
@@ -292,6 +293,10 @@ type lineSink struct {
 	h      hash.Hash
 	hashOK bool
 	stored int64
+	// fileHeader: the source is a transcript file, whose first line OpenClaw
+	// requires to be a session header (a database session need not start
+	// with one)
+	fileHeader bool
 }
 
 // add stores one complete line found at off (size bytes with its newline).
@@ -331,10 +336,24 @@ func (s *lineSink) addBroken(off int64, reason string) error {
 func (s *lineSink) store(rec *clawledger.Record) error {
 	if s.src.Kind == clawledger.KindTranscript {
 		s.tr.apply(rec)
+		if s.fileHeader && rec.Line.No == 1 && rec.Entry != nil && rec.Entry.Header == nil {
+			s.rep.Warnings = append(s.rep.Warnings, Warning{StateDir: s.src.StateDir, Path: s.src.Rel, Line: 1,
+				Message: fmt.Sprintf("the first line is a %q entry, not a session header: OpenClaw treats such a file as empty and may overwrite it; its lines are kept", rec.Entry.Type)})
+		}
 	}
-	if rec.Line.Status == clawledger.LineMalformed {
+	issue := LineIssue{StateDir: s.src.StateDir, Path: s.src.Rel, Line: rec.Line.No, Error: rec.Line.Error}
+	switch rec.Line.Status {
+	case clawledger.LineMalformed:
 		s.cur.Malformed++
 		s.rep.MalformedLines++
+		if len(s.rep.Malformed) < MaxReported {
+			s.rep.Malformed = append(s.rep.Malformed, issue)
+		}
+	case clawledger.LineRepaired:
+		s.rep.RepairedLines++
+		if len(s.rep.Repaired) < MaxReported {
+			s.rep.Repaired = append(s.rep.Repaired, issue)
+		}
 	}
 	if err := s.tx.Add(rec); err != nil {
 		return err
@@ -355,6 +374,14 @@ func (c *Collector) fingerprint(f io.ReaderAt, cur *clawledger.Cursor, h hash.Ha
 	}
 }
 
+// repairNote says how a repaired line was repaired.
+func repairNote(raw []byte) string {
+	if !utf8.Valid(raw) {
+		return "invalid UTF-8, replaced by U+FFFD in the derived text (the raw bytes are kept)"
+	}
+	return "raw control characters escaped before decoding (the raw bytes are kept)"
+}
+
 // decodeLine parses a line and sets its status.
 func decodeLine(kind clawledger.SourceKind, rec *clawledger.Record) {
 	var err error
@@ -362,7 +389,7 @@ func decodeLine(kind clawledger.SourceKind, rec *clawledger.Record) {
 	case clawledger.KindTranscript:
 		rec.Entry, err = openclaw.ParseEntry(rec.Line.Raw)
 		if err == nil && rec.Entry.Repaired {
-			rec.Line.Status = clawledger.LineRepaired
+			rec.Line.Status, rec.Line.Error = clawledger.LineRepaired, repairNote(rec.Line.Raw)
 		}
 	case clawledger.KindCronRuns:
 		rec.CronRun, err = openclaw.ParseCronRun(rec.Line.Raw)

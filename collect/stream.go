@@ -55,7 +55,7 @@ func (c *Collector) ingestStream(ctx context.Context, src *clawledger.Source, r 
 			tx.Rollback()
 		}
 	}()
-	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, h: sha256.New(), hashOK: true}
+	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, h: sha256.New(), hashOK: true, fileHeader: true}
 	var print streamPrint
 	lr := newLineReader(r, 0)
 	defer lr.release()

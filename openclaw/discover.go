@@ -302,8 +302,11 @@ func (t *Tree) scanWorkspaces(fsys FS) {
 	}
 }
 
+// maxMemoryDepth bounds how deep a memory directory is walked.
+const maxMemoryDepth = 8
+
 func (t *Tree) walkMemory(fsys FS, rel, agent string, depth int) {
-	if depth > 8 {
+	if depth > maxMemoryDepth {
 		return
 	}
 	entries, err := t.readDir(fsys, rel)

@@ -2,8 +2,8 @@ package openclaw
 
 import (
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 
 	"github.com/valyala/fastjson"
 )

@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"unicode/utf8"
 )
+
+// The fuzz targets of the OpenClaw formats. Their seed corpora are in
+// testdata/fuzz/<target>/ beside the seeds added here; scripts/fuzz.sh runs
+// every target of the module.
 
 // FuzzParseEntry: any bytes decode to an entry, ErrBlank or a
 // MalformedError, without panicking.
@@ -21,20 +26,107 @@ func FuzzParseEntry(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		e, err := ParseEntry(line)
-		var me *MalformedError
-		switch {
-		case err == nil:
-			if e == nil {
-				t.Fatal("nil entry without error")
-			}
-		case errors.Is(err, ErrBlank):
-			if len(bytes.TrimSpace(line)) != 0 {
-				t.Fatalf("ErrBlank for %q", line)
-			}
-		case errors.As(err, &me):
-		default:
-			t.Fatalf("unexpected error type %T: %v", err, err)
+		checkLineError(t, line, e != nil, err)
+		if e != nil && e.Message != nil && !utf8.ValidString(e.Message.Text) {
+			t.Fatalf("derived text is not valid UTF-8: %q", e.Message.Text)
 		}
+	})
+}
+
+// checkLineError: a line parser returns a value, ErrBlank (for blank lines
+// only) or a MalformedError, and nothing else.
+func checkLineError(t *testing.T, line []byte, ok bool, err error) {
+	t.Helper()
+	var me *MalformedError
+	switch {
+	case err == nil:
+		if !ok {
+			t.Fatal("nil value without error")
+		}
+	case errors.Is(err, ErrBlank):
+		if len(bytes.TrimSpace(line)) != 0 {
+			t.Fatalf("ErrBlank for %q", line)
+		}
+	case errors.As(err, &me):
+	default:
+		t.Fatalf("unexpected error type %T: %v", err, err)
+	}
+}
+
+// FuzzParseCronRun: any bytes decode to a run, ErrBlank or a
+// MalformedError, without panicking.
+func FuzzParseCronRun(f *testing.F) {
+	for _, s := range []string{
+		`{"ts":1710403610000,"jobId":"job-1","action":"finished","status":"ok","summary":"Digest sent","sessionId":"a1","runAtMs":1710403600000,"durationMs":10000,"delivered":true,"usage":{"input_tokens":1000,"output_tokens":200,"total_tokens":900}}`,
+		`{"timestamp":"2026-03-14T08:00:00.000Z","jobId":"job-1","action":"finished","status":"error","error":{"message":"timeout"}}`,
+		`{"ts":"soon","usage":[1,2]}`, "not json", "", `{"ts":1e400}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		run, err := ParseCronRun(line)
+		checkLineError(t, line, run != nil, err)
+	})
+}
+
+// FuzzParseSessionIndex: any sessions.json (JSON, JSON5, wrapped or flat,
+// or garbage) loads or fails with an error, without panicking, and every
+// entry loaded has a session id.
+func FuzzParseSessionIndex(f *testing.F) {
+	for _, s := range []string{
+		`{"agent:main:main":{"sessionId":"a1","updatedAt":1710410000000,"sessionFile":"/x/a1.jsonl","model":{"provider":"openai","model":"gpt-5"},"inputTokens":"12"}}`,
+		"// old\n{version: 2, agents: {'agent:ops:main': {activeSessionId: 'b', tokenCounts: {input: 1,},},}}",
+		`{"k":{"sessionId":""},"version":2}`, `[]`, `{"a":`, `{}`, `{"a":{"sessionId":1e999}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		entries, err := ParseSessionIndex(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if e.SessionID == "" {
+				t.Fatalf("entry %q without a session id", e.Key)
+			}
+		}
+	})
+}
+
+// FuzzParseCronJobs: any cron/jobs.json loads or fails with an error,
+// without panicking, and every job loaded has an id.
+func FuzzParseCronJobs(f *testing.F) {
+	for _, s := range []string{
+		`{"version":1,"jobs":[{"id":"job-1","agentId":"main","enabled":true,"createdAtMs":1710400000000,"schedule":{"kind":"every","everyMs":3600000},"payload":{"kind":"agentTurn","message":"hi"},"state":{"nextRunAtMs":1}}]}`,
+		`[{"id":"job-3","schedule":{"kind":"interval","everyMs":60000},"prompt":"tick","enabled":"yes"}]`,
+		"{jobs: [{id: 'x', createdAt: '2026-03-01T00:00:00.000Z',},],}", `{"jobs":{}}`, `[1,"a",null]`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		jobs, err := ParseCronJobs(data)
+		if err != nil {
+			return
+		}
+		for _, j := range jobs {
+			if j.ID == "" {
+				t.Fatal("a job without an id")
+			}
+		}
+	})
+}
+
+// FuzzParseCronState: any cron/jobs-state.json sidecar loads or fails with
+// an error, without panicking.
+func FuzzParseCronState(f *testing.F) {
+	for _, s := range []string{
+		`{"jobs":{"job-1":{"state":{"nextRunAtMs":1}}}}`, `{"jobs":[{"id":"job-1","state":{"lastStatus":"ok"}}]}`,
+		`{"job-1":{"lastStatus":"ok"}}`, `{jobs: {a: {},},}`, `{"jobs":7}`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = ParseCronState(data)
 	})
 }
 

@@ -3,6 +3,7 @@ package openclaw
 import (
 	"bytes"
 	"cmp"
+	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
 
@@ -24,13 +25,18 @@ func ParseEntry(line []byte) (*clawledger.Entry, error) {
 }
 
 // parseObject parses one JSON-object line and hands the value to use (valid
-// only during the call). Raw control characters inside strings, which some
-// writers leave in partialJson fields, are escaped and the line parsed
-// again; use learns it was repaired.
+// only during the call). Invalid UTF-8 is replaced by U+FFFD, so derived
+// text is always valid UTF-8 (the caller keeps the raw bytes), and raw
+// control characters inside strings that the parser rejects are escaped and
+// the line parsed again; use learns the line was repaired.
 func parseObject(line []byte, use func(v *fastjson.Value, repaired bool)) error {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return ErrBlank
+	}
+	repaired := false
+	if !utf8.Valid(line) {
+		line, repaired = bytes.ToValidUTF8(line, []byte("\uFFFD")), true
 	}
 	if line[0] != '{' {
 		return malformed(line)
@@ -38,7 +44,6 @@ func parseObject(line []byte, use func(v *fastjson.Value, repaired bool)) error 
 	p := parsers.Get()
 	defer parsers.Put(p)
 	v, err := p.ParseBytes(line)
-	repaired := false
 	if err != nil {
 		fixed, ok := escapeControlChars(line)
 		if !ok {

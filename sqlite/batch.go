@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 )
 
 // Writes are batched: every write joins the open write transaction, and
@@ -75,6 +76,9 @@ func (db *DB) tx(ctx context.Context) (wtx, error) {
 	w := wtx{db: db, ctx: context.WithoutCancel(ctx)}
 	if db.batch != nil {
 		return w, nil
+	}
+	if db.lock == nil {
+		return w, errors.New("writing to the ledger without holding its writer lock")
 	}
 	tx, err := db.w.BeginTx(w.ctx, nil)
 	if err != nil {

@@ -24,6 +24,10 @@ func TestOpenCreatesPrivateFileAndMigratesOnce(t *testing.T) {
 		if v != want {
 			t.Fatalf("version %d, want %d", v, want)
 		}
+		var ps int
+		if err := db.r.QueryRowContext(ctx, "PRAGMA page_size").Scan(&ps); err != nil || ps != PageSize {
+			t.Fatalf("page size %d (%v), want %d", ps, err, PageSize)
+		}
 		db.Close()
 	}
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {

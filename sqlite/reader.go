@@ -195,7 +195,11 @@ func (db *DB) ExportSources(ctx context.Context, includeGone bool) ([]*clawledge
 
 // Lines streams a source's stored lines in file order.
 func (db *DB) Lines(ctx context.Context, sourceID int64, fn func(*clawledger.Line) error) error {
-	rows, err := db.r.QueryContext(ctx, `SELECT offset, line_no, status, coalesce(error, ''), raw FROM lines
+	return streamLines(ctx, db.r, sourceID, fn)
+}
+
+func streamLines(ctx context.Context, q querier, sourceID int64, fn func(*clawledger.Line) error) error {
+	rows, err := q.QueryContext(ctx, `SELECT offset, line_no, status, coalesce(error, ''), raw FROM lines
 		WHERE source_id = ? ORDER BY offset`, sourceID)
 	if err != nil {
 		return err

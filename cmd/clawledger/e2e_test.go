@@ -23,16 +23,23 @@ type cli struct {
 	t    *testing.T
 	bin  string
 	home string
+	env  []string // more environment, NAME=value
 }
 
 func newCLI(t *testing.T, home string) *cli {
 	return &cli{t: t, bin: testenv.Binary(t), home: home}
 }
 
+// command is the binary with args, in the test's environment.
+func (c *cli) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env = append([]string{"HOME=" + c.home, "PATH=" + os.Getenv("PATH"), "TZ=UTC"}, c.env...)
+	return cmd
+}
+
 func (c *cli) run(args ...string) (stdout, stderr string, code int) {
 	c.t.Helper()
-	cmd := exec.Command(c.bin, args...)
-	cmd.Env = []string{"HOME=" + c.home, "PATH=" + os.Getenv("PATH"), "TZ=UTC"}
+	cmd := c.command(args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -44,6 +51,9 @@ func (c *cli) run(args ...string) (stdout, stderr string, code int) {
 	}
 	if strings.Contains(errb.String(), "goroutine ") || strings.Contains(errb.String(), "panic:") {
 		c.t.Fatalf("clawledger %v crashed:\n%s", args, errb.String())
+	}
+	if strings.Contains(errb.String(), "database is locked") || strings.Contains(errb.String(), "busy") {
+		c.t.Fatalf("clawledger %v: a locked database reached the user:\n%s", args, errb.String())
 	}
 	return out.String(), errb.String(), code
 }
@@ -59,9 +69,13 @@ func (c *cli) mustRun(wantCode int, args ...string) string {
 
 func (c *cli) jsonOf(v any, wantCode int, args ...string) {
 	c.t.Helper()
-	out := c.mustRun(wantCode, append(args, "--json")...)
+	c.decode(c.mustRun(wantCode, append(args, "--json")...), v)
+}
+
+func (c *cli) decode(out string, v any) {
+	c.t.Helper()
 	if err := json.Unmarshal([]byte(out), v); err != nil {
-		c.t.Fatalf("clawledger %v --json: %v\n%s", args, err, out)
+		c.t.Fatalf("%v\n%s", err, out)
 	}
 }
 

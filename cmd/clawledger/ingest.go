@@ -76,11 +76,17 @@ unreadable files, a corrupt index); 1 means it failed.`,
 
 // collect runs one incremental ingest.
 func (a *app) collect(ctx context.Context, db *sqlite.DB, dirs []string, progress bool) (*collect.Report, error) {
+	return a.collector(db, progress).Run(ctx, dirs)
+}
+
+// collector is the collector every command ingests with.
+func (a *app) collector(db *sqlite.DB, progress bool) *collect.Collector {
 	c := &collect.Collector{Store: db, FS: openclaw.OS}
 	if progress {
 		c.Progress = &barProgress{w: a.stderr}
 	}
-	return c.Run(ctx, dirs)
+	a.testHooks(c)
+	return c
 }
 
 func (a *app) printIngest(db string, r *collect.Report) {
@@ -94,12 +100,33 @@ func (a *app) printIngest(db string, r *collect.Report) {
 	if r.PendingTails > 0 {
 		a.printf("pending    %d unterminated last line(s), %d bytes held back until their newline\n", r.PendingTails, r.PendingBytes)
 	}
+	a.printWarnings(r)
+}
+
+// printWarnings lists what a run could not read or decode, each with its
+// file (and line).
+func (a *app) printWarnings(r *collect.Report) {
 	for _, w := range r.Warnings {
-		a.warnf("warning: %s: %s\n", filepath.Join(w.StateDir, w.Path), w.Message)
+		a.warnf("warning: %s: %s\n", location(w.StateDir, w.Path, w.Line), w.Message)
 	}
-	if r.MalformedLines > 0 {
-		a.warnf("warning: %d malformed line(s) stored as-is; `clawledger status` lists them\n", r.MalformedLines)
+	for _, m := range r.Malformed {
+		a.warnf("warning: %s: malformed line stored as-is: %s\n", location(m.StateDir, m.Path, m.Line), m.Error)
 	}
+	if more := r.MalformedLines - int64(len(r.Malformed)); more > 0 {
+		a.warnf("warning: %d more malformed line(s) stored as-is; `clawledger status` lists them all\n", more)
+	}
+	for _, m := range r.Repaired {
+		a.warnf("note: %s: %s\n", location(m.StateDir, m.Path, m.Line), m.Error)
+	}
+}
+
+// location is FILE or FILE:LINE.
+func location(stateDir, rel string, line int64) string {
+	p := filepath.Join(stateDir, filepath.FromSlash(rel))
+	if line > 0 {
+		return fmt.Sprintf("%s:%d", p, line)
+	}
+	return p
 }
 
 // sampleStateDir writes the bundled sample state dir (once) under the data dir.

@@ -2,7 +2,8 @@ package main
 
 import (
 	"context"
-	"path/filepath"
+	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -11,14 +12,29 @@ import (
 
 // refresh brings the ledger up to date before a query answers: an
 // incremental ingest of the state dirs (--state, else discovered) followed
-// by the derived layers. It does nothing when no state dir exists. Warnings
-// go to stderr with --verbose only; the query's exit code is not affected.
+// by the derived layers. It does nothing when no state dir exists, and
+// nothing when another process is writing to the ledger (a watch keeps it
+// current; an ingest is bringing it up to date): the query then answers
+// from the ledger as it is. Warnings go to stderr with --verbose only; the
+// query's exit code is not affected.
 func (a *app) refresh(ctx context.Context) error {
 	dirs, err := a.stateDirs()
 	if err != nil || len(dirs) == 0 {
 		return err
 	}
-	db, err := a.openDB(ctx)
+	if h, ok := sqlite.Watching(a.dbPath()); ok {
+		if a.verbose {
+			a.warnf("not refreshing: %s keeps the ledger current\n", h)
+		}
+		return nil
+	}
+	db, err := sqlite.Open(ctx, a.dbPath(), sqlite.Options{Writer: sqlite.Holder{Command: a.command + " (refresh)"}})
+	if le := (*sqlite.LockedError)(nil); errors.As(err, &le) {
+		if a.verbose {
+			a.warnf("not refreshing: %v; answering from the ledger as it is\n", le)
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -28,9 +44,7 @@ func (a *app) refresh(ctx context.Context) error {
 		return err
 	}
 	if a.verbose {
-		for _, w := range rep.Warnings {
-			a.warnf("warning: %s: %s\n", filepath.Join(w.StateDir, w.Path), w.Message)
-		}
+		a.printWarnings(rep)
 	}
 	return a.refreshDerived(ctx, db)
 }
@@ -38,6 +52,12 @@ func (a *app) refresh(ctx context.Context) error {
 // refreshDerived brings the derived layers (search index, episodes, ...)
 // up to date after an ingest. Each layer updates incrementally.
 func (a *app) refreshDerived(ctx context.Context, db *sqlite.DB) error {
+	if err := db.RefreshUsageCopies(ctx); err != nil {
+		return fmt.Errorf("mark usage copies: %w", err)
+	}
+	if _, err := db.RefreshToolFailures(ctx, toolResultFailure); err != nil {
+		return fmt.Errorf("check tool results: %w", err)
+	}
 	if err := a.refreshEpisodes(ctx, db); err != nil {
 		return err
 	}
@@ -55,4 +75,13 @@ func (a *app) addRefreshFlag(cmd *cobra.Command) func(ctx context.Context) error
 		a.queryPath = true
 		return a.refresh(ctx)
 	}
+}
+
+// queryDB brings the ledger up to date with refresh (the hook from
+// addRefreshFlag) and opens it for reading.
+func (a *app) queryDB(ctx context.Context, refresh func(context.Context) error) (*sqlite.DB, error) {
+	if err := refresh(ctx); err != nil {
+		return nil, err
+	}
+	return a.openReader(ctx)
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -39,6 +40,7 @@ type app struct {
 	verbose        bool
 	getenv         func(string) string
 	exitCode       int
+	command        string // the subcommand running, as a writer names itself to a second writer
 
 	queryPath    bool                // refreshing before a query: no network calls, no index builds
 	searchBehind int64               // ledger lines the search index has yet to take in
@@ -60,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "clawledger: "+oneLine(err))
+		fmt.Fprintln(stderr, "clawledger: "+userMessage(ctx, err))
 		var ue usageError
 		if errors.As(err, &ue) || isCobraUsage(err) {
 			return exitUsage
@@ -72,6 +74,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// userMessage is the one line a failure prints.
+func userMessage(ctx context.Context, err error) string {
+	msg := oneLine(err)
+	switch {
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		return "interrupted: everything stored before the signal is kept; run the command again to continue"
+	case strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY"):
+		// never expected (one writer at a time, readers never block it), but
+		// should a foreign process hold the ledger, say what happened
+		return "the ledger is busy: another process kept it locked for more than 30 s; try again (" + msg + ")"
+	}
+	return msg
 }
 
 // isCobraUsage recognizes cobra's own argument and flag errors.
@@ -93,6 +109,7 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.command = cmd.Name() }
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.db, "db", "", "ledger database (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db)")
 	pf.StringArrayVar(&a.states, "state", nil, "OpenClaw state directory (repeatable; default: discovered)")
@@ -105,6 +122,10 @@ func (a *app) rootCommand() *cobra.Command {
 		a.sessionsCommand(),
 		a.showCommand(),
 		a.exportCommand(),
+		a.usageCommand(),
+		a.toolsCommand(),
+		a.watchCommand(),
+		a.doctorCommand(),
 		a.episodesCommand(),
 		a.searchCommand(),
 		a.reindexCommand(),
@@ -128,8 +149,27 @@ func (a *app) dbPath() string {
 	return filepath.Join(dir, "clawledger", "ledger.db")
 }
 
+// lockWait is how long a writer waits for another writer (an ingest, a
+// watch's batch, a query's refresh) to finish before it gives up.
+const lockWait = 5 * time.Second
+
+// openDB opens the ledger for writing, as the only writer: it waits up to
+// lockWait for another writer to finish.
 func (a *app) openDB(ctx context.Context) (*sqlite.DB, error) {
-	return sqlite.Open(ctx, a.dbPath(), sqlite.Options{})
+	return a.openWriter(ctx, sqlite.Holder{Command: a.command})
+}
+
+func (a *app) openWriter(ctx context.Context, me sqlite.Holder) (*sqlite.DB, error) {
+	db, err := sqlite.Open(ctx, a.dbPath(), sqlite.Options{Writer: me, LockWait: lockWait})
+	return db, lockedMessage(err)
+}
+
+// lockedMessage completes the error of a writer that gave up waiting.
+func lockedMessage(err error) error {
+	if le := (*sqlite.LockedError)(nil); errors.As(err, &le) && !le.Watch {
+		return fmt.Errorf("%w and did not finish within %s; try again when it is done", le, lockWait)
+	}
+	return err
 }
 
 // openReader opens an existing ledger for queries.

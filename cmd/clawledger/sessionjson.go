@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/report"
+	"github.com/clawledger/clawledger/sqlite"
 )
 
 // sessionJSON is the stable --json shape of a session.
@@ -25,6 +30,7 @@ type sessionJSON struct {
 	FirstActivity    *string    `json:"first_activity"`
 	LastActivity     *string    `json:"last_activity"`
 	FirstUserMessage string     `json:"first_user_message"`
+	LastUserMessages []string   `json:"last_user_messages"`
 	Lines            int64      `json:"lines"`
 	MalformedLines   int64      `json:"malformed_lines"`
 	Entries          int64      `json:"entries"`
@@ -42,6 +48,41 @@ type sessionJSON struct {
 	Model            string     `json:"model"`
 	ThinkingLevel    string     `json:"thinking_level"`
 	Index            *indexJSON `json:"index"`
+	Match            *matchJSON `json:"match,omitempty"`
+}
+
+// matchJSON says why a session matched --project.
+type matchJSON struct {
+	Project   string `json:"project"`
+	By        string `json:"by"` // cwd or message
+	Cwd       string `json:"cwd,omitempty"`
+	Component string `json:"component,omitempty"`
+	Message   int    `json:"message,omitempty"` // 1 = the session's first user message
+	Excerpt   string `json:"excerpt,omitempty"`
+}
+
+// lastUserMessages is how many of its last user messages a session row shows.
+const lastUserMessages = 3
+
+// sessionDetails are what a session row shows beyond the stored summary.
+type sessionDetails struct {
+	LastUserMessages []string
+	ToolErrors       int64 // by the error rule, which the stored summary predates
+	Match            *report.ProjectMatch
+	Project          string
+}
+
+// loadDetails reads a session's last user messages; failures are the tool
+// failures of every transcript (sqlite.DB.ToolFailures).
+func loadDetails(ctx context.Context, db *sqlite.DB, s *clawledger.Session, failures map[int64]int64) (*sessionDetails, error) {
+	texts, err := db.UserTexts(ctx, s.SourceID, lastUserMessages, true)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range texts {
+		texts[i] = openclaw.Clip(strings.TrimSpace(t), 500)
+	}
+	return &sessionDetails{LastUserMessages: texts, ToolErrors: failures[s.SourceID]}, nil
 }
 
 type flagsJSON struct {
@@ -84,7 +125,8 @@ func isoTime(ms int64) *string {
 	return &s
 }
 
-func toSessionJSON(s *clawledger.Session) sessionJSON {
+// toSessionJSON renders a session; d (may be nil) adds its details.
+func toSessionJSON(s *clawledger.Session, d *sessionDetails) sessionJSON {
 	j := sessionJSON{
 		Agent: s.AgentID, SessionID: s.SessionID, Key: s.Key, StateDir: s.StateDir, Path: filepath.ToSlash(s.Path),
 		Class: string(s.Class), Topic: s.Topic,
@@ -103,6 +145,14 @@ func toSessionJSON(s *clawledger.Session) sessionJSON {
 	}
 	if j.Models == nil {
 		j.Models = []string{}
+	}
+	j.LastUserMessages = []string{}
+	if d != nil {
+		j.LastUserMessages = append(j.LastUserMessages, d.LastUserMessages...)
+		j.ToolErrors = d.ToolErrors
+		if m := d.Match; m != nil {
+			j.Match = &matchJSON{Project: d.Project, By: m.By, Cwd: m.Cwd, Component: m.Component, Message: m.Message, Excerpt: m.Excerpt}
+		}
 	}
 	if i := s.Index; i != nil {
 		j.Index = &indexJSON{UpdatedAt: isoTime(i.UpdatedAt), ChatType: i.ChatType, Channel: i.Channel, LastChannel: i.LastChannel,

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/report"
+	"github.com/clawledger/clawledger/sqlite"
 )
 
 type sessionsJSON struct {
@@ -14,44 +18,91 @@ type sessionsJSON struct {
 
 func (a *app) sessionsCommand() *cobra.Command {
 	var f clawledger.SessionFilter
-	var since, until string
+	var since, until, project string
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "List sessions (every transcript, not only those the index names)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			var err error
-			now := time.Now()
-			if f.Since, err = parseTime(since, now, time.Local); err != nil {
-				return err
+		Long: `List sessions, newest activity first: every transcript of every agent, with
+its index fields, first and last user messages, line and message counts,
+tokens, cost and flags (deleted, reset, orphan, topic, fork, gone).
+
+--project NAME finds the sessions of a project: the header cwd is matched
+against NAME (case-insensitive; - _ . and spaces ignored; any path component
+containing it, e.g. eastore matches /Users/x/dev/Eastore-Web). When a session
+has no cwd, or its cwd is the agent's own OpenClaw workspace, its first user
+messages are searched for a word starting with NAME instead. Each row says
+why it matched.`,
+		Args: cobra.NoArgs,
+	}
+	refresh := a.addRefreshFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		var err error
+		now := time.Now()
+		if f.Since, err = parseTime(since, now, time.Local); err != nil {
+			return err
+		}
+		if f.Until, err = parseTime(until, now, time.Local); err != nil {
+			return err
+		}
+		var proj *report.Project
+		if cmd.Flags().Changed("project") {
+			p, ok := report.NewProject(project)
+			if !ok {
+				return usagef("--project needs a name with letters or digits")
 			}
-			if f.Until, err = parseTime(until, now, time.Local); err != nil {
-				return err
+			proj = &p
+		}
+		db, err := a.queryDB(ctx, refresh)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		limit := f.Limit
+		if proj != nil {
+			f.Limit = 0 // the limit applies to the matches
+		}
+		list, err := db.Sessions(ctx, f)
+		if err != nil {
+			return err
+		}
+		failures, err := db.ToolFailures(ctx)
+		if err != nil {
+			return err
+		}
+		var rows []sessionJSON
+		for _, s := range list {
+			if limit > 0 && len(rows) == limit {
+				break
 			}
-			db, err := a.openReader(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			list, err := db.Sessions(ctx, f)
-			if err != nil {
-				return err
-			}
-			if a.json {
-				out := sessionsJSON{Sessions: []sessionJSON{}}
-				for _, s := range list {
-					out.Sessions = append(out.Sessions, toSessionJSON(s))
+			var match *report.ProjectMatch
+			if proj != nil {
+				if match, err = matchProject(ctx, db, *proj, s); err != nil {
+					return err
 				}
-				return a.printJSON(out)
+				if match == nil {
+					continue
+				}
 			}
-			a.printSessions(list)
-			return nil
-		},
+			d, err := loadDetails(ctx, db, s, failures)
+			if err != nil {
+				return err
+			}
+			if match != nil {
+				d.Match, d.Project = match, proj.Name
+			}
+			rows = append(rows, toSessionJSON(s, d))
+		}
+		if a.json {
+			return a.printJSON(sessionsJSON{Sessions: append([]sessionJSON{}, rows...)})
+		}
+		a.printSessions(rows, proj != nil)
+		return nil
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Agent, "agent", "", "only this agent")
+	fl.StringVar(&f.Agent, "agent", "", "only this agent (default: all agents)")
 	fl.StringVar(&f.Channel, "channel", "", "only sessions on this channel (from the index)")
+	fl.StringVar(&project, "project", "", "only sessions of this project (fuzzy match on cwd, else on the first user messages)")
 	fl.StringVar(&since, "since", "", "only sessions active since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
 	fl.StringVar(&until, "until", "", "only sessions started before")
 	fl.BoolVar(&f.IncludeDeleted, "include-deleted", false, "include deleted and reset archives and vanished files")
@@ -59,21 +110,59 @@ func (a *app) sessionsCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) printSessions(list []*clawledger.Session) {
+// matchProject says why s belongs to the project, or nil: by its cwd when
+// that can tell, else by a mention in its first user messages.
+func matchProject(ctx context.Context, db *sqlite.DB, p report.Project, s *clawledger.Session) (*report.ProjectMatch, error) {
+	if report.ProjectCwd(s.Cwd) {
+		if m, ok := p.MatchCwd(s.Cwd); ok {
+			return &m, nil
+		}
+		return nil, nil
+	}
+	texts, err := db.UserTexts(ctx, s.SourceID, report.ProjectScanMessages, false)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range texts {
+		if excerpt, ok := p.MatchText(t); ok {
+			return &report.ProjectMatch{By: "message", Message: i + 1, Excerpt: excerpt}, nil
+		}
+	}
+	return nil, nil
+}
+
+func (a *app) printSessions(list []sessionJSON, project bool) {
 	if len(list) == 0 {
 		a.printf("no sessions\n")
 		return
 	}
-	tw := newTable(a.stdout, "LAST ACTIVITY", "AGENT", "SESSION", "MSGS", "TOKENS", "COST", "FLAGS", "FIRST USER MESSAGE")
-	for _, s := range list {
-		j := toSessionJSON(s)
+	headers := []string{"LAST ACTIVITY", "AGENT", "SESSION", "MSGS", "TOKENS", "COST", "FLAGS"}
+	if project {
+		headers = append(headers, "MATCHED BY")
+	}
+	tw := newTable(a.stdout, append(headers, "FIRST USER MESSAGE")...)
+	for _, j := range list {
 		last := ""
 		if j.LastActivity != nil {
 			last = (*j.LastActivity)[:16]
 		}
-		tw.row(last, s.AgentID, shortID(s.SessionID), s.Messages, j.Tokens.Total, money(s.Cost), flagString(j.Flags), oneLineText(s.FirstUserText, 60))
+		cells := []any{last, j.Agent, shortID(j.SessionID), j.Messages, j.Tokens.Total, money(j.Cost), flagString(j.Flags)}
+		if project {
+			cells = append(cells, matchString(j.Match))
+		}
+		tw.row(append(cells, oneLineText(j.FirstUserMessage, 60))...)
 	}
 	tw.flush()
+}
+
+func matchString(m *matchJSON) string {
+	switch {
+	case m == nil:
+		return ""
+	case m.By == "cwd":
+		return "cwd " + m.Component
+	}
+	return fmt.Sprintf("message %d", m.Message)
 }
 
 func flagString(f flagsJSON) string {

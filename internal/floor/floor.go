@@ -7,6 +7,7 @@ package floor
 import (
 	"bufio"
 	"database/sql"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,20 +18,27 @@ import (
 
 // Run stores every line of every *.jsonl file under root into a new
 // one-table database at dbPath and returns the number of lines and bytes.
-func Run(dbPath, root string) (lines, bytes int64, err error) {
-	err = run(dbPath, root, &lines, &bytes)
+// pageSize 0 keeps SQLite's default.
+func Run(dbPath, root string, pageSize int) (lines, bytes int64, err error) {
+	err = run(dbPath, root, pageSize, &lines, &bytes)
 	return lines, bytes, err
 }
 
-func run(dbPath, root string, lines, bytes *int64) error {
-	db, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+func run(dbPath, root string, pageSize int, lines, bytes *int64) error {
+	db, err := sql.Open("sqlite", "file:"+dbPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS lines(file TEXT NOT NULL, offset INTEGER NOT NULL, raw BLOB NOT NULL)`); err != nil {
-		return err
+	pragmas := []string{"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"}
+	if pageSize > 0 {
+		pragmas = append([]string{fmt.Sprintf("PRAGMA page_size = %d", pageSize)}, pragmas...)
+	}
+	for _, p := range append(pragmas, `CREATE TABLE IF NOT EXISTS lines(file TEXT NOT NULL, offset INTEGER NOT NULL, raw BLOB NOT NULL)`) {
+		if _, err := db.Exec(p); err != nil {
+			return err
+		}
 	}
 	tx, err := db.Begin()
 	if err != nil {

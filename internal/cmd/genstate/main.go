@@ -4,6 +4,7 @@
 //	go run ./internal/cmd/genstate -kind edge  -home /tmp/home
 //	go run ./internal/cmd/genstate -kind sample -home /tmp/home
 //	go run ./internal/cmd/genstate -kind large -home /tmp/big -size 500MB -files 5000
+//	go run ./internal/cmd/genstate -kind usage -home /tmp/usage
 //	go run ./internal/cmd/genstate -kind sqlite -home /tmp/home   # OpenClaw 2026.9 (SQLite era)
 package main
 
@@ -19,7 +20,7 @@ import (
 )
 
 func main() {
-	kind := flag.String("kind", "edge", "edge (every edge case), sample (small and clean), large (benchmarks) or sqlite (the SQLite era)")
+	kind := flag.String("kind", "edge", "edge (every edge case), sample (small and clean), usage (usage vs ccusage), large (benchmarks) or sqlite (the SQLite era)")
 	home := flag.String("home", "", "directory to write the state dir(s) into (a fake $HOME)")
 	size := flag.String("size", "500MB", "large: approximate total transcript size (e.g. 500MB, 2GB)")
 	files := flag.Int("files", 5000, "large: number of transcripts")
@@ -40,6 +41,11 @@ func main() {
 		}
 	case "sample":
 		err = fixture.WriteSample(filepath.Join(*home, ".openclaw"))
+	case "usage":
+		var m *fixture.UsageManifest
+		if m, err = fixture.WriteUsage(*home); err == nil {
+			fmt.Printf("wrote %s and %s\n", m.Agree, m.Differ)
+		}
 	case "sqlite":
 		var m *fixture.EraManifest
 		m, err = fixture.WriteSQLiteEra(filepath.Join(*home, ".openclaw"))

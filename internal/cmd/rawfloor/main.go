@@ -16,12 +16,13 @@ import (
 
 func main() {
 	dbPath := flag.String("db", "floor.db", "database to create")
+	pageSize := flag.Int("page-size", 0, "page size of the new database (0: SQLite's default)")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: rawfloor -db FILE DIR")
 		os.Exit(2)
 	}
-	lines, bytes, err := floor.Run(*dbPath, flag.Arg(0))
+	lines, bytes, err := floor.Run(*dbPath, flag.Arg(0), *pageSize)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rawfloor:", err)
 		os.Exit(1)

@@ -1,0 +1,380 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/collect"
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/sqlite"
+)
+
+type doctorJSON struct {
+	DB              string        `json:"db"`
+	Healthy         bool          `json:"healthy"` // no problem found (notices do not count)
+	Integrity       []string      `json:"integrity"`
+	SchemaVersion   int64         `json:"schema_version"`
+	SupportedSchema int64         `json:"supported_schema_version"`
+	Checked         doctorChecked `json:"checked"`
+	Findings        []finding     `json:"findings"`
+	Fixed           *doctorFixed  `json:"fixed,omitempty"`
+	Actions         []string      `json:"actions"` // what to run, in order
+}
+
+type doctorChecked struct {
+	Full        bool  `json:"full"` // integrity_check and every committed byte hashed (not --quick)
+	Sources     int   `json:"sources"`
+	Files       int   `json:"files"`
+	StoredLines int64 `json:"stored_lines_hashed"`
+	BytesHashed int64 `json:"file_bytes_hashed"`
+}
+
+type doctorFixed struct {
+	OrphanRows int64    `json:"orphan_rows_deleted"`
+	Reset      []string `json:"sources_reset"`
+}
+
+// finding is one thing doctor found. Problems make the exit code 3;
+// notices (a file that grew since the last ingest, a pending tail) do not.
+type finding struct {
+	Check    string `json:"check"`    // integrity, schema, orphans, cursor, stored_lines, fingerprint, file, pending
+	Severity string `json:"severity"` // problem or notice
+	File     string `json:"file,omitempty"`
+	Table    string `json:"table,omitempty"`
+	Rows     int64  `json:"rows,omitempty"`
+	Message  string `json:"message"`
+	Fix      string `json:"fix,omitempty"` // the command that fixes it
+}
+
+const (
+	fixIngest = "clawledger ingest"
+	fixDoctor = "clawledger doctor --fix"
+)
+
+func (a *app) doctorCommand() *cobra.Command {
+	var quick, fix bool
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the ledger: integrity, schema, orphaned rows, cursors, file fingerprints, pending tails",
+		Long: `Check the ledger and say what to run:
+  - SQLite's integrity check and the schema version;
+  - derived rows whose source, line or state dir is missing (orphans);
+  - every cursor against the lines stored for it (count, numbering, bytes,
+    and the sha256 of the stored bytes against the running hash committed);
+  - every file against its cursor: device and inode, size and mtime, the
+    sha256 of its first KiB, of the KiB before the offset and of every byte
+    ingested, so a file rewritten since it was ingested is found;
+  - pending tails (unterminated last lines waiting for their newline).
+It only reads (and never blocks a running watch or ingest), except with
+--fix, which deletes orphaned rows, and resets the sources whose stored
+lines disagree with their cursor, or whose file was altered where an ingest
+does not look, and reads them again (an incremental ingest of their state
+dirs; a source whose file is gone is left as it is, the ledger's copy being
+all there is).
+--quick runs SQLite's quick_check and hashes only the first and last KiB.
+
+Exit code 0: no problem found; 3: problems found (listed with what to run);
+1: the check itself failed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			var fixed *doctorFixed
+			if fix {
+				var err error
+				if fixed, err = a.doctorFix(ctx, !quick); err != nil {
+					return err
+				}
+			}
+			db, err := a.openReader(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			out, err := a.diagnose(ctx, db, !quick)
+			if err != nil {
+				return err
+			}
+			out.Fixed = fixed
+			if !out.Healthy {
+				a.exitCode = exitWarnings
+			}
+			if a.json {
+				return a.printJSON(out)
+			}
+			a.printDoctor(out)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&quick, "quick", false, "SQLite quick_check, and hash only the first and last KiB of each file")
+	cmd.Flags().BoolVar(&fix, "fix", false, "delete orphaned rows, and read afresh the sources whose stored lines disagree with their cursor or whose file was altered in place")
+	return cmd
+}
+
+// diagnose runs every check.
+func (a *app) diagnose(ctx context.Context, db *sqlite.DB, full bool) (*doctorJSON, error) {
+	out := &doctorJSON{DB: db.Path, Healthy: true, Findings: []finding{}, Actions: []string{}, Checked: doctorChecked{Full: full}}
+	var err error
+	if out.Integrity, err = db.Integrity(ctx, !full); err != nil {
+		return nil, err
+	}
+	if len(out.Integrity) != 1 || out.Integrity[0] != "ok" {
+		out.add(finding{Check: "integrity", Severity: "problem", Message: "SQLite's integrity check failed: " + strings.Join(clip(out.Integrity, 5), "; "),
+			Fix: "move the ledger aside and run `clawledger ingest` to rebuild it (lines of files that have since vanished are only in the old ledger)"})
+		return out, nil // nothing below can be trusted
+	}
+	if out.SchemaVersion, err = db.Version(ctx); err != nil {
+		return nil, err
+	}
+	if out.SupportedSchema, err = sqlite.SchemaVersion(); err != nil {
+		return nil, err
+	}
+	switch {
+	case out.SchemaVersion > out.SupportedSchema:
+		out.add(finding{Check: "schema", Severity: "problem", Message: fmt.Sprintf("schema version %d is newer than this clawledger knows (%d)", out.SchemaVersion, out.SupportedSchema), Fix: "upgrade clawledger"})
+		return out, nil
+	case out.SchemaVersion < out.SupportedSchema:
+		out.add(finding{Check: "schema", Severity: "notice", Message: fmt.Sprintf("schema version %d; this clawledger migrates it to %d", out.SchemaVersion, out.SupportedSchema), Fix: fixIngest})
+	}
+	orphans, err := db.Orphans(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range orphans {
+		out.add(finding{Check: "orphans", Severity: "problem", Table: o.Table, Rows: o.Rows, Message: fmt.Sprintf("%d row(s) whose %s", o.Rows, strings.TrimPrefix(o.Reason, "its ")), Fix: fixDoctor})
+	}
+	bad, err := inconsistentSources(ctx, db, full, &out.Checked)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range bad {
+		out.add(b.finding)
+	}
+	srcs, err := db.AllSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out.Checked.Sources = len(srcs)
+	var total int64
+	for _, s := range srcs {
+		if _, _, inDB := openclaw.SplitDatabaseRel(s.Rel); full && !inDB && s.GoneAt == 0 && s.Kind.HasLines() {
+			total += s.Cursor.Offset
+		}
+	}
+	bar := a.doctorProgress(total)
+	for _, s := range srcs {
+		if s.GoneAt != 0 {
+			continue
+		}
+		file := filepath.Join(s.StateDir, filepath.FromSlash(s.Rel))
+		chk := collect.CheckFile(openclaw.OS, s, full)
+		bar.Add(chk.Hashed)
+		out.Checked.Files++
+		out.Checked.BytesHashed += chk.Hashed
+		switch {
+		case chk.State == collect.FileAltered: // an ingest does not look there
+			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: chk.Detail, Fix: fixDoctor})
+		case chk.State == collect.FileUnreadable:
+			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: "cannot be read to verify it: " + chk.Detail})
+		case chk.State.Mismatch():
+			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: chk.Detail, Fix: fixIngest})
+		case chk.State == collect.FileUnread:
+			out.add(finding{Check: "file", Severity: "notice", File: file, Message: chk.Detail})
+		case chk.State != collect.FileOK:
+			out.add(finding{Check: "file", Severity: "notice", File: file, Message: chk.Detail, Fix: fixIngest})
+		}
+		if s.Cursor.Pending > 0 && chk.State == collect.FileOK {
+			out.add(finding{Check: "pending", Severity: "notice", File: file, Message: fmt.Sprintf("%d bytes after the last newline wait for their newline", s.Cursor.Pending)})
+		}
+	}
+	bar.Finish()
+	return out, nil
+}
+
+func (d *doctorJSON) add(f finding) {
+	d.Findings = append(d.Findings, f)
+	if f.Severity == "problem" {
+		d.Healthy = false
+	}
+	if f.Fix != "" && !slices.Contains(d.Actions, f.Fix) {
+		d.Actions = append(d.Actions, f.Fix)
+	}
+}
+
+type badSource struct {
+	src *clawledger.Source
+	finding
+}
+
+// inconsistentSources finds the line-based sources whose stored lines
+// disagree with their cursor: in count, numbering or bytes, and when full
+// in the sha256 of the stored bytes against the running hash committed.
+func inconsistentSources(ctx context.Context, db *sqlite.DB, full bool, checked *doctorChecked) ([]badSource, error) {
+	counts, err := db.StoredCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []badSource
+	seen := map[int64]bool{}
+	for _, c := range counts {
+		if problem := collect.CheckCursor(c.Source, c.Lines, c.MaxLineNo, c.Malformed, c.Bytes, c.NoBytes); problem != "" {
+			seen[c.Source.ID] = true
+			out = append(out, badSource{c.Source, finding{Check: "cursor", Severity: "problem", File: sourceFile(c.Source), Message: problem, Fix: fixDoctor}})
+		}
+	}
+	if !full {
+		return out, nil
+	}
+	srcs, err := db.ExportSources(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range srcs {
+		if seen[s.ID] {
+			continue
+		}
+		ok, hashed, err := collect.CheckStoredLines(func(fn func(*clawledger.Line) error) (*clawledger.Source, error) {
+			return db.SourceLines(ctx, s.ID, fn)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if hashed {
+			checked.StoredLines += s.Cursor.Lines
+		}
+		if !ok {
+			out = append(out, badSource{s, finding{Check: "stored_lines", Severity: "problem", File: sourceFile(s),
+				Message: "the lines stored for this file do not hash to the bytes committed: the ledger was altered or damaged", Fix: fixDoctor}})
+		}
+	}
+	return out, nil
+}
+
+// doctorFix deletes orphaned rows and resets the sources whose stored lines
+// disagree with their cursor (when their file is still there to read again).
+func (a *app) doctorFix(ctx context.Context, full bool) (*doctorFixed, error) {
+	db, err := a.openDB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	fixed := &doctorFixed{Reset: []string{}}
+	if fixed.OrphanRows, err = db.DeleteOrphans(ctx); err != nil {
+		return nil, err
+	}
+	bad, err := inconsistentSources(ctx, db, full, &doctorChecked{})
+	if err != nil {
+		return nil, err
+	}
+	if full {
+		altered, err := alteredSources(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		bad = append(bad, altered...)
+	}
+	for _, b := range bad {
+		if b.src.GoneAt != 0 {
+			continue // its file is gone: the ledger's copy is all there is; leave it as it is
+		}
+		if err := db.ResetSource(ctx, b.src); err != nil {
+			return nil, err
+		}
+		fixed.Reset = append(fixed.Reset, b.File)
+	}
+	if len(fixed.Reset) > 0 {
+		if _, err := a.collect(ctx, db, uniqueStateDirs(bad), false); err != nil {
+			return nil, err
+		}
+	}
+	return fixed, nil
+}
+
+// alteredSources finds the present files whose committed bytes changed
+// where an ingest does not look.
+func alteredSources(ctx context.Context, db *sqlite.DB) ([]badSource, error) {
+	srcs, err := db.ExportSources(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	var out []badSource
+	for _, s := range srcs {
+		if chk := collect.CheckFile(openclaw.OS, s, true); chk.State == collect.FileAltered {
+			out = append(out, badSource{s, finding{File: sourceFile(s)}})
+		}
+	}
+	return out, nil
+}
+
+func uniqueStateDirs(bad []badSource) []string {
+	var out []string
+	for _, b := range bad {
+		if b.src.GoneAt == 0 && !slices.Contains(out, b.src.StateDir) {
+			out = append(out, b.src.StateDir)
+		}
+	}
+	return out
+}
+
+func sourceFile(s *clawledger.Source) string {
+	return filepath.Join(s.StateDir, filepath.FromSlash(s.Rel))
+}
+
+func clip(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("... %d more", len(s)-n))
+	}
+	return s
+}
+
+// doctorProgress draws a bar over the bytes to hash, on a terminal only.
+func (a *app) doctorProgress(total int64) collect.Progress {
+	if !a.interactive() || total == 0 {
+		return noProgress{}
+	}
+	p := &barProgress{w: a.stderr, description: "verifying"}
+	p.Start(total, 0)
+	return p
+}
+
+type noProgress struct{}
+
+func (noProgress) Start(int64, int) {}
+func (noProgress) Add(int64)        {}
+func (noProgress) Finish()          {}
+
+func (a *app) printDoctor(d *doctorJSON) {
+	a.printf("ledger     %s (schema %d)\n", d.DB, d.SchemaVersion)
+	a.printf("integrity  %s\n", strings.Join(clip(d.Integrity, 5), "; "))
+	mode := "full: every committed byte hashed"
+	if !d.Checked.Full {
+		mode = "quick: first and last KiB hashed"
+	}
+	a.printf("checked    %d sources, %d files, %d stored lines, %s of files read (%s)\n",
+		d.Checked.Sources, d.Checked.Files, d.Checked.StoredLines, humanBytes(d.Checked.BytesHashed), mode)
+	if f := d.Fixed; f != nil {
+		a.printf("fixed      %d orphaned row(s) deleted, %d source(s) read afresh\n", f.OrphanRows, len(f.Reset))
+	}
+	for _, f := range d.Findings {
+		where := f.File
+		if where == "" {
+			where = cmp.Or(f.Table, f.Check)
+		}
+		a.printf("%-10s %s: %s\n", f.Severity, where, f.Message)
+	}
+	if d.Healthy {
+		a.printf("no problems found\n")
+	}
+	if len(d.Actions) > 0 {
+		a.printf("\nto do:\n")
+		for _, act := range d.Actions {
+			a.printf("  %s\n", act)
+		}
+	}
+}

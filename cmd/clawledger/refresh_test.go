@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/sqlite"
+)
+
+// TestRefreshStepsAside: a query's auto-refresh does not fight a watch
+// (which keeps the ledger current) nor another writer: it answers from the
+// ledger as it is, and says so with --verbose. Otherwise it ingests.
+func TestRefreshStepsAside(t *testing.T) {
+	ctx := context.Background()
+	m, err := fixture.WriteEdgeCases(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(t.TempDir(), "ledger.db")
+	watch, err := sqlite.LockWatch(ctx, dbPath, sqlite.Holder{Command: "watch"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	a := &app{stdout: io.Discard, stderr: &stderr, db: dbPath, states: m.StateDirs[:1], verbose: true,
+		getenv: func(string) string { return "" }, command: "sessions"}
+	if err := a.refresh(ctx); err != nil {
+		t.Fatalf("refresh during a watch: %v", err)
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "not refreshing") || !strings.Contains(msg, "clawledger watch (pid") {
+		t.Fatalf("refresh during a watch said %q", msg)
+	}
+	watch.Unlock()
+
+	ingest, err := sqlite.Open(ctx, dbPath, sqlite.Options{Writer: sqlite.Holder{Command: "ingest"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if err := a.refresh(ctx); err != nil {
+		t.Fatalf("refresh during an ingest: %v", err)
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "not refreshing") || !strings.Contains(msg, "clawledger ingest (pid") {
+		t.Fatalf("refresh during an ingest said %q", msg)
+	}
+	ingest.Close()
+
+	stderr.Reset()
+	if err := a.refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(ctx, dbPath, sqlite.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if list, err := db.Sessions(ctx, clawledger.SessionFilter{}); err != nil || len(list) == 0 {
+		t.Fatalf("after a refresh with no writer: %d sessions, %v", len(list), err)
+	}
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"strconv"
+
+	"github.com/clawledger/clawledger/collect"
+)
+
+// Test hooks, read from the environment. They exist for the crash tests and
+// change nothing unless set.
+const (
+	// killAfterEnv=N: the process kills itself (SIGKILL: no deferred
+	// function, no flush, no clean-up runs) once an ingest has read N
+	// bytes, so a crash test stops an ingest at exact, repeatable points
+	// instead of at moments that depend on timing.
+	killAfterEnv = "CLAWLEDGER_TEST_KILL_AFTER_BYTES"
+	// chunkBytesEnv=N: commit a file being read every N bytes instead of
+	// collect's default (64 MiB), so small test files get intermediate cursors.
+	chunkBytesEnv = "CLAWLEDGER_TEST_CHUNK_BYTES"
+)
+
+// testHooks applies the hooks set in the environment to a collector.
+func (a *app) testHooks(c *collect.Collector) {
+	if n, err := strconv.ParseInt(a.getenv(chunkBytesEnv), 10, 64); err == nil {
+		c.ChunkBytes = n
+	}
+	if n, err := strconv.ParseInt(a.getenv(killAfterEnv), 10, 64); err == nil {
+		c.Progress = &killAfter{next: c.Progress, limit: n}
+	}
+}
+
+// killAfter is a collect.Progress that kills the process after limit bytes.
+type killAfter struct {
+	next  collect.Progress // may be nil
+	limit int64
+	seen  int64
+}
+
+func (k *killAfter) Start(total int64, files int) {
+	if k.next != nil {
+		k.next.Start(total, files)
+	}
+}
+
+func (k *killAfter) Add(n int64) {
+	if k.next != nil {
+		k.next.Add(n)
+	}
+	if k.seen += n; k.seen >= k.limit {
+		p, _ := os.FindProcess(os.Getpid())
+		p.Kill()
+		select {} // the signal is on its way
+	}
+}
+
+func (k *killAfter) Finish() {
+	if k.next != nil {
+		k.next.Finish()
+	}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/transcript"
+)
+
+type toolJSON struct {
+	Name       string  `json:"name"`
+	Calls      int64   `json:"calls"`
+	Results    int64   `json:"results"`
+	Errors     int64   `json:"errors"`
+	ErrorRate  float64 `json:"error_rate"` // errors / results
+	MedianMs   *int64  `json:"median_ms"`  // of details.durationMs, where results carry it
+	P95Ms      *int64  `json:"p95_ms"`
+	Timed      int64   `json:"timed_results"` // results carrying details.durationMs
+	Orphans    int64   `json:"calls_without_result"`
+	Unmatched  int64   `json:"results_without_call"`
+	LastUsed   *string `json:"last_used"`
+	LastError  string  `json:"last_error,omitempty"`
+	LastErrorT *string `json:"last_error_at,omitempty"`
+}
+
+type toolsJSON struct {
+	Tools []toolJSON `json:"tools"`
+}
+
+func (a *app) toolsCommand() *cobra.Command {
+	var f clawledger.ToolFilter
+	var since, until string
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "Per tool: calls, results, errors, error rate, durations, calls without results, last use",
+		Long: `Report every tool the agents called: calls, results, errors and error rate,
+median and p95 duration (from the results' details.durationMs, where they
+carry one), calls that never got a result (runs that crashed or were
+aborted), and when it was last used. Each call and result is counted once
+across live transcripts, archives and forks.
+
+A result is an error when it says so (isError, or an error payload such as
+{"status":"error"} or details.status "error"), when its command exited
+non-zero, or when its first lines carry error words (error, failed, fatal,
+exception, traceback, "No such file or directory", ...).`,
+		Args: cobra.NoArgs,
+	}
+	refresh := a.addRefreshFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		var err error
+		if f.Since, f.Until, err = parseRange(since, until, time.Now(), time.Local); err != nil {
+			return err
+		}
+		db, err := a.queryDB(ctx, refresh)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		stats, err := db.ToolStats(ctx, f)
+		if err != nil {
+			return err
+		}
+		out := toolsJSON{Tools: []toolJSON{}}
+		for _, s := range stats {
+			out.Tools = append(out.Tools, toToolJSON(s))
+		}
+		if a.json {
+			return a.printJSON(out)
+		}
+		a.printTools(out.Tools)
+		return nil
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.Agent, "agent", "", "only this agent (default: all agents)")
+	fl.StringVar(&since, "since", "", "only calls since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
+	fl.StringVar(&until, "until", "", "only calls up to this date (inclusive) or time")
+	return cmd
+}
+
+func toToolJSON(s *clawledger.ToolStat) toolJSON {
+	j := toolJSON{Name: s.Name, Calls: s.Calls, Results: s.Results, Errors: s.Errors, Orphans: s.Orphans, Unmatched: s.OrphanResults,
+		Timed: s.Timed, MedianMs: s.MedianMs, P95Ms: s.P95Ms, LastUsed: isoTime(s.LastUsed), LastError: s.LastError}
+	if s.Errors > 0 {
+		j.LastErrorT = isoTime(s.LastErrorTime)
+	}
+	if s.Results > 0 {
+		j.ErrorRate = float64(s.Errors) / float64(s.Results)
+	}
+	return j
+}
+
+func (a *app) printTools(tools []toolJSON) {
+	if len(tools) == 0 {
+		a.printf("no tool calls\n")
+		return
+	}
+	tw := newTable(a.stdout, "TOOL", "CALLS", "RESULTS", "ERRORS", "ERROR RATE", "MEDIAN", "P95", "NO RESULT", "LAST USED", "LAST ERROR")
+	for _, t := range tools {
+		last := ""
+		if t.LastUsed != nil {
+			last = (*t.LastUsed)[:16]
+		}
+		tw.row(t.Name, t.Calls, t.Results, t.Errors, percent(t.ErrorRate, t.Results), msString(t.MedianMs), msString(t.P95Ms),
+			t.Orphans, last, oneLineText(t.LastError, 50))
+	}
+	tw.flush()
+}
+
+func percent(rate float64, of int64) string {
+	if of == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(rate*100, 'f', 1, 64) + "%"
+}
+
+func msString(ms *int64) string {
+	switch {
+	case ms == nil:
+		return "-"
+	case *ms >= 10_000:
+		return strconv.FormatFloat(float64(*ms)/1000, 'f', 1, 64) + "s"
+	}
+	return strconv.FormatInt(*ms, 10) + "ms"
+}
+
+// toolResultFailure applies the error rule to one stored tool result line;
+// the derived refresh calls it for every result not yet checked.
+func toolResultFailure(line []byte) (string, bool) {
+	e, err := openclaw.ParseEntry(line)
+	if err != nil || e.Message == nil {
+		return "", false
+	}
+	return transcript.Failure(e.Message)
+}

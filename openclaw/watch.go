@@ -1,0 +1,128 @@
+package openclaw
+
+import (
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+)
+
+// WatchDirs lists the existing directories of a state dir whose entries a
+// Scan reads (slash paths relative to it; "." is the state dir itself).
+// Every change a Scan would see is a change of an entry of one of them, so
+// watching them, and nothing else, is enough. Credential directories are
+// never listed.
+func WatchDirs(fsys FS, dir string) []string {
+	t := &Tree{Dir: dir}
+	out := []string{"."}
+	add := func(rel string) bool {
+		if IsCredentialPath(rel) {
+			return false
+		}
+		fi, err := fsys.Stat(t.abs(rel))
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+		out = append(out, rel)
+		return true
+	}
+	if add("agents") {
+		entries, _ := fsys.ReadDir(t.abs("agents"))
+		for _, e := range entries {
+			if add("agents/" + e.Name()) {
+				add("agents/" + e.Name() + "/sessions")
+				add("agents/" + e.Name() + "/agent") // its database (events name files; credentials are never opened)
+			}
+		}
+	}
+	add(path.Dir(StateDatabaseRel))
+	add("sessions")
+	if add("cron") {
+		add("cron/runs")
+	}
+	entries, _ := fsys.ReadDir(dir)
+	for _, e := range entries {
+		if name := e.Name(); isWorkspaceDir(name) && add(name) {
+			t.addMemoryDirs(fsys, name+"/memory", 0, add)
+		}
+	}
+	return out
+}
+
+func (t *Tree) addMemoryDirs(fsys FS, rel string, depth int, add func(string) bool) {
+	if depth > maxMemoryDepth || !add(rel) {
+		return
+	}
+	entries, _ := fsys.ReadDir(t.abs(rel))
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") && e.IsDir() {
+			t.addMemoryDirs(fsys, rel+"/"+e.Name(), depth+1, add)
+		}
+	}
+}
+
+func isWorkspaceDir(name string) bool {
+	return name == "workspace" || strings.HasPrefix(name, "workspace-")
+}
+
+// Affects reports whether a change to the entry at rel (a slash path
+// relative to a state dir: created, written, removed or renamed) can change
+// what a Scan finds or what the files it finds hold. Lock files, temp files,
+// backups and anything outside the directories a Scan reads do not.
+func Affects(rel string) bool {
+	rel = filepath.ToSlash(rel)
+	if rel == "." {
+		return true // the state dir itself
+	}
+	if IsCredentialPath(rel) {
+		return false
+	}
+	parts := strings.Split(rel, "/")
+	name := parts[len(parts)-1]
+	switch n := len(parts); {
+	case n == 1:
+		return name == "agents" || name == "sessions" || name == "cron" || name == path.Dir(StateDatabaseRel) || isWorkspaceDir(name)
+	case parts[0] == "agents":
+		switch {
+		case n == 2:
+			return true // an agent appears or goes
+		case n == 3:
+			return name == "sessions" || name == "agent"
+		case n == 4 && parts[2] == "sessions":
+			return ingestedSessionName(name)
+		case n == 4 && parts[2] == "agent":
+			return isDatabase(rel, AgentDatabaseRel(parts[1]))
+		}
+	case rel == path.Dir(StateDatabaseRel)+"/"+name:
+		return isDatabase(rel, StateDatabaseRel)
+	case parts[0] == "sessions":
+		return n == 2 && ingestedSessionName(name)
+	case parts[0] == "cron":
+		if n == 2 {
+			return name == "jobs.json" || name == "jobs-state.json" || name == "runs"
+		}
+		return n == 3 && parts[1] == "runs" && strings.HasSuffix(name, ".jsonl")
+	case isWorkspaceDir(parts[0]):
+		if n == 2 {
+			return name == "memory" || slices.Contains(WorkspaceNames, name)
+		}
+		return parts[1] == "memory" && n-2 <= maxMemoryDepth+1 && !strings.HasPrefix(name, ".")
+	}
+	return false
+}
+
+// isDatabase reports whether rel is the database db or its write-ahead log
+// (where a database in WAL mode takes its writes until a checkpoint).
+func isDatabase(rel, db string) bool { return rel == db || rel == db+"-wal" }
+
+// ingestedSessionName reports whether a file of this name in a sessions
+// directory is ingested (or could be, once a scan looks at it).
+func ingestedSessionName(name string) bool {
+	switch ClassifySessionFile(name).Class {
+	case clawledger.ClassSkipped, clawledger.ClassUnknown:
+		return false
+	}
+	return true
+}

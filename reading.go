@@ -1,0 +1,68 @@
+package clawledger
+
+// UsageFilter selects the assistant messages a usage report counts.
+type UsageFilter struct {
+	Agent        string
+	Since, Until int64 // epoch ms on the message time, Until exclusive; 0 = open
+	BySource     bool  // group by transcript instead of by quarter hour
+}
+
+// UsageQuarter is the length of the time slots usage is grouped in: every
+// time zone's offset is a multiple of it, so a slot never straddles a local
+// midnight, and days, weeks and months in any zone are sums of slots. (The
+// usage index of the sqlite store is built on it.)
+const UsageQuarter = 15 * 60 * 1000
+
+// UsageGroup sums the usage of the assistant messages that share a quarter
+// hour (or a transcript), a model and a provider. Each message is counted
+// once however many transcripts (live file, .reset/.deleted archive, fork)
+// hold a copy of it.
+type UsageGroup struct {
+	Start       int64 // epoch ms the quarter hour starts at (by time)
+	SourceID    int64 // the transcript the messages were first written in (by transcript)
+	First, Last int64 // epoch ms of the first and the last message
+	Model       string
+	Provider    string
+	Messages    int64
+	Input       int64
+	Output      int64
+	CacheRead   int64
+	CacheWrite  int64
+	Tokens      int64 // per message the larger of the four kinds' sum and its written total (ccusage's totalTokens)
+	Cost        float64
+}
+
+// CronUsage sums the usage cron run logs report (snake_case usage of
+// cron/runs/*.jsonl). Runs carry no cost.
+type CronUsage struct {
+	Runs       int64 // finished runs in range
+	WithUsage  int64 // of which reported usage
+	Input      int64
+	Output     int64
+	CacheRead  int64
+	CacheWrite int64
+	Total      int64 // total_tokens as written (can be smaller than input)
+}
+
+// ToolFilter selects the tool calls a tool report counts.
+type ToolFilter struct {
+	Agent        string
+	Since, Until int64 // epoch ms on the call time, Until exclusive; 0 = open
+}
+
+// ToolStat is what the ledger knows about one tool: each call and result
+// counted once across the copies archives and forks hold.
+type ToolStat struct {
+	Name          string
+	Calls         int64
+	Results       int64
+	Errors        int64  // results that are errors (isError, an error payload, a non-zero exit, error words)
+	Orphans       int64  // calls without a result (crashes, aborted runs)
+	OrphanResults int64  // results without a call (calls lost to a crash or a repair)
+	Timed         int64  // results carrying details.durationMs
+	MedianMs      *int64 // nearest-rank percentiles of those durations
+	P95Ms         *int64
+	LastUsed      int64  // epoch ms of the newest call
+	LastError     string // the newest error's text, short
+	LastErrorTime int64
+}

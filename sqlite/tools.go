@@ -1,0 +1,216 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+)
+
+// toolFailureBatch bounds how many tool result lines one refresh step
+// reads (lines can be hundreds of KB).
+const toolFailureBatch = 500
+
+// RefreshToolFailures applies the error rule to every tool result line not
+// yet checked: check returns the failure's text and whether the result
+// failed. It runs after each ingest, reads only lines added since the last
+// run (or re-read since), and returns how many results it checked.
+func (db *DB) RefreshToolFailures(ctx context.Context, check func(line []byte) (string, bool)) (int64, error) {
+	var total int64
+	for {
+		var n int
+		err := db.within(ctx, func(w wtx) error {
+			var err error
+			n, err = checkToolResults(w, check)
+			return err
+		})
+		total += int64(n)
+		if err != nil {
+			return total, err
+		}
+		if n < toolFailureBatch {
+			return total, db.Flush(ctx)
+		}
+	}
+}
+
+// checkToolResults checks the next batch of tool result lines past the
+// mark and moves the mark past them (to the last line when none are left).
+func checkToolResults(w wtx, check func([]byte) (string, bool)) (int, error) {
+	var mark int64
+	if err := w.queryRow(`SELECT line_id FROM derived_marks WHERE name = 'tool_result_checks'`).Scan(&mark); err != nil {
+		return 0, err
+	}
+	rows, err := w.QueryContext(w.ctx, `SELECT id, raw FROM lines WHERE id > ? AND call_id IS NOT NULL ORDER BY id LIMIT ?`,
+		mark, toolFailureBatch)
+	if err != nil {
+		return 0, err
+	}
+	type verdict struct {
+		lineID int64
+		failed bool
+		text   string
+	}
+	var batch []verdict
+	for rows.Next() {
+		var v verdict
+		var raw []byte
+		if err := rows.Scan(&v.lineID, &raw); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		v.text, v.failed = check(raw)
+		batch = append(batch, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, v := range batch {
+		if _, err := w.exec(`INSERT OR REPLACE INTO tool_result_checks(line_id, failed, error_text) VALUES(?, ?, ?)`,
+			v.lineID, v.failed, v.text); err != nil {
+			return 0, err
+		}
+		mark = v.lineID
+	}
+	if len(batch) < toolFailureBatch {
+		if err := w.queryRow(`SELECT coalesce(max(id), 0) FROM lines`).Scan(&mark); err != nil {
+			return 0, err
+		}
+	}
+	_, err = w.exec(`UPDATE derived_marks SET line_id = ? WHERE name = 'tool_result_checks'`, mark)
+	return len(batch), err
+}
+
+// toolCalls reads each tool call once: the copies of one call (same call
+// id, name and time, in a live file and its archives or forks) are grouped
+// in the index's order; calls without an id (never paired) stay apart. A
+// call is answered when any copy's transcript holds its result.
+const toolCalls = `SELECT c.name AS name, max(c.ts_ms) AS ts, max(r.id IS NOT NULL) AS answered
+FROM tool_calls c INDEXED BY tool_calls_report%[1]s
+LEFT JOIN lines r ON r.source_id = c.source_id AND r.call_id = c.call_id
+WHERE c.call_id <> ''%[2]s
+GROUP BY c.call_id, c.name, c.ts_ms
+UNION ALL
+SELECT c.name, c.ts_ms, 0 FROM tool_calls c INDEXED BY tool_calls_report%[1]s
+WHERE c.call_id = ''%[2]s`
+
+// toolResults reads each tool result once, likewise. A result without a
+// tool name takes its call's; it is called when any copy's transcript holds
+// its call; failed by the error rule (isError until the derived refresh has
+// checked it).
+const toolResults = `SELECT coalesce(nullif(r.tool_name, ''), max(c.name), '') AS name, max(r.msg_ts_ms) AS ts,
+	max(coalesce(k.failed, r.is_error)) AS failed, max(r.duration_ms) AS dur, max(c.line_id IS NOT NULL) AS called
+FROM lines r INDEXED BY lines_tool_results_cover%[1]s
+LEFT JOIN tool_result_checks k ON k.line_id = r.id
+LEFT JOIN tool_calls c INDEXED BY tool_calls_report ON c.call_id = r.call_id AND c.source_id = r.source_id
+WHERE r.call_id IS NOT NULL AND r.call_id <> ''%[2]s
+GROUP BY r.call_id, r.msg_ts_ms
+UNION ALL
+SELECT r.tool_name, r.msg_ts_ms, coalesce(k.failed, r.is_error), r.duration_ms, 0
+FROM lines r INDEXED BY lines_tool_results_cover%[1]s
+LEFT JOIN tool_result_checks k ON k.line_id = r.id
+WHERE r.call_id = ''%[2]s`
+
+// ToolStats reports every tool f selects, most called first.
+func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawledger.ToolStat, error) {
+	stats := map[string]*clawledger.ToolStat{}
+	stat := func(name string) *clawledger.ToolStat {
+		s := stats[name]
+		if s == nil {
+			s = &clawledger.ToolStat{Name: name}
+			stats[name] = s
+		}
+		return s
+	}
+	join, where, args := toolWhere(f, "c.ts_ms")
+	calls, err := queryAll(ctx, db.r, func(r scanner) (s clawledger.ToolStat, err error) {
+		return s, r.Scan(&s.Name, &s.Calls, &s.Orphans, &s.LastUsed)
+	}, `SELECT name, count(*), sum(NOT answered), max(ts) FROM (`+fmt.Sprintf(toolCalls, join, where)+`) GROUP BY name`,
+		append(args, args...)...) // once per branch of the union
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range calls {
+		s := stat(c.Name)
+		s.Calls, s.Orphans, s.LastUsed = c.Calls, c.Orphans, c.LastUsed
+	}
+
+	join, where, args = toolWhere(f, "r.msg_ts_ms")
+	// counts, and the nearest-rank median and p95 of the durations (rank
+	// ceil(n * p / 100) of the durations in ascending order)
+	results, err := queryAll(ctx, db.r, func(r scanner) (s clawledger.ToolStat, err error) {
+		var median, p95 sql.NullInt64
+		err = r.Scan(&s.Name, &s.Results, &s.Errors, &s.OrphanResults, &s.Timed, &median, &p95)
+		if median.Valid {
+			s.MedianMs, s.P95Ms = &median.Int64, &p95.Int64
+		}
+		return s, err
+	}, `SELECT name, count(*), sum(failed), sum(NOT called), max(nd),
+			max(CASE WHEN rn = (nd * 50 + 99) / 100 THEN dur END), max(CASE WHEN rn = (nd * 95 + 99) / 100 THEN dur END)
+		FROM (SELECT name, failed, called, dur,
+				row_number() OVER (PARTITION BY name ORDER BY dur IS NULL, dur) AS rn,
+				count(dur) OVER (PARTITION BY name) AS nd
+			FROM (`+fmt.Sprintf(toolResults, join, where)+`))
+		GROUP BY name`, append(args, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	for _, res := range results { // keep what the calls said
+		s := stat(res.Name)
+		res.Calls, res.Orphans, res.LastUsed = s.Calls, s.Orphans, s.LastUsed
+		*s = res
+	}
+
+	// the newest failure of each tool, from the checked results alone (a
+	// copy of it says the same); the bare column error comes from max()'s row
+	failures, err := queryAll(ctx, db.r, func(r scanner) (s clawledger.ToolStat, err error) {
+		return s, r.Scan(&s.Name, &s.LastErrorTime, &s.LastError)
+	}, `SELECT r.tool_name, max(r.msg_ts_ms), coalesce(nullif(k.error_text, ''), r.error_text, '')
+		FROM tool_result_checks k JOIN lines r ON r.id = k.line_id`+join+`
+		WHERE k.failed`+where+` GROUP BY r.tool_name`, args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range failures {
+		if s := stats[e.Name]; s != nil && s.Errors > 0 {
+			s.LastError, s.LastErrorTime = e.LastError, e.LastErrorTime
+		}
+	}
+
+	out := make([]*clawledger.ToolStat, 0, len(stats))
+	for _, s := range stats {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *clawledger.ToolStat) int {
+		return cmp.Or(cmp.Compare(b.Calls, a.Calls), cmp.Compare(a.Name, b.Name))
+	})
+	return out, nil
+}
+
+// toolWhere renders f's conditions on a time column as " AND ..." terms,
+// with the join to sources that an agent condition needs.
+func toolWhere(f clawledger.ToolFilter, ts string) (join, where string, args []any) {
+	var conds []string
+	if f.Since > 0 {
+		conds = append(conds, ts+" >= ?")
+		args = append(args, f.Since)
+	}
+	if f.Until > 0 {
+		conds = append(conds, ts+" < ?")
+		args = append(args, f.Until)
+	}
+	if f.Agent != "" {
+		join = " JOIN sources src ON src.id = " + strings.SplitN(ts, ".", 2)[0] + ".source_id"
+		conds = append(conds, "src.agent_id = ?")
+		args = append(args, f.Agent)
+	}
+	if len(conds) > 0 {
+		where = " AND " + strings.Join(conds, " AND ")
+	}
+	return join, where, args
+}

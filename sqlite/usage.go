@@ -1,0 +1,112 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+)
+
+// RefreshUsageCopies marks the copies of each assistant message that its
+// usage is not counted under: every line sharing a usage key with another
+// (a .reset/.deleted archive, a fork, a repair duplicate) but the one
+// outside forks, then the first. It runs after each ingest over the keys of
+// the lines past its mark and those a deletion left dirty.
+func (db *DB) RefreshUsageCopies(ctx context.Context) error {
+	err := db.within(ctx, func(w wtx) error {
+		return w.execAll(
+			`INSERT OR IGNORE INTO usage_dirty(usage_key) SELECT usage_key FROM lines
+			WHERE id > (SELECT line_id FROM derived_marks WHERE name = 'usage_copies') AND usage_key IS NOT NULL`,
+			`DELETE FROM usage_copies WHERE usage_key IN (SELECT usage_key FROM usage_dirty)`,
+			`INSERT INTO usage_copies(line_id, usage_key) SELECT id, usage_key FROM (
+				SELECT l.id, l.usage_key, row_number() OVER (PARTITION BY l.usage_key ORDER BY s.class = 'fork', l.id) AS n
+				FROM usage_dirty d JOIN lines l INDEXED BY lines_usage_key ON l.usage_key = d.usage_key
+				JOIN sources s ON s.id = l.source_id)
+			WHERE n > 1`,
+			`DELETE FROM usage_dirty`,
+			`UPDATE derived_marks SET line_id = (SELECT coalesce(max(id), 0) FROM lines) WHERE name = 'usage_copies'`)
+	})
+	if err != nil {
+		return err
+	}
+	return db.Flush(ctx)
+}
+
+// usageSums sums the usage of assistant messages, each once (copies are
+// skipped), reading only lines_usage_slots. Usage of nothing (failed
+// requests) is left out, as ccusage leaves it out. Grouped by quarter hour
+// it follows the index's order; the expression must be the index's.
+const usageSums = `SELECT %[1]s, m.model, m.provider, count(*), min(m.msg_ts_ms), max(m.msg_ts_ms),
+	sum(m.input_tokens), sum(m.output_tokens), sum(m.cache_read_tokens), sum(m.cache_write_tokens),
+	sum(max(m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens, m.total_tokens)), sum(m.cost_total)
+FROM lines m INDEXED BY lines_usage_slots%[2]s
+WHERE m.usage_key IS NOT NULL AND m.id NOT IN (SELECT line_id FROM usage_copies)
+	AND (m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens + m.total_tokens > 0 OR m.cost_total <> 0)%[3]s
+GROUP BY 1, 2, 3`
+
+// Usage sums the usage f selects by quarter hour (or by transcript), model
+// and provider.
+func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger.UsageGroup, error) {
+	var conds []string
+	var args []any
+	if f.Since > 0 {
+		conds = append(conds, "m.msg_ts_ms >= ?")
+		args = append(args, f.Since)
+	}
+	if f.Until > 0 {
+		conds = append(conds, "m.msg_ts_ms < ?")
+		args = append(args, f.Until)
+	}
+	join := ""
+	if f.Agent != "" {
+		join = " JOIN sources src ON src.id = m.source_id"
+		conds = append(conds, "src.agent_id = ?")
+		args = append(args, f.Agent)
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = " AND " + strings.Join(conds, " AND ")
+	}
+	slot := fmt.Sprintf("m.msg_ts_ms / %d", clawledger.UsageQuarter)
+	if f.BySource {
+		slot = "m.source_id"
+	}
+	return queryAll(ctx, db.r, func(r scanner) (g clawledger.UsageGroup, err error) {
+		var slot int64
+		err = r.Scan(&slot, &g.Model, &g.Provider, &g.Messages, &g.First, &g.Last,
+			&g.Input, &g.Output, &g.CacheRead, &g.CacheWrite, &g.Tokens, &g.Cost)
+		if f.BySource {
+			g.SourceID = slot
+		} else {
+			g.Start = slot * clawledger.UsageQuarter
+		}
+		return g, err
+	}, fmt.Sprintf(usageSums, slot, join, where), args...)
+}
+
+// CronUsage sums the usage of the finished cron runs f selects (by run
+// time, and by the agent of the run's job).
+func (db *DB) CronUsage(ctx context.Context, f clawledger.UsageFilter) (*clawledger.CronUsage, error) {
+	q := `SELECT count(*), coalesce(sum(r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens + r.total_tokens > 0), 0),
+		coalesce(sum(r.input_tokens), 0), coalesce(sum(r.output_tokens), 0), coalesce(sum(r.cache_read_tokens), 0),
+		coalesce(sum(r.cache_write_tokens), 0), coalesce(sum(r.total_tokens), 0)
+	FROM cron_runs r JOIN sources src ON src.id = r.source_id
+	WHERE r.action = 'finished'`
+	var args []any
+	if f.Since > 0 {
+		q += " AND r.ts_ms >= ?"
+		args = append(args, f.Since)
+	}
+	if f.Until > 0 {
+		q += " AND r.ts_ms < ?"
+		args = append(args, f.Until)
+	}
+	if f.Agent != "" {
+		q += ` AND EXISTS (SELECT 1 FROM cron_jobs j WHERE j.state_dir_id = src.state_dir_id AND j.job_id = r.job_id AND j.agent_id = ?)`
+		args = append(args, f.Agent)
+	}
+	c := &clawledger.CronUsage{}
+	err := db.r.QueryRowContext(ctx, q, args...).Scan(&c.Runs, &c.WithUsage, &c.Input, &c.Output, &c.CacheRead, &c.CacheWrite, &c.Total)
+	return c, err
+}
