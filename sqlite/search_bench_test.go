@@ -18,7 +18,19 @@ var bench struct {
 	once  sync.Once
 	db    *sqlite.DB
 	model string
+	dir   string // a corpus built for this run, removed at its end
 	err   error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bench.db != nil {
+		bench.db.Close()
+	}
+	if bench.dir != "" {
+		os.RemoveAll(bench.dir)
+	}
+	os.Exit(code)
 }
 
 // benchLedger is the corpus the search benchmarks query: the ledger at
@@ -38,6 +50,7 @@ func benchLedger(b *testing.B) (*sqlite.DB, string) {
 			bench.err = err
 			return
 		}
+		bench.dir = dir
 		gen := searchbench.NewGenerator(1)
 		bench.model = filepath.Join(dir, "model")
 		if bench.err = gen.WriteModel(bench.model, 384); bench.err != nil {
