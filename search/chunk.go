@@ -81,7 +81,7 @@ func ChunkDoc(d *Doc) []Chunk {
 			out = append(out, c)
 		}
 	} else {
-		for _, seg := range splitLong(collapse(redact.SecretsKeepLines(d.Text)), ChunkChars, OverlapChars) {
+		for _, seg := range splitLong(collapse(redact.Secrets(d.Text)), ChunkChars, OverlapChars) {
 			c := base
 			c.StartLine, c.EndLine, c.Text = d.LineNo, d.LineNo, seg
 			out = append(out, c)
