@@ -20,9 +20,6 @@ type Cache interface {
 type Cached struct {
 	clawledger.Embedder
 	Cache Cache
-	// BestEffort ignores cache errors (the query path must answer even when
-	// a concurrent ingest holds the ledger).
-	BestEffort bool
 	// Hits and Misses count texts served from the cache and by the provider.
 	Hits, Misses int
 }
@@ -36,7 +33,7 @@ func (c *Cached) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		hashes[i] = h[:]
 	}
 	got, err := c.Cache.GetEmbeddings(ctx, space, hashes)
-	if err != nil && !c.BestEffort {
+	if err != nil {
 		return nil, err
 	}
 	out := make([][]float32, len(texts))
@@ -70,7 +67,7 @@ func (c *Cached) Embed(ctx context.Context, texts []string) ([][]float32, error)
 			out[i] = fresh[string(h)]
 		}
 	}
-	if err := c.Cache.PutEmbeddings(ctx, space, missHashes, vecs); err != nil && !c.BestEffort {
+	if err := c.Cache.PutEmbeddings(ctx, space, missHashes, vecs); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -116,7 +116,7 @@ func (a *app) runEmbed(ctx context.Context, db *sqlite.DB, cfg embed.Config, cac
 	if err := db.SetSearchMeta(ctx, embedConfigKey, string(raw)); err != nil {
 		return err
 	}
-	emb, cached := withCache(e, cfg, db, false)
+	emb, cached := withCache(e, cfg, db)
 	n, err := search.EmbedPending(ctx, db, emb, a.countBar("embedding"))
 	if err != nil {
 		return fmt.Errorf("embed (%d chunks stored before the error; run again to go on): %w", n, err)
@@ -151,11 +151,11 @@ func (a *app) runEmbed(ctx context.Context, db *sqlite.DB, cfg embed.Config, cac
 
 // withCache puts the embedding cache in front of a remote provider (a
 // static model recomputes a vector faster than the cache stores one).
-func withCache(e clawledger.Embedder, cfg embed.Config, db *sqlite.DB, bestEffort bool) (clawledger.Embedder, *embed.Cached) {
+func withCache(e clawledger.Embedder, cfg embed.Config, db *sqlite.DB) (clawledger.Embedder, *embed.Cached) {
 	if !cfg.Remote() {
 		return e, nil
 	}
-	c := &embed.Cached{Embedder: e, Cache: db, BestEffort: bestEffort}
+	c := &embed.Cached{Embedder: e, Cache: db}
 	return c, c
 }
 
@@ -191,7 +191,8 @@ func (a *app) openEmbedder(cfg embed.Config) (clawledger.Embedder, error) {
 
 // searchEngine builds the engine for a search: with the configured
 // embedder when its vectors are the stored ones, else lexical with a note
-// saying why.
+// saying why. A search opens the ledger read-only (it never waits on a
+// writer), so the query's own embedding is not cached.
 func (a *app) searchEngine(ctx context.Context, db *sqlite.DB, mode string) (*search.Engine, error) {
 	eng := &search.Engine{Store: db}
 	if mode == search.ModeLexical {
@@ -218,7 +219,7 @@ func (a *app) searchEngine(ctx context.Context, db *sqlite.DB, mode string) (*se
 		eng.NoVectors = fmt.Sprintf("the stored vectors are not %s's: run `clawledger embed` to re-embed; full-text search only", cfg)
 		return eng, nil
 	}
-	eng.Embedder, _ = withCache(e, cfg, db, true)
+	eng.Embedder = e
 	return eng, nil
 }
 
@@ -252,7 +253,7 @@ func (a *app) embedNew(ctx context.Context, db *sqlite.DB) error {
 	if !a.queryPath {
 		prog = a.countBar("embedding")
 	}
-	emb, _ := withCache(e, cfg, db, false)
+	emb, _ := withCache(e, cfg, db)
 	_, err = search.EmbedPending(ctx, db, emb, prog)
 	if err == nil {
 		_, err = db.PruneEmbeddingCache(ctx, defaultCacheMB<<20)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -13,7 +12,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clawledger/clawledger/search"
-	"github.com/clawledger/clawledger/sqlite"
 )
 
 // lexicalWindow is how many of the newest matches a broad query ranks
@@ -117,7 +115,7 @@ clawledger show PATH --around ENTRY.`,
 			if !exhaustive {
 				req.Window = lexicalWindow
 			}
-			db, err := a.openSearchDB(ctx)
+			db, err := a.openReader(ctx)
 			if err != nil {
 				return err
 			}
@@ -214,15 +212,6 @@ func checkSearchFlags(req *search.Request, role, source string) error {
 		return usagef("--half-life must be positive")
 	}
 	return nil
-}
-
-// openSearchDB opens an existing ledger with its writer too: a query's
-// embedding goes to the embedding cache.
-func (a *app) openSearchDB(ctx context.Context) (*sqlite.DB, error) {
-	if _, err := os.Stat(a.dbPath()); err != nil {
-		return a.openReader(ctx) // says there is no ledger
-	}
-	return a.openDB(ctx)
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
