@@ -39,10 +39,7 @@ func (db *DB) SetSearchMeta(ctx context.Context, key, value string) error {
 // space's vectors are stored they are deleted (never mixed). It returns how
 // many were deleted.
 func (db *DB) UseVectorSpace(ctx context.Context, space string) (int64, error) {
-	if err := db.Flush(ctx); err != nil {
-		return 0, err
-	}
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.ownTx(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -80,22 +77,13 @@ func (db *DB) UnembeddedChunks(ctx context.Context, afterID int64, limit int) ([
 	if err := db.Flush(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := db.w.QueryContext(ctx, `SELECT c.id, c.text FROM search_chunks c
+	return queryAll(ctx, db.w, func(r scanner) (search.PendingChunk, error) {
+		var p search.PendingChunk
+		err := r.Scan(&p.ID, &p.Text)
+		return p, err
+	}, `SELECT c.id, c.text FROM search_chunks c
 		WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM search_vectors v WHERE v.chunk_id = c.id)
 		ORDER BY c.id LIMIT ?`, afterID, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []search.PendingChunk
-	for rows.Next() {
-		var p search.PendingChunk
-		if err := rows.Scan(&p.ID, &p.Text); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
 }
 
 // CountUnembedded counts the chunks without a vector.
@@ -111,10 +99,7 @@ func (db *DB) CountUnembedded(ctx context.Context) (int64, error) {
 
 // PutVectors stores chunk vectors (a chunk deleted meanwhile is skipped).
 func (db *DB) PutVectors(ctx context.Context, ids []int64, vecs [][]float32) error {
-	if err := db.Flush(ctx); err != nil {
-		return err
-	}
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.ownTx(ctx)
 	if err != nil {
 		return err
 	}
@@ -169,10 +154,7 @@ func (db *DB) GetEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, h
 	if len(used) == 0 || db.w == nil {
 		return out, nil
 	}
-	if err := db.Flush(ctx); err != nil {
-		return out, err
-	}
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.ownTx(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -188,10 +170,7 @@ func (db *DB) GetEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, h
 
 // PutEmbeddings implements embed.Cache.
 func (db *DB) PutEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, hashes [][]byte, vecs [][]float32) error {
-	if err := db.Flush(ctx); err != nil {
-		return err
-	}
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.ownTx(ctx)
 	if err != nil {
 		return err
 	}

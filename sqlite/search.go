@@ -16,6 +16,14 @@ var _ search.Store = (*DB)(nil)
 // every method that writes first commits the ledger's open write batch
 // (Flush), which otherwise holds that one connection.
 
+// ownTx begins one of the search index's own write transactions.
+func (db *DB) ownTx(ctx context.Context) (*sql.Tx, error) {
+	if err := db.Flush(ctx); err != nil {
+		return nil, err
+	}
+	return db.w.BeginTx(ctx, nil)
+}
+
 // indexBatch is how many documents one index transaction takes.
 const indexBatch = 2000
 
@@ -376,10 +384,7 @@ func (ix *indexer) workspaceFile(s changedSource) error {
 // the embedding cache and the embedder configuration stay), so that the
 // next update rebuilds it from the ledger.
 func (db *DB) ClearSearchIndex(ctx context.Context) error {
-	if err := db.Flush(ctx); err != nil {
-		return err
-	}
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.ownTx(ctx)
 	if err != nil {
 		return err
 	}
