@@ -58,7 +58,13 @@ func (r *Report) Changed() bool {
 }
 
 const (
-	defaultDebounce = 200 * time.Millisecond
+	// databaseFollowUp is how long after a batch caused by a database write
+	// the watch looks again: SQLite writes a transaction's frames to the
+	// -wal file (the notification) before it publishes them in the -shm
+	// index (a shared-memory write, which notifies nobody), so the batch
+	// may have run just before the transaction became visible.
+	databaseFollowUp = 250 * time.Millisecond
+	defaultDebounce  = 200 * time.Millisecond
 	defaultMaxDelay = 2 * time.Second
 	defaultInterval = 5 * time.Minute
 )
@@ -87,10 +93,15 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return err
 	}
 	w.Log.Info("watching", "state_dirs", s.dirs, "directories", len(s.watched), "interval", interval.String(), "debounce", debounce.String())
-	pending := map[string]bool{} // state dirs with changes not yet ingested
+	pending := map[string]bool{}   // state dirs with changes not yet ingested
+	dbPending := map[string]bool{} // of which, those whose databases changed
+	followUp := map[string]bool{}  // state dirs to look at once more (see databaseFollowUp)
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	defer settle.Stop()
+	again := time.NewTimer(time.Hour)
+	again.Stop()
+	defer again.Stop()
 	if !s.batch(ctx, "start", s.dirs) {
 		s.retry(pending, s.dirs, settle)
 	}
@@ -115,6 +126,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 				since = now
 			}
 			pending[dir] = true
+			if openclaw.IsDatabaseFile(ev.Name) {
+				dbPending[dir] = true
+			}
 			settle.Reset(max(0, min(debounce, since.Add(maxDelay).Sub(now))))
 		case err, ok := <-fsw.Errors:
 			if !ok {
@@ -132,6 +146,18 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-settle.C:
 			dirs := slices.Sorted(maps.Keys(pending))
 			clear(pending)
+			if !s.batch(ctx, "change", dirs) {
+				s.retry(pending, dirs, settle)
+				continue
+			}
+			if len(dbPending) > 0 {
+				maps.Copy(followUp, dbPending)
+				clear(dbPending)
+				again.Reset(databaseFollowUp)
+			}
+		case <-again.C:
+			dirs := slices.Sorted(maps.Keys(followUp))
+			clear(followUp)
 			if !s.batch(ctx, "change", dirs) {
 				s.retry(pending, dirs, settle)
 			}

@@ -117,6 +117,12 @@ func Affects(rel string) bool {
 // (where a database in WAL mode takes its writes until a checkpoint).
 func isDatabase(rel, db string) bool { return rel == db || rel == db+"-wal" }
 
+// IsDatabaseFile reports whether a path names an OpenClaw database or its
+// write-ahead log.
+func IsDatabaseFile(p string) bool {
+	return strings.HasSuffix(p, ".sqlite") || strings.HasSuffix(p, ".sqlite-wal")
+}
+
 // ingestedSessionName reports whether a file of this name in a sessions
 // directory is ingested (or could be, once a scan looks at it).
 func ingestedSessionName(name string) bool {
