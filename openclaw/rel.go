@@ -2,6 +2,7 @@ package openclaw
 
 import (
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -26,16 +27,29 @@ func DatabaseCronRunsPart(jobID string) string { return "cron/runs/" + jobID + "
 // DatabaseSourceRel names a part of a database as a source path.
 func DatabaseSourceRel(dbRel, part string) string { return dbRel + databasePartSep + part }
 
-// SplitDatabaseRel splits a source path named by DatabaseSourceRel.
+// SplitDatabaseRel splits a source path named by DatabaseSourceRel. A file
+// whose name merely holds a '#' is not split: the part before the
+// separator must name a database.
 func SplitDatabaseRel(rel string) (dbRel, part string, ok bool) {
-	return strings.Cut(rel, databasePartSep)
+	i := strings.Index(rel, ".sqlite"+databasePartSep)
+	if i < 0 {
+		return rel, "", false
+	}
+	return rel[:i+len(".sqlite")], rel[i+len(".sqlite")+len(databasePartSep):], true
 }
 
 // ExportRel is the path, relative to the state dir, a source is exported to:
 // what the file era would have named it. A database transcript becomes
 // agents/<agentId>/sessions/<sessionId>.jsonl, a run log cron/runs/<jobId>.jsonl,
-// and a zstd archive its decompressed name (without .zst).
-func ExportRel(rel string) string {
+// and a zstd archive its decompressed name (without .zst). Names come from
+// the data (session and job ids, archive names): ok is false when the
+// result would not be a plain path inside the state dir.
+func ExportRel(rel string) (out string, ok bool) {
+	out = exportRel(rel)
+	return out, filepath.IsLocal(filepath.FromSlash(out)) && !strings.Contains(out, "\\")
+}
+
+func exportRel(rel string) string {
 	if dbRel, part, ok := SplitDatabaseRel(rel); ok {
 		if strings.HasPrefix(part, "cron/") {
 			return part

@@ -16,10 +16,18 @@ import (
 )
 
 type exportJSON struct {
-	Out   string `json:"out"`
-	Files int    `json:"files"`
-	Lines int64  `json:"lines"`
-	Bytes int64  `json:"bytes"`
+	Out     string          `json:"out"`
+	Files   int             `json:"files"`
+	Lines   int64           `json:"lines"`
+	Bytes   int64           `json:"bytes"`
+	Skipped []skippedExport `json:"skipped"`
+}
+
+// skippedExport is a source export --all did not write, and why.
+type skippedExport struct {
+	StateDir string `json:"state_dir"`
+	Path     string `json:"path"`
+	Reason   string `json:"reason"`
 }
 
 func (a *app) exportCommand() *cobra.Command {
@@ -58,6 +66,9 @@ database's run history as cron/runs/<jobId>.jsonl.`,
 				}
 				if a.json {
 					return a.printJSON(res)
+				}
+				for _, sk := range res.Skipped {
+					a.warnf("warning: not exported: %s: %s\n", filepath.Join(sk.StateDir, sk.Path), sk.Reason)
 				}
 				a.warnf("exported %d files (%d lines, %s) to %s\n", res.Files, res.Lines, humanBytes(res.Bytes), res.Out)
 				return nil
@@ -109,10 +120,23 @@ func exportAll(ctx context.Context, db *sqlite.DB, out string, includeGone bool)
 		return nil, err
 	}
 	abs, _ := filepath.Abs(out)
-	res := &exportJSON{Out: abs}
+	res := &exportJSON{Out: abs, Skipped: []skippedExport{}}
 	names := stateDirNames(srcs)
+	written := map[string]string{} // export path -> source that took it
 	for _, s := range srcs {
-		path := filepath.Join(abs, names[s.StateDir], filepath.FromSlash(openclaw.ExportRel(s.Rel)))
+		rel, ok := openclaw.ExportRel(s.Rel)
+		if !ok {
+			// a name from inside a database that would leave the export directory
+			res.Skipped = append(res.Skipped, skippedExport{s.StateDir, s.Rel, "its name is not a plain path inside the state dir"})
+			continue
+		}
+		path := filepath.Join(abs, names[s.StateDir], filepath.FromSlash(rel))
+		if first, dup := written[path]; dup {
+			// a file-era transcript and the database copy of the same session
+			res.Skipped = append(res.Skipped, skippedExport{s.StateDir, s.Rel, "exports to the same path as " + first})
+			continue
+		}
+		written[path] = s.Rel
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, err
 		}
