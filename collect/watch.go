@@ -65,8 +65,8 @@ const (
 	// may have run just before the transaction became visible.
 	databaseFollowUp = 250 * time.Millisecond
 	defaultDebounce  = 200 * time.Millisecond
-	defaultMaxDelay = 2 * time.Second
-	defaultInterval = 5 * time.Minute
+	defaultMaxDelay  = 2 * time.Second
+	defaultInterval  = 5 * time.Minute
 )
 
 // watch is the state of one Run.

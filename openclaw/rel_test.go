@@ -5,7 +5,7 @@ import "testing"
 func TestDatabaseRel(t *testing.T) {
 	tests := []struct {
 		rel, db, part, export string
-		inDB, local              bool
+		inDB, local           bool
 	}{
 		{"agents/main/agent/openclaw-agent.sqlite#abc", "agents/main/agent/openclaw-agent.sqlite", "abc", "agents/main/sessions/abc.jsonl", true, true},
 		{"state/openclaw.sqlite#cron/runs/job-1.jsonl", "state/openclaw.sqlite", "cron/runs/job-1.jsonl", "cron/runs/job-1.jsonl", true, true},
