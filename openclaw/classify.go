@@ -93,23 +93,23 @@ func classifyJSONL(name string) SessionFile {
 	return SessionFile{Class: clawledger.ClassLive, SessionID: stem}
 }
 
-// credentialNames are files and directories a collector must never open or
-// stat: they hold secrets (formats doc §1).
-var credentialNames = map[string]bool{
-	"auth-profiles.json":  true,
-	"auth.json":           true,
-	"credentials":         true,
-	"identity":            true,
-	"devices":             true,
-	".env":                true,
-	"exec-approvals.json": true,
-}
+// Credentials a collector must never open or stat (formats doc §1): the
+// state dir's credentials/, identity/ and devices/ trees and its
+// exec-approvals.json, every agent's auth files, and any .env file.
+var (
+	credentialDirs  = map[string]bool{"credentials": true, "identity": true, "devices": true} // at the state dir's root
+	credentialFiles = map[string]bool{"auth-profiles.json": true, "auth.json": true}           // anywhere
+)
 
 // IsCredentialPath reports whether a path (relative to a state directory,
 // slash-separated) is or lies inside a credential file or directory.
 func IsCredentialPath(rel string) bool {
-	for _, part := range strings.Split(rel, "/") {
-		if credentialNames[part] || strings.HasPrefix(part, ".env.") {
+	parts := strings.Split(rel, "/")
+	if credentialDirs[parts[0]] || rel == "exec-approvals.json" {
+		return true
+	}
+	for _, part := range parts {
+		if credentialFiles[part] || part == ".env" || strings.HasPrefix(part, ".env.") {
 			return true
 		}
 	}

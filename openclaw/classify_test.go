@@ -50,7 +50,8 @@ func TestIsCredentialPath(t *testing.T) {
 			t.Errorf("IsCredentialPath(%q) = false", p)
 		}
 	}
-	for _, p := range []string{"agents/main/sessions/abc.jsonl", "cron/jobs.json", "workspace/MEMORY.md", "agents/identity-bot/sessions/x.jsonl"} {
+	for _, p := range []string{"agents/main/sessions/abc.jsonl", "cron/jobs.json", "workspace/MEMORY.md", "agents/identity-bot/sessions/x.jsonl",
+		"workspace/memory/identity/who-i-am.md", "workspace/memory/devices/laptop.md", "workspace/credentials-notes.md"} {
 		if IsCredentialPath(p) {
 			t.Errorf("IsCredentialPath(%q) = true", p)
 		}

@@ -100,6 +100,9 @@ func IndexEntryFromJSON(key string, raw []byte) (clawledger.IndexEntry, error) {
 	return e, nil
 }
 
+// MaxIndexBytes bounds how much of a sessions.json the JSON5 fallback reads.
+const MaxIndexBytes = 256 << 20
+
 // ParseSessionIndex reads a sessions.json: a flat object sessionKey ->
 // SessionEntry, or the wrapped {"version":2,"agents":{...}} shape. Standard
 // JSON is decoded one entry at a time (indexes reach tens of MB); anything
@@ -113,9 +116,14 @@ func ParseSessionIndex(r io.ReadSeeker) ([]clawledger.IndexEntry, error) {
 	if _, serr := r.Seek(0, io.SeekStart); serr != nil {
 		return nil, err
 	}
-	data, rerr := io.ReadAll(r)
+	// the JSON5 fallback needs the whole document; indexes seen in the
+	// field reach 42 MB, so a bound far above that keeps memory in check
+	data, rerr := io.ReadAll(io.LimitReader(r, MaxIndexBytes+1))
 	if rerr != nil {
 		return nil, rerr
+	}
+	if len(data) > MaxIndexBytes {
+		return nil, fmt.Errorf("sessions index is not JSON and too big (over %d MiB) to read as JSON5: %v", MaxIndexBytes>>20, err)
 	}
 	var doc map[string]any
 	if jerr := json5.Unmarshal(data, &doc); jerr != nil {

@@ -229,8 +229,12 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 		(SELECT count(*) FROM cron_jobs j WHERE j.state_dir_id = d.id),
 		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'workspace' AND s.gone_at_ms = 0),
 		(SELECT count(*) FROM sessions x JOIN sources s ON s.id = x.source_id WHERE s.state_dir_id = d.id),
-		(SELECT coalesce(sum(line_count), 0) FROM sources s WHERE s.state_dir_id = d.id),
-		(SELECT coalesce(sum(offset), 0) FROM sources s WHERE s.state_dir_id = d.id)
+		(SELECT coalesce(sum(line_count), 0) FROM sources s WHERE s.state_dir_id = d.id AND s.kind IN ('transcript', 'cron_runs')),
+		-- a file's cursor offset is its bytes; a database source's is a seq
+		(SELECT coalesce(sum(offset), 0) FROM sources s WHERE s.state_dir_id = d.id AND s.kind IN ('transcript', 'cron_runs')
+			AND s.rel_path NOT LIKE '%.sqlite#%') +
+		(SELECT coalesce(sum(length(l.raw) + 1), 0) FROM sources s JOIN lines l ON l.source_id = s.id
+			WHERE s.state_dir_id = d.id AND s.rel_path LIKE '%.sqlite#%')
 		FROM state_dirs d ORDER BY d.path`)
 	if err != nil {
 		return nil, err
@@ -247,6 +251,9 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 		st.StateDirs = append(st.StateDirs, d)
 	}
 	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
 	for i, id := range ids {
 		agents, err := db.strings(ctx, `SELECT agent_id FROM agents WHERE state_dir_id = ? ORDER BY agent_id`, id)
 		if err != nil {
@@ -254,7 +261,8 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 		}
 		st.StateDirs[i].Agents = agents
 	}
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(line_count), 0), coalesce(sum(gone_at_ms <> 0), 0) FROM sources`).
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN kind IN ('transcript', 'cron_runs') THEN line_count END), 0),
+		coalesce(sum(gone_at_ms <> 0), 0) FROM sources`).
 		Scan(&st.Sources, &st.Lines, &st.Gone); err != nil {
 		return nil, err
 	}
@@ -277,6 +285,9 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 		st.Malformed = append(st.Malformed, m)
 	}
 	mrows.Close()
+	if err := mrows.Err(); err != nil {
+		return nil, err
+	}
 	st.MalformedMore = total - int64(len(st.Malformed))
 	prows, err := db.r.QueryContext(ctx, `SELECT d.path, s.rel_path, s.pending_bytes FROM sources s
 		JOIN state_dirs d ON d.id = s.state_dir_id WHERE s.pending_bytes > 0 AND s.gone_at_ms = 0 ORDER BY d.path, s.rel_path`)
