@@ -39,6 +39,7 @@ type doctorChecked struct {
 type doctorFixed struct {
 	OrphanRows int64    `json:"orphan_rows_deleted"`
 	Reset      []string `json:"sources_reset"`
+	Kept       []string `json:"sources_kept"` // inconsistent, but a reset would lose what only the ledger still holds
 }
 
 // finding is one thing doctor found. Problems make the exit code 3;
@@ -264,7 +265,7 @@ func (a *app) doctorFix(ctx context.Context, full bool) (*doctorFixed, error) {
 		return nil, err
 	}
 	defer db.Close()
-	fixed := &doctorFixed{Reset: []string{}}
+	fixed := &doctorFixed{Reset: []string{}, Kept: []string{}}
 	if fixed.OrphanRows, err = db.DeleteOrphans(ctx); err != nil {
 		return nil, err
 	}
@@ -280,8 +281,9 @@ func (a *app) doctorFix(ctx context.Context, full bool) (*doctorFixed, error) {
 		bad = append(bad, altered...)
 	}
 	for _, b := range bad {
-		if b.src.GoneAt != 0 {
-			continue // its file is gone: the ledger's copy is all there is; leave it as it is
+		if keepsHistory(b.src) {
+			fixed.Kept = append(fixed.Kept, b.File)
+			continue
 		}
 		if err := db.ResetSource(ctx, b.src); err != nil {
 			return nil, err
@@ -289,11 +291,26 @@ func (a *app) doctorFix(ctx context.Context, full bool) (*doctorFixed, error) {
 		fixed.Reset = append(fixed.Reset, b.File)
 	}
 	if len(fixed.Reset) > 0 {
-		if _, err := a.collect(ctx, db, uniqueStateDirs(bad), false); err != nil {
+		if _, err := a.collect(ctx, db, uniqueStateDirs(bad), a.interactive()); err != nil {
+			return nil, err
+		}
+		if err := a.refreshDerived(ctx, db); err != nil {
 			return nil, err
 		}
 	}
 	return fixed, nil
+}
+
+// keepsHistory reports whether a source's rows are all that is left of what
+// it held, so re-reading it from its origin would lose them: a file that is
+// gone, or a database run log (OpenClaw prunes run history, the ledger
+// keeps it).
+func keepsHistory(src *clawledger.Source) bool {
+	if src.GoneAt != 0 {
+		return true
+	}
+	_, _, inDB := openclaw.SplitDatabaseRel(src.Rel)
+	return inDB && src.Kind == clawledger.KindCronRuns
 }
 
 // alteredSources finds the present files whose committed bytes changed
@@ -360,6 +377,9 @@ func (a *app) printDoctor(d *doctorJSON) {
 		d.Checked.Sources, d.Checked.Files, d.Checked.StoredLines, humanBytes(d.Checked.BytesHashed), mode)
 	if f := d.Fixed; f != nil {
 		a.printf("fixed      %d orphaned row(s) deleted, %d source(s) read afresh\n", f.OrphanRows, len(f.Reset))
+		for _, k := range f.Kept {
+			a.printf("kept       %s: the ledger holds what its origin no longer does; not re-read\n", k)
+		}
 	}
 	for _, f := range d.Findings {
 		where := f.File
