@@ -52,7 +52,7 @@ func LoadStatic(dir string) (*Static, error) {
 		return nil, fmt.Errorf("static model %s: model.safetensors: %w", dir, err)
 	}
 	emb, ok := tensors["embeddings"]
-	if !ok || len(emb.shape) != 2 {
+	if !ok || len(emb.shape) != 2 || emb.floats == nil {
 		return nil, fmt.Errorf("static model %s: model.safetensors has no 2-D tensor \"embeddings\"", dir)
 	}
 	h := sha256.New()
@@ -202,6 +202,10 @@ func readSafetensors(data []byte) (map[string]tensor, error) {
 		raw := body[h.Offsets[0]:h.Offsets[1]]
 		count := 1
 		for _, d := range h.Shape {
+			// every dimension positive, and the product no larger than the bytes
+			if d <= 0 || count > len(raw)/d {
+				return nil, fmt.Errorf("tensor %s: shape %v does not fit its %d bytes", name, h.Shape, len(raw))
+			}
 			count *= d
 		}
 		t := tensor{shape: h.Shape}
