@@ -104,7 +104,7 @@ type Request struct {
 	Mode         string // lexical, vector, hybrid; "" = hybrid when vectors exist
 	Fusion       string // weighted (default) or rrf
 	MMR          bool   // diversify by maximal marginal relevance
-	MMRLambda    float64
+	MMRLambda    float64 // MMR's trade-off: 1 = relevance only, 0 = diversity only (MMRLambda is OpenClaw's 0.7)
 	Decay        bool // temporal decay (MEMORY.md, USER.md and undated files exempt)
 	HalfLifeDays float64
 	MinScore     float64
@@ -186,9 +186,6 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 	if req.Fusion == "" {
 		req.Fusion = FusionWeighted
-	}
-	if req.MMRLambda == 0 {
-		req.MMRLambda = MMRLambda
 	}
 	if req.HalfLifeDays == 0 {
 		req.HalfLifeDays = HalfLifeDays
