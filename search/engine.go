@@ -99,13 +99,13 @@ type Store interface {
 type Request struct {
 	Query        string
 	Filter       Filter
-	Limit        int    // hits wanted (default 10)
-	PerSession   int    // at most this many hits per session; 0 = no cap
-	Mode         string // lexical, vector, hybrid; "" = hybrid when vectors exist
-	Fusion       string // weighted (default) or rrf
-	MMR          bool   // diversify by maximal marginal relevance
+	Limit        int     // hits wanted (default 10)
+	PerSession   int     // at most this many hits per session; 0 = no cap
+	Mode         string  // lexical, vector, hybrid; "" = hybrid when vectors exist
+	Fusion       string  // weighted (default) or rrf
+	MMR          bool    // diversify by maximal marginal relevance
 	MMRLambda    float64 // MMR's trade-off: 1 = relevance only, 0 = diversity only (MMRLambda is OpenClaw's 0.7)
-	Decay        bool // temporal decay (MEMORY.md, USER.md and undated files exempt)
+	Decay        bool    // temporal decay (MEMORY.md, USER.md and undated files exempt)
 	HalfLifeDays float64
 	MinScore     float64
 	Window       int   // lexical lane: rank at most this many newest matches (0 = all)
