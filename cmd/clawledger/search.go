@@ -99,9 +99,6 @@ clawledger show PATH --around ENTRY.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			req.Query = strings.Join(args, " ")
-			if err := checkSearchFlags(&req, role, source); err != nil {
-				return err
-			}
 			req.Filter.AgentID, req.Filter.Role, req.Filter.Source = agent, role, source
 			now := time.Now()
 			var err error
@@ -156,7 +153,13 @@ clawledger show PATH --around ENTRY.`,
 		},
 	}
 	refresh := a.addRefreshFlag(cmd)
-	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return refresh(cmd.Context()) }
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		// bad flags are reported before the refresh does any work
+		if err := checkSearchFlags(&req, role, source); err != nil {
+			return err
+		}
+		return refresh(cmd.Context())
+	}
 	fl := cmd.Flags()
 	fl.StringVar(&agent, "agent", "", "only this agent")
 	fl.StringVar(&session, "session", "", "only this session (id, unique id prefix, or transcript path)")
