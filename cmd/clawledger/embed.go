@@ -67,11 +67,15 @@ each ingest embeds new chunks by itself.`,
 			}
 			defer db.Close()
 			if flags.Provider == "none" {
-				if _, err := db.UseVectorSpace(ctx, ""); err != nil {
+				dropped, err := db.UseVectorSpace(ctx, "")
+				if err != nil {
 					return err
 				}
 				if err := db.SetSearchMeta(ctx, embedConfigKey, ""); err != nil {
 					return err
+				}
+				if a.json {
+					return a.printJSON(embedJSON{Provider: "none", Dropped: dropped})
 				}
 				a.printf("embeddings off: search is full-text only\n")
 				return nil

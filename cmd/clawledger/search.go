@@ -38,6 +38,7 @@ type hitJSON struct {
 	EntryID   string          `json:"entry_id,omitempty"`
 	Role      string          `json:"role,omitempty"`
 	Time      *string         `json:"time"`
+	StateDir  string          `json:"state_dir"`
 	Path      string          `json:"path"`
 	Line      int64           `json:"line,omitempty"`
 	StartLine int64           `json:"start_line,omitempty"`
@@ -123,7 +124,7 @@ clawledger show PATH --around ENTRY.`,
 					return err
 				}
 				if len(list) == 0 {
-					return usagef("no session matches %q (see `clawledger sessions --include-deleted`)", session)
+					return fmt.Errorf("no session matches %q (see `clawledger sessions --include-deleted`)", session)
 				}
 				req.Filter.SourceIDs = []int64{}
 				for _, s := range list {
@@ -236,7 +237,7 @@ func toSearchJSON(query string, res *search.Result, explain bool) searchJSON {
 	for i := range res.Hits {
 		h := &res.Hits[i]
 		j := hitJSON{Rank: h.Rank, Score: round4(h.Score), Kind: h.Kind, Agent: h.AgentID, Role: h.Role,
-			Time: isoTime(h.TsMs), Path: h.Path, Flags: hitFlags(h), Snippet: renderMarks(h.Snippet, "**", "**")}
+			Time: isoTime(h.TsMs), StateDir: h.StateDir, Path: h.Path, Flags: hitFlags(h), Snippet: renderMarks(h.Snippet, "**", "**")}
 		if h.Kind == search.KindMemory {
 			j.Source, j.Role, j.StartLine, j.EndLine = search.SourceMemory, "", h.StartLine, h.EndLine
 		} else {

@@ -57,26 +57,10 @@ func (e *searchEnv) run(args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-// searchGolden compares got with testdata/name.golden (-update rewrites it).
-func searchGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from %s:\n%s", name, path, got)
-	}
+// golden compares a search output with its golden file (see cli.golden).
+func (e *searchEnv) golden(name, got string) {
+	e.t.Helper()
+	(&cli{t: e.t, home: filepath.Join(e.dir, "home")}).golden(name, got)
 }
 
 func TestSearchJSON(t *testing.T) {
@@ -96,7 +80,7 @@ func TestSearchJSON(t *testing.T) {
 			t.Errorf("%s: exit %d: %s", c.name, code, stderr)
 			continue
 		}
-		searchGolden(t, c.name, out)
+		e.golden(c.name, out)
 	}
 }
 
@@ -127,7 +111,6 @@ func TestSearchUsageErrors(t *testing.T) {
 		{[]string{"search", "x", "--role", "robot"}, "--role must be"},
 		{[]string{"search", "x", "--source", "files"}, "--source must be"},
 		{[]string{"search", "x", "--since", "yesterday-ish"}, "cannot read time"},
-		{[]string{"search", "x", "--session", "nope"}, "no session matches"},
 		{[]string{"search", "x", "--limit", "0"}, "--limit must be"},
 		{[]string{"embed"}, "no embedding provider configured"},
 		{[]string{"embed", "--provider", "static"}, "needs a model directory"},
@@ -136,6 +119,10 @@ func TestSearchUsageErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, c.msg) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q", c.args, code, stderr)
 		}
+	}
+	// an unknown session is not a usage error: exit 1, as show says it
+	if code, _, stderr := e.run("search", "x", "--session", "nope"); code != exitFailure || !strings.Contains(stderr, "no session matches") {
+		t.Errorf("unknown session: exit %d, stderr %q", code, stderr)
 	}
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"--db", filepath.Join(e.dir, "none.db"), "search", "x", "--no-refresh"}, &stdout, &stderr); code != exitFailure || !strings.Contains(stderr.String(), "no ledger") {
@@ -166,7 +153,7 @@ func TestEmbedStaticAndHybridSearch(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Embedded == 0 || rep.Vectors != rep.Chunks || rep.Model != "tiny-model" {
 		t.Fatalf("embed report %s", out)
 	}
-	searchGolden(t, "embed_static", out)
+	e.golden("embed_static", out)
 	// lexical misses "copies"; hybrid finds the backup messages
 	if _, out, _ := e.run("search", "nightly copies", "--mode", "lexical", "--json"); !strings.Contains(out, `"hits": []`) {
 		t.Errorf("lexical should miss: %s", out)
@@ -175,7 +162,7 @@ func TestEmbedStaticAndHybridSearch(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("hybrid: %d %s", code, stderr)
 	}
-	searchGolden(t, "search_hybrid", out)
+	e.golden("search_hybrid", out)
 	code, out, _ = e.run("search", "shipping", "--mode", "vector", "--fusion", "rrf", "--json", "--limit", "2")
 	if code != 0 || !strings.Contains(out, "Eastore** release") && !strings.Contains(out, "Eastore release") {
 		t.Errorf("vector rrf: %s", out)
@@ -184,7 +171,7 @@ func TestEmbedStaticAndHybridSearch(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"vectors": `+jsonNumber(rep.Chunks)) {
 		t.Errorf("reindex keeps every chunk embedded: %s", out)
 	}
-	searchGolden(t, "reindex", out)
+	e.golden("reindex", out)
 	// switching off
 	if code, out, _ := e.run("embed", "--provider", "none"); code != 0 || !strings.Contains(out, "embeddings off") {
 		t.Errorf("embed off: %d %s", code, out)
