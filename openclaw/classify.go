@@ -98,7 +98,7 @@ func classifyJSONL(name string) SessionFile {
 // exec-approvals.json, every agent's auth files, and any .env file.
 var (
 	credentialDirs  = map[string]bool{"credentials": true, "identity": true, "devices": true} // at the state dir's root
-	credentialFiles = map[string]bool{"auth-profiles.json": true, "auth.json": true}           // anywhere
+	credentialFiles = map[string]bool{"auth-profiles.json": true, "auth.json": true}          // anywhere
 )
 
 // IsCredentialPath reports whether a path (relative to a state directory,
