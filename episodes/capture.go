@@ -41,8 +41,11 @@ type Progress interface {
 // CaptureOptions tune Capture.
 type CaptureOptions struct {
 	// DefaultScope, when set, becomes the remembered scope of events without
-	// a [SCOPE: x] tag; "agent" restores the default, agent:<agentId>.
+	// a [SCOPE: x] tag.
 	DefaultScope string
+	// AgentScope forgets a remembered DefaultScope: untagged events go to
+	// agent:<agentId> again.
+	AgentScope bool
 	Limits       Limits
 	Now          time.Time
 	BatchLines   int // lines per transaction; 0 = 10000
@@ -77,11 +80,10 @@ func Capture(ctx context.Context, store clawledger.CaptureStore, opt CaptureOpti
 	if st == nil {
 		st = &clawledger.CaptureState{}
 	}
-	switch opt.DefaultScope {
-	case "":
-	case "agent":
+	switch {
+	case opt.AgentScope:
 		st.DefaultScope = ""
-	default:
+	case opt.DefaultScope != "":
 		if st.DefaultScope, err = NormalizeScope(opt.DefaultScope); err != nil {
 			return nil, err
 		}

@@ -225,7 +225,7 @@ func TestCaptureDefaultScope(t *testing.T) {
 	if err != nil || st == nil || st.DefaultScope != "team:ops" || st.LastRunMs != now.UnixMilli() {
 		t.Fatalf("state %+v %v", st, err)
 	}
-	if rep := l.capture(episodes.CaptureOptions{DefaultScope: "agent"}); rep.DefaultScope != "" {
+	if rep := l.capture(episodes.CaptureOptions{AgentScope: true}); rep.DefaultScope != "" {
 		t.Fatalf("--agent-scope: %q", rep.DefaultScope)
 	}
 }

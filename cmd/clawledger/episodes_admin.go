@@ -236,12 +236,10 @@ Once capture has run, every ingest captures new lines as well.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if agentScope {
-				if opt.DefaultScope != "" {
-					return usagef("give --scope or --agent-scope, not both")
-				}
-				opt.DefaultScope = "agent"
+			if agentScope && opt.DefaultScope != "" {
+				return usagef("give --scope or --agent-scope, not both")
 			}
+			opt.AgentScope = agentScope
 			db, err := a.openDB(ctx)
 			if err != nil {
 				return err
