@@ -23,6 +23,10 @@ import (
 )
 
 // OpenAI calls POST {BaseURL}/embeddings of an OpenAI-compatible server.
+
+// maxRetryAfter caps how long a Retry-After header makes a request wait.
+const maxRetryAfter = time.Minute
+
 type OpenAI struct {
 	BaseURL    string // e.g. https://api.openai.com/v1, http://localhost:11434/v1
 	Model      string
@@ -88,7 +92,7 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 type httpError struct {
 	status     int
 	msg        string
-	retryAfter time.Duration
+	retryAfter time.Duration // as the server asked; waits are capped at maxRetryAfter
 }
 
 func (e *httpError) Error() string { return e.msg }
@@ -127,7 +131,7 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 		}
 		wait := o.backoff(attempt)
 		if he.retryAfter > 0 {
-			wait = he.retryAfter
+			wait = min(he.retryAfter, maxRetryAfter)
 		}
 		select {
 		case <-ctx.Done():

@@ -233,7 +233,9 @@ func (a *app) searchEngine(ctx context.Context, db *sqlite.DB, mode string) (*se
 // indexing); their new chunks wait for the next ingest or embed.
 func (a *app) embedNew(ctx context.Context, db *sqlite.DB) error {
 	cfg, err := a.embedConfig(ctx, db)
-	if err != nil || cfg.Provider == "" || (cfg.Remote() && a.queryPath) {
+	if err != nil || cfg.Provider == "" || (cfg.Remote() && (a.queryPath || a.watching)) {
+		// a remote provider can take minutes to answer: not while a query
+		// waits, nor while a watch holds the writer lock
 		return err
 	}
 	e, err := a.openEmbedder(cfg)

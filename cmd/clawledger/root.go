@@ -43,6 +43,7 @@ type app struct {
 	command        string // the subcommand running, as a writer names itself to a second writer
 
 	queryPath    bool                // refreshing before a query: no network calls, no index builds
+	watching     bool                // in a watch batch, holding the writer lock: no network calls
 	searchBehind int64               // ledger lines the search index has yet to take in
 	embedder     clawledger.Embedder // opened once per process
 	embedderCfg  embed.Config

@@ -65,6 +65,10 @@ per line; --verbose adds a line per change and per no-op rescan.`,
 			if err := db.Unlock(); err != nil {
 				return err
 			}
+			a.watching = true
+			if cfg, err := a.embedConfig(ctx, db); err == nil && cfg.Remote() {
+				log.Info("new chunks are not embedded by a remote provider during a watch (it would hold the writer lock); run `clawledger embed` to embed them")
+			}
 			w := &collect.Watcher{
 				Collector: a.collector(db, false),
 				StateDirs: a.stateDirs,
