@@ -182,7 +182,7 @@ type Writer interface {
 type SessionFilter struct {
 	Agent          string
 	Channel        string
-	Since, Until   int64 // epoch ms on last activity; 0 = open
+	Since, Until   int64 // epoch ms: active since (last activity), started before (first activity); 0 = open
 	IncludeDeleted bool  // include deleted and reset archives and vanished files
 	SessionID      string
 	Limit          int

@@ -103,10 +103,7 @@ clawledger show PATH --around ENTRY.`,
 			req.Filter.AgentID, req.Filter.Role, req.Filter.Source = agent, role, source
 			now := time.Now()
 			var err error
-			if req.Filter.Since, err = parseTime(since, now, time.Local); err != nil {
-				return err
-			}
-			if req.Filter.Until, err = parseTime(until, now, time.Local); err != nil {
+			if req.Filter.Since, req.Filter.Until, err = parseRange(since, until, now, time.Local); err != nil {
 				return err
 			}
 			req.Now = now.UnixMilli()

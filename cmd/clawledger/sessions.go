@@ -39,10 +39,7 @@ why it matched.`,
 		ctx := cmd.Context()
 		var err error
 		now := time.Now()
-		if f.Since, err = parseTime(since, now, time.Local); err != nil {
-			return err
-		}
-		if f.Until, err = parseTime(until, now, time.Local); err != nil {
+		if f.Since, f.Until, err = parseRange(since, until, now, time.Local); err != nil {
 			return err
 		}
 		var proj *report.Project

@@ -302,25 +302,6 @@ func loadLocation(name string) (*time.Location, error) {
 	return loc, nil
 }
 
-// parseRange reads --since and --until in loc. A bare date in --until
-// includes that whole day, as ccusage's does.
-func parseRange(since, until string, now time.Time, loc *time.Location) (from, to int64, err error) {
-	if from, err = parseTime(since, now, loc); err != nil {
-		return 0, 0, err
-	}
-	u := strings.TrimSpace(until)
-	for _, layout := range []string{"2006-01-02", "20060102"} {
-		if d, perr := time.ParseInLocation(layout, u, loc); perr == nil {
-			return from, d.AddDate(0, 0, 1).UnixMilli(), nil
-		}
-	}
-	to, err = parseTime(until, now, loc)
-	if err == nil && from > 0 && to > 0 && to <= from {
-		err = usagef("--until %s is not after --since %s", until, since)
-	}
-	return from, to, err
-}
-
 func deref(s *string) string {
 	if s == nil {
 		return ""
