@@ -46,10 +46,10 @@ type CaptureOptions struct {
 	// AgentScope forgets a remembered DefaultScope: untagged events go to
 	// agent:<agentId> again.
 	AgentScope bool
-	Limits       Limits
-	Now          time.Time
-	BatchLines   int // lines per transaction; 0 = 10000
-	Progress     Progress
+	Limits     Limits
+	Now        time.Time
+	BatchLines int // lines per transaction; 0 = 10000
+	Progress   Progress
 }
 
 // CaptureReport counts what a capture run did.
