@@ -39,7 +39,7 @@ func (a *app) refresh(ctx context.Context) error {
 		return err
 	}
 	defer db.Close()
-	rep, err := a.collect(ctx, db, dirs, false)
+	rep, err := a.collect(ctx, db, dirs, a.interactive()) // the first query on a new tree ingests it all
 	if err != nil {
 		return err
 	}
