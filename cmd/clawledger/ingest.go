@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawledger/clawledger/collect"
-	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/sample"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/sqlite"
 )
@@ -132,7 +132,7 @@ func location(stateDir, rel string, line int64) string {
 // sampleStateDir writes the bundled sample state dir (once) under the data dir.
 func (a *app) sampleStateDir() (string, error) {
 	dir := filepath.Join(filepath.Dir(a.dbPath()), "sample", ".openclaw")
-	if err := fixture.WriteSample(dir); err != nil {
+	if err := sample.Write(dir); err != nil {
 		return "", fmt.Errorf("write the bundled sample: %w", err)
 	}
 	return dir, nil
