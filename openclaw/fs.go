@@ -11,7 +11,6 @@ import (
 type FS interface {
 	ReadDir(name string) ([]fs.DirEntry, error)
 	Stat(name string) (fs.FileInfo, error)
-	Lstat(name string) (fs.FileInfo, error)
 	Open(name string) (File, error)
 }
 
@@ -31,5 +30,4 @@ type osFS struct{}
 
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
-func (osFS) Lstat(name string) (fs.FileInfo, error)     { return os.Lstat(name) }
 func (osFS) Open(name string) (File, error)             { return os.Open(name) }

@@ -170,15 +170,6 @@ func usageOf(v *fastjson.Value) *clawledger.Usage {
 	return u
 }
 
-// DecodeUsage normalizes a usage object given as JSON (see usageOf).
-func DecodeUsage(raw []byte) *clawledger.Usage {
-	v, err := fastjson.ParseBytes(raw)
-	if err != nil || v.Type() != fastjson.TypeObject {
-		return nil
-	}
-	return usageOf(v)
-}
-
 func toolResultDetails(d *fastjson.Value, m *clawledger.Message) {
 	if d == nil || d.Type() != fastjson.TypeObject {
 		return

@@ -125,9 +125,6 @@ func (g *Generator) text(words int) string {
 	return strings.Join(ws, " ") + "."
 }
 
-// Counts says how many messages carry each planted term.
-func (g *Generator) Counts() map[string]int { return g.counts }
-
 // Line is one transcript line: its bytes and its decoded entry.
 type Line struct {
 	Raw   []byte
