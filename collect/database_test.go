@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
+
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/collect"
 	"github.com/clawledger/clawledger/internal/fixture"
@@ -33,7 +35,7 @@ func openLedger(t *testing.T) *eraLedger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	raw, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(path, "mode=ro"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"github.com/clawledger/clawledger/internal/filelock"
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
 )
 
 //go:embed migrations/*.sql
@@ -77,7 +78,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		}
 	}
 	// reports sort tens of thousands of rows: keep the sorts in memory, as the writer does
-	db.r, err = sql.Open(driverName, dsn(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)", "_pragma=temp_store(MEMORY)"))
+	db.r, err = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)", "_pragma=temp_store(MEMORY)"))
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -90,7 +91,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		}
 		return db, nil
 	}
-	db.w, err = sql.Open(driverName, dsn(abs,
+	db.w, err = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs,
 		"_pragma=busy_timeout(30000)",
 		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous(NORMAL)",
@@ -154,7 +155,7 @@ const PageSize = 16384
 // initialize gives a new, empty database file its page size, which can
 // only be chosen before the first write (and before WAL mode).
 func initialize(path string) error {
-	db, err := sql.Open(driverName, dsn(path))
+	db, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(path))
 	if err != nil {
 		return err
 	}

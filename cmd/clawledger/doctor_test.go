@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
+
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/testenv"
 )
@@ -47,7 +49,7 @@ func TestDoctor(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.AppendFile(t, filepath.Join(sess, "c1000000-0000-4000-8000-000000000003.jsonl"), `{"type":"message","id":"n1","parentId":null,"message":{"role":"user","content":"new"}}`+"\n")
-	db, err := sql.Open("sqlite", filepath.Join(home, ".local", "share", "clawledger", "ledger.db"))
+	db, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(filepath.Join(home, ".local", "share", "clawledger", "ledger.db")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +110,7 @@ func TestDoctorSQLiteEra(t *testing.T) {
 	if !d.Healthy || len(d.Findings) != 0 {
 		t.Fatalf("after an ingest: %+v", d.Findings)
 	}
-	db, err := sql.Open("sqlite", filepath.Join(home, ".local", "share", "clawledger", "ledger.db"))
+	db, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(filepath.Join(home, ".local", "share", "clawledger", "ledger.db")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
+
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/testenv"
 	"github.com/clawledger/clawledger/openclaw/agentdb"
@@ -100,7 +102,7 @@ func checkExportedEvents(t *testing.T, dbPath, exportDir string) int {
 
 func openLedgerRO(t *testing.T, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	db, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(path, "mode=ro"))
 	if err != nil {
 		t.Fatal(err)
 	}

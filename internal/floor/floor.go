@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	_ "modernc.org/sqlite"
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
 )
 
 // Run stores every line of every *.jsonl file under root into a new
@@ -25,7 +25,7 @@ func Run(dbPath, root string, pageSize int) (lines, bytes int64, err error) {
 }
 
 func run(dbPath, root string, pageSize int, lines, bytes *int64) error {
-	db, err := sql.Open("sqlite", "file:"+dbPath)
+	db, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(dbPath))
 	if err != nil {
 		return err
 	}

@@ -19,12 +19,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
 )
 
 // DB is an OpenClaw database opened read-only.
@@ -80,8 +79,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if d.stamp, err = stampOf(path); err != nil {
 		return nil, err
 	}
-	u := url.URL{Scheme: "file", Path: path}
-	d.db, err = sql.Open("sqlite", u.String()+"?"+strings.Join(params, "&"))
+	d.db, err = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(path, params...))
 	if err != nil {
 		return nil, err
 	}
