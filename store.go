@@ -76,6 +76,10 @@ type Record struct {
 	Provider string   //
 	UsageKey string   // identifies an assistant message's usage across copies of it
 	CronRun  *CronRun // cron run log line
+	// a tool result's verdict by the error rule (transcript.Failure): the
+	// ledger's notion of a failed tool result, and the failure's text
+	ToolFailed bool
+	ToolError  string
 }
 
 // Session is one transcript: the facts derived from its entries merged with

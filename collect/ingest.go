@@ -16,6 +16,7 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/openclaw"
+	rule "github.com/clawledger/clawledger/transcript" // the error rule
 )
 
 func (c *Collector) open(src *clawledger.Source) (openclaw.File, fs.FileInfo, error) {
@@ -382,7 +383,15 @@ func repairNote(raw []byte) string {
 	return "raw control characters escaped before decoding (the raw bytes are kept)"
 }
 
-// decodeLine parses a line and sets its status.
+func messageOf(e *clawledger.Entry) *clawledger.Message {
+	if e == nil {
+		return nil
+	}
+	return e.Message
+}
+
+// decodeLine parses a line and sets its status (and a tool result's
+// verdict by the error rule).
 func decodeLine(kind clawledger.SourceKind, rec *clawledger.Record) {
 	var err error
 	switch kind {
@@ -390,6 +399,11 @@ func decodeLine(kind clawledger.SourceKind, rec *clawledger.Record) {
 		rec.Entry, err = openclaw.ParseEntry(rec.Line.Raw)
 		if err == nil && rec.Entry.Repaired {
 			rec.Line.Status, rec.Line.Error = clawledger.LineRepaired, repairNote(rec.Line.Raw)
+		}
+		if m := messageOf(rec.Entry); m != nil && m.Role == "toolResult" {
+			// the error rule needs the result's text, which only this
+			// parse has (the ledger keeps tool output in the raw line only)
+			rec.ToolError, rec.ToolFailed = rule.Failure(m)
 		}
 	case clawledger.KindCronRuns:
 		rec.CronRun, err = openclaw.ParseCronRun(rec.Line.Raw)

@@ -139,7 +139,7 @@ func (t *transcript) message(rec *clawledger.Record, m *clawledger.Message) {
 		}
 	case "toolResult":
 		s.ToolResults++
-		if m.IsError {
+		if rec.ToolFailed {
 			s.ToolErrors++
 		}
 	}

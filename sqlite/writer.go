@@ -220,7 +220,7 @@ func lineArgs(sourceID int64, rec *clawledger.Record) []any {
 		if m.ExitCode != nil {
 			exit = *m.ExitCode
 		}
-		args = append(args, m.ToolCallID, m.ToolName, m.IsError, m.ErrorText, dur, exit)
+		args = append(args, m.ToolCallID, m.ToolName, rec.ToolFailed, rec.ToolError, dur, exit)
 	}
 	return append(args, l.Raw)
 }

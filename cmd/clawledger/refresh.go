@@ -55,9 +55,6 @@ func (a *app) refreshDerived(ctx context.Context, db *sqlite.DB) error {
 	if err := db.RefreshUsageCopies(ctx); err != nil {
 		return fmt.Errorf("mark usage copies: %w", err)
 	}
-	if _, err := db.RefreshToolFailures(ctx, toolResultFailure); err != nil {
-		return fmt.Errorf("check tool results: %w", err)
-	}
 	return a.refreshEpisodes(ctx, db)
 }
 

@@ -35,32 +35,16 @@ CREATE INDEX tool_calls_report ON tool_calls(call_id, name, ts_ms, source_id);
 CREATE INDEX lines_tool_results_cover ON lines(call_id, msg_ts_ms, source_id, tool_name, is_error, duration_ms)
   WHERE call_id IS NOT NULL;
 
--- the error rule applied to each tool result line (isError, an error
--- payload, a non-zero exit code, or error words in its first lines),
--- derived after each ingest from the line's raw bytes
-CREATE TABLE tool_result_checks (
-  line_id    INTEGER PRIMARY KEY, -- lines.id of a tool result
-  failed     INTEGER NOT NULL,
-  error_text TEXT NOT NULL DEFAULT ''
-);
-
 -- how far a derived layer has read lines: every line with id <= line_id
 -- has been seen
 CREATE TABLE derived_marks (
   name    TEXT PRIMARY KEY,
   line_id INTEGER NOT NULL
 );
-INSERT INTO derived_marks(name, line_id) VALUES ('tool_result_checks', 0), ('usage_copies', 0);
+INSERT INTO derived_marks(name, line_id) VALUES ('usage_copies', 0);
 
 -- a re-read source deletes its lines and may reuse their ids: forget what
 -- was derived from them and read again from there
--- +goose StatementBegin
-CREATE TRIGGER tool_result_checks_forget AFTER DELETE ON lines WHEN old.call_id IS NOT NULL
-BEGIN
-  DELETE FROM tool_result_checks WHERE line_id = old.id;
-  UPDATE derived_marks SET line_id = min(line_id, old.id - 1) WHERE name = 'tool_result_checks';
-END;
--- +goose StatementEnd
 -- +goose StatementBegin
 CREATE TRIGGER usage_copies_forget AFTER DELETE ON lines WHEN old.usage_key IS NOT NULL
 BEGIN
@@ -71,9 +55,7 @@ END;
 
 -- +goose Down
 DROP TRIGGER usage_copies_forget;
-DROP TRIGGER tool_result_checks_forget;
 DROP TABLE derived_marks;
-DROP TABLE tool_result_checks;
 DROP TABLE usage_dirty;
 DROP TABLE usage_copies;
 DROP INDEX lines_tool_results_cover;
