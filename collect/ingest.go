@@ -95,7 +95,15 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 	if _, err := f.Seek(cur.Offset, io.SeekStart); err != nil {
 		return &fileError{err}
 	}
-	tx, sess, err := c.Store.Begin(ctx, src, replace)
+	// a re-read replaces what the source held, all or nothing; new lines
+	// need no savepoint: when reading stops early (a read error, a
+	// cancellation), the lines stored so far are kept with a cursor that
+	// ends at the last of them
+	mode := clawledger.Append
+	if replace {
+		mode = clawledger.Replace
+	}
+	tx, sess, err := c.Store.Begin(ctx, src, mode)
 	if err != nil {
 		return err
 	}
@@ -107,6 +115,16 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, cur: cur, h: h, hashOK: true, fileHeader: true}
 	lr := newLineReader(f, cur.Offset)
 	defer lr.release()
+	// partial commits the lines stored so far with an intermediate cursor,
+	// whose zero mtime makes the next run look again
+	partial := func() error {
+		mid := sink.cur
+		c.fingerprint(f, &mid, sink.h, sink.hashOK)
+		mid.Size, mid.MtimeNs = mid.Offset, 0
+		err := tx.Commit(mid, sess)
+		tx = nil
+		return err
+	}
 	var sinceCommit int64
 	err = drain(ctx, lr, sink, rep, func(_ []byte, size int64) error {
 		c.Progress.Add(size)
@@ -114,22 +132,24 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 		if replace || sinceCommit < c.ChunkBytes {
 			return nil
 		}
-		// an intermediate cursor: its zero mtime makes the next run look again
-		mid := sink.cur
-		c.fingerprint(f, &mid, sink.h, sink.hashOK)
-		mid.Size, mid.MtimeNs = mid.Offset, 0
-		if err := tx.Commit(mid, sess); err != nil {
+		if err := partial(); err != nil {
 			return err
 		}
-		tx = nil
 		var err error
-		if tx, _, err = c.Store.Begin(ctx, src, false); err != nil {
+		if tx, _, err = c.Store.Begin(ctx, src, clawledger.Append); err != nil {
 			return err
 		}
 		sink.tx, sinceCommit = tx, 0
 		return nil
 	})
 	if err != nil {
+		var fe *fileError
+		if !replace && tx != nil && (errors.As(err, &fe) || ctx.Err() != nil) {
+			if cerr := partial(); cerr != nil {
+				return errors.Join(err, cerr)
+			}
+			rep.counted(sink.stored > 0, false, 0)
+		}
 		return err
 	}
 	cur, stored := sink.cur, sink.stored

@@ -108,27 +108,31 @@ func (db *DB) UpdateSource(ctx context.Context, src *clawledger.Source) error {
 // derivedTables hold rows derived from a source's lines, keyed by source_id.
 var derivedTables = []string{"tool_calls", "compactions", "model_changes", "cron_runs"}
 
-// Begin starts writing one source in a savepoint of the write transaction.
-func (db *DB) Begin(ctx context.Context, src *clawledger.Source, replace bool) (clawledger.IngestTx, *clawledger.Session, error) {
+// Begin starts writing one source in the write transaction (in a savepoint
+// of it when mode is Replace or Atomic).
+func (db *DB) Begin(ctx context.Context, src *clawledger.Source, mode clawledger.WriteMode) (clawledger.IngestTx, *clawledger.Session, error) {
 	w, err := db.tx(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := w.execAll("SAVEPOINT src"); err != nil {
-		db.abort()
-		return nil, nil, err
+	t := &ingestTx{w: w, src: src, batch: db.batch, savepoint: mode != clawledger.Append}
+	if t.savepoint {
+		if err := w.execAll("SAVEPOINT src"); err != nil {
+			db.abort()
+			return nil, nil, err
+		}
 	}
-	t := &ingestTx{w: w, src: src}
+	replace := mode == clawledger.Replace
 	if replace {
 		if err := deleteSourceRows(w, src.ID); err != nil {
-			t.Rollback()
+			db.abort()
 			return nil, nil, err
 		}
 	}
 	sess := &clawledger.Session{SourceID: src.ID, AgentID: src.AgentID, SessionID: src.SessionID, Class: src.Class, Kind: src.Kind}
 	if src.Kind == clawledger.KindTranscript && !replace && (src.Cursor.Offset > 0 || src.Cursor.Lines > 0) {
 		if err := loadSessionState(w, sess); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			t.Rollback()
+			db.abort()
 			return nil, nil, err
 		}
 	}
@@ -145,14 +149,27 @@ func deleteSourceRows(w wtx, sourceID int64) error {
 }
 
 type ingestTx struct {
-	w     wtx
-	src   *clawledger.Source
-	bytes int64
-	done  bool
+	w         wtx
+	src       *clawledger.Source
+	batch     *sql.Tx // the write transaction it writes in
+	savepoint bool
+	bytes     int64
+	done      bool
 }
 
+// errAborted: a write failed, and the write transaction was rolled back.
+var errAborted = errors.New("the write transaction was rolled back after a failed write")
+
+// exec runs one write; a failure rolls the whole write transaction back.
 func (t *ingestTx) exec(query string, args ...any) (sql.Result, error) {
-	return t.w.exec(query, args...)
+	if t.done || t.w.db.batch != t.batch {
+		return nil, errAborted
+	}
+	res, err := t.w.exec(query, args...)
+	if err != nil {
+		t.w.db.abort()
+	}
+	return res, err
 }
 
 const (
@@ -313,22 +330,24 @@ func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error
 	if t.done {
 		return errors.New("ingest transaction already finished")
 	}
+	src := *t.src
+	src.Cursor, src.GoneAt = cur, 0
+	if _, err := t.exec(updateSourceSQL, updateSourceArgs(&src)...); err != nil {
+		return err
+	}
+	if sess != nil && src.Kind == clawledger.KindTranscript {
+		if _, err := t.exec(saveSessionSQL, saveSessionArgs(sess)...); err != nil {
+			return err
+		}
+	}
+	if t.savepoint {
+		if _, err := t.exec("RELEASE src"); err != nil {
+			return err
+		}
+	}
 	t.done = true
-	t.src.Cursor = cur
-	t.src.GoneAt = 0
-	err := updateSource(t.w, t.src)
-	if err == nil && sess != nil && t.src.Kind == clawledger.KindTranscript {
-		err = saveSession(t.w, sess)
-	}
-	if err != nil {
-		t.rollback()
-		return err
-	}
+	*t.src = src
 	db := t.w.db
-	if err := t.w.execAll("RELEASE src"); err != nil {
-		db.abort()
-		return err
-	}
 	db.batchSize += t.bytes
 	if db.batchSize >= batchBytes {
 		return db.Flush(t.w.ctx)
@@ -336,19 +355,24 @@ func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error
 	return nil
 }
 
-// Rollback abandons the source's lines (its savepoint); other sources in
-// the write transaction stay.
+// Rollback undoes the source's writes: back to its savepoint (other
+// sources in the write transaction stay), or without one, the whole write
+// transaction.
 func (t *ingestTx) Rollback() error {
 	if t.done {
 		return nil
 	}
 	t.done = true
-	return t.rollback()
-}
-
-func (t *ingestTx) rollback() error {
+	db := t.w.db
+	if db.batch != t.batch {
+		return nil // already rolled back
+	}
+	if !t.savepoint {
+		db.abort()
+		return nil
+	}
 	if err := t.w.execAll("ROLLBACK TO src", "RELEASE src"); err != nil {
-		t.w.db.abort()
+		db.abort()
 		return err
 	}
 	return nil
@@ -375,7 +399,7 @@ func loadSessionState(w wtx, s *clawledger.Session) error {
 	return json.Unmarshal([]byte(models), &s.Models)
 }
 
-func saveSession(w wtx, s *clawledger.Session) error {
+func saveSessionArgs(s *clawledger.Session) []any {
 	models, _ := json.Marshal(nonNil(s.Models))
 	m := string(models)
 	fields := sessionStateFields(s, &m)
@@ -391,8 +415,7 @@ func saveSession(w wtx, s *clawledger.Session) error {
 			args = append(args, *p)
 		}
 	}
-	_, err := w.exec(saveSessionSQL, args...)
-	return err
+	return args
 }
 
 var saveSessionSQL = `INSERT OR REPLACE INTO sessions(source_id, ` + sessionStateColumns + `)
