@@ -74,7 +74,7 @@ type Record struct {
 	ParentID string   // resolved parent (v1 files: the previous entry)
 	Model    string   // model of an assistant message: its own, else the latest model change
 	Provider string   //
-	UsageKey string   // identifies an assistant message's usage across copies of it
+	UsageKey int64    // identifies an assistant message's usage across copies of it (never 0)
 	CronRun  *CronRun // cron run log line
 	// a tool result's verdict by the error rule (transcript.Failure): the
 	// ledger's notion of a failed tool result, and the failure's text

@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -248,12 +249,9 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 				src = old
 				p.renamed++
 			} else {
-				src, err = c.Store.EnsureSource(ctx, &clawledger.Source{StateDirID: id, Rel: f.Rel, Kind: f.Kind, Class: f.Class,
-					AgentID: f.AgentID, SessionID: f.SessionID, Topic: f.Topic})
-				if err != nil {
-					return p, err
-				}
-				byRel[f.Rel] = src
+				// registered below, in the order it is read
+				src = &clawledger.Source{StateDirID: id, Rel: f.Rel, Kind: f.Kind, Class: f.Class,
+					AgentID: f.AgentID, SessionID: f.SessionID, Topic: f.Topic}
 			}
 		}
 		src.StateDir = abs
@@ -275,8 +273,23 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 			p.gone = append(p.gone, s)
 		}
 	}
-	// big files last, so a progress bar moves early and small sessions land first
-	sort.SliceStable(p.work, func(i, j int) bool { return p.work[i].estimate < p.work[j].estimate })
+	// oldest first: lines then reach the ledger roughly in time order, and
+	// new sources get ids in the order they are read, so the indexes in time
+	// or source order (nearly all of them) take an ingest as appends
+	sort.SliceStable(p.work, func(i, j int) bool {
+		return p.work[i].found.Info.ModTime().Before(p.work[j].found.Info.ModTime())
+	})
+	for _, w := range slices.Concat(p.work, p.cron) {
+		if w.src.ID != 0 {
+			continue
+		}
+		src, err := c.Store.EnsureSource(ctx, w.src)
+		if err != nil {
+			return p, err
+		}
+		src.StateDir = abs
+		byRel[src.Rel], w.src = src, src
+	}
 	return p, nil
 }
 

@@ -86,15 +86,22 @@ func (db *DB) tx(ctx context.Context) (wtx, error) {
 	if err != nil {
 		return w, err
 	}
-	db.batch, db.batchSize = tx, 0
+	db.batch, db.batchSize, db.batchLines = tx, 0, false
 	clear(db.batchStmts)
 	return w, nil
 }
 
-// Flush commits the open write transaction, if any.
+// Flush commits the open write transaction, if any, with what the store
+// derives from the lines written in it (usage copies).
 func (db *DB) Flush(ctx context.Context) error {
 	if db.batch == nil {
 		return nil
+	}
+	if db.batchLines {
+		if err := markUsageCopies(wtx{db: db, ctx: context.WithoutCancel(ctx)}); err != nil {
+			db.abort()
+			return err
+		}
 	}
 	tx := db.batch
 	db.batch = nil

@@ -36,6 +36,7 @@ type DB struct {
 
 	batch      *sql.Tx              // the open write transaction (see writer.go)
 	batchSize  int64                // bytes of lines written in it
+	batchLines bool                 // lines were added in it
 	batchStmts map[string]*sql.Stmt // stmts bound to it
 }
 

@@ -19,7 +19,7 @@ const toolCalls = `SELECT c.name AS name, max(c.ts_ms) AS ts, max(r.id IS NOT NU
 FROM tool_calls c INDEXED BY tool_calls_report%[1]s
 LEFT JOIN lines r ON r.source_id = c.source_id AND r.call_id = c.call_id
 WHERE c.call_id <> ''%[2]s
-GROUP BY c.call_id, c.name, c.ts_ms
+GROUP BY c.ts_ms, c.call_id, c.name
 UNION ALL
 SELECT c.name, c.ts_ms, 0 FROM tool_calls c INDEXED BY tool_calls_report%[1]s
 WHERE c.call_id = ''%[2]s`
@@ -30,9 +30,9 @@ WHERE c.call_id = ''%[2]s`
 const toolResults = `SELECT coalesce(nullif(r.tool_name, ''), max(c.name), '') AS name, max(r.msg_ts_ms) AS ts,
 	max(r.is_error) AS failed, max(r.duration_ms) AS dur, max(c.line_id IS NOT NULL) AS called
 FROM lines r INDEXED BY lines_tool_results_cover%[1]s
-LEFT JOIN tool_calls c INDEXED BY tool_calls_report ON c.call_id = r.call_id AND c.source_id = r.source_id
+LEFT JOIN tool_calls c INDEXED BY tool_calls_source_call ON c.source_id = r.source_id AND c.call_id = r.call_id
 WHERE r.call_id IS NOT NULL AND r.call_id <> ''%[2]s
-GROUP BY r.call_id, r.msg_ts_ms
+GROUP BY r.msg_ts_ms, r.call_id
 UNION ALL
 SELECT r.tool_name, r.msg_ts_ms, r.is_error, r.duration_ms, 0
 FROM lines r INDEXED BY lines_tool_results_cover%[1]s

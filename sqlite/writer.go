@@ -218,7 +218,7 @@ func lineArgs(sourceID int64, rec *clawledger.Record) []any {
 		}
 		var key any
 		u := m.Usage
-		if u != nil && rec.UsageKey != "" {
+		if u != nil && rec.UsageKey != 0 {
 			key = rec.UsageKey
 		} else if u == nil {
 			u = &clawledger.Usage{}
@@ -256,6 +256,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 		return err
 	}
 	t.bytes += int64(len(rec.Line.Raw))
+	t.w.db.batchLines = true
 	lineID, err := res.LastInsertId()
 	if err != nil {
 		return err

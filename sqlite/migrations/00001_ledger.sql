@@ -67,7 +67,7 @@ CREATE TABLE lines (
   api       TEXT,
   stop_reason   TEXT,
   error_message TEXT,
-  usage_key TEXT, -- set on assistant messages that carry a usage
+  usage_key INTEGER, -- set on assistant messages that carry a usage (a 64-bit hash)
   input_tokens  INTEGER,
   output_tokens INTEGER,
   cache_read_tokens  INTEGER,
@@ -89,7 +89,6 @@ CREATE TABLE lines (
 );
 CREATE UNIQUE INDEX lines_source_offset ON lines(source_id, offset);
 CREATE INDEX lines_malformed ON lines(source_id, line_no) WHERE status = 1;
-CREATE INDEX lines_usage ON lines(msg_ts_ms) WHERE usage_key IS NOT NULL;
 CREATE INDEX lines_tool_result ON lines(source_id, call_id) WHERE call_id IS NOT NULL;
 
 -- the entry tree
@@ -151,7 +150,7 @@ CREATE TABLE tool_calls (
   ts_ms     INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (line_id, idx)
 ) WITHOUT ROWID;
-CREATE INDEX tool_calls_source_call ON tool_calls(source_id, call_id);
+CREATE INDEX tool_calls_source_call ON tool_calls(source_id, call_id, name);
 
 -- tool results (toolResult messages)
 CREATE VIEW tool_results AS
