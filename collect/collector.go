@@ -26,6 +26,12 @@ import (
 type Store interface {
 	clawledger.Writer
 	SetAgents(ctx context.Context, stateDirID int64, agents []string) error
+	// StateDir is StateDirID that also returns the digest Scanned recorded
+	// (nil once any source of the dir changed since).
+	StateDir(ctx context.Context, path string) (id int64, digest []byte, err error)
+	// Scanned records that the ledger is up to date with a state dir, with
+	// the digest of its files (nil when some source does not match them).
+	Scanned(ctx context.Context, stateDirID int64, digest []byte) error
 }
 
 // Progress receives the collector's progress in bytes.
@@ -153,21 +159,30 @@ func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error
 			// what was stored before the error is whole: keep it
 			return rep, errors.Join(err, c.Store.Flush(context.WithoutCancel(ctx)))
 		}
+		if !p.unchanged {
+			if err := c.Store.Scanned(ctx, p.id, p.filesDigest()); err != nil {
+				return rep, err
+			}
+		}
 	}
 	return rep, c.Store.Flush(ctx)
 }
 
 // dirPlan is what a scan of one state dir decided to do.
 type dirPlan struct {
-	dir     string
-	id      int64
-	tree    *openclaw.Tree
-	byRel   map[string]*clawledger.Source // every source known, by path
-	work    []*work
-	cron    []*work // jobs.json and its state sidecar, handled together
-	dbs     []*dbPlan
-	gone    []*clawledger.Source
-	renamed int
+	dir    string
+	id     int64
+	tree   *openclaw.Tree
+	digest []byte // of the tree's files (see digest.go)
+	// unchanged: the digest is the one recorded by the last complete ingest,
+	// so the ledger holds every file as it is: nothing to do
+	unchanged bool
+	byRel     map[string]*clawledger.Source // every source known, by path
+	work      []*work
+	cron      []*work // jobs.json and its state sidecar, handled together
+	dbs       []*dbPlan
+	gone      []*clawledger.Source
+	renamed   int
 
 	dbJobs    []clawledger.CronJob // the state database's cron jobs
 	dbJobSrcs []*clawledger.Source // its cron jobs source, when they changed
@@ -194,14 +209,23 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	if err != nil {
 		return nil, err
 	}
-	tree := openclaw.Scan(c.FS, abs)
+	// the tree is scanned while the ledger says what it last saw of it
+	scanned := make(chan *openclaw.Tree, 1)
+	go func() { scanned <- openclaw.Scan(c.FS, abs) }()
+	id, last, err := c.Store.StateDir(ctx, abs)
+	tree := <-scanned
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range tree.Problems {
 		c.warn(rep, abs, p.Rel, "%s", p.Err)
 	}
 	rep.FilesSkipped += len(tree.Skipped)
-	id, err := c.Store.StateDirID(ctx, abs)
-	if err != nil {
-		return nil, err
+	digest := filesDigest(tree)
+	if len(tree.Databases) == 0 && bytes.Equal(digest, last) {
+		// databases are asked what changed; files were all seen as they are
+		rep.FilesScanned += len(tree.Files)
+		return &dirPlan{dir: abs, id: id, tree: tree, digest: digest, unchanged: true}, nil
 	}
 	if err := c.Store.SetAgents(ctx, id, tree.Agents); err != nil {
 		return nil, err
@@ -214,7 +238,7 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	for _, s := range known {
 		byRel[s.Rel] = s
 	}
-	p := &dirPlan{dir: abs, id: id, tree: tree, byRel: byRel}
+	p := &dirPlan{dir: abs, id: id, tree: tree, digest: digest, byRel: byRel}
 	present, unreadable := c.planDatabases(ctx, p, rep)
 	for _, f := range tree.Files {
 		present[f.Rel] = true

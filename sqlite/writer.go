@@ -17,15 +17,39 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 
 // StateDirID returns the id of a state dir, registering it when new.
 func (db *DB) StateDirID(ctx context.Context, path string) (int64, error) {
+	id, _, err := db.StateDir(ctx, path)
+	return id, err
+}
+
+// StateDir returns the id of a state dir, registering it when new, and the
+// digest of its files that the last complete ingest recorded (Scanned), nil
+// when none holds.
+func (db *DB) StateDir(ctx context.Context, path string) (int64, []byte, error) {
 	var id int64
+	var digest []byte
 	err := db.within(ctx, func(w wtx) error {
-		if _, err := w.exec(`INSERT INTO state_dirs(path, last_scan_ms) VALUES(?, ?)
-			ON CONFLICT(path) DO UPDATE SET last_scan_ms = excluded.last_scan_ms`, path, nowMs()); err != nil {
+		err := w.queryRow(`SELECT id, files_digest FROM state_dirs WHERE path = ?`, path).Scan(&id, &digest)
+		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		return w.queryRow(`SELECT id FROM state_dirs WHERE path = ?`, path).Scan(&id)
+		res, err := w.exec(`INSERT INTO state_dirs(path, last_scan_ms) VALUES(?, ?)`, path, nowMs())
+		if err == nil {
+			id, err = res.LastInsertId()
+		}
+		return err
 	})
-	return id, err
+	return id, digest, err
+}
+
+// Scanned records that an ingest brought the ledger up to date with a
+// state dir, and the digest of its files as that ingest saw them (nil when
+// some source does not match them): while no source of the dir changes,
+// an ingest that computes the same digest has nothing to do.
+func (db *DB) Scanned(ctx context.Context, stateDirID int64, digest []byte) error {
+	return db.within(ctx, func(w wtx) error {
+		_, err := w.exec(`UPDATE state_dirs SET last_scan_ms = ?, files_digest = ? WHERE id = ?`, nowMs(), digest, stateDirID)
+		return err
+	})
 }
 
 // SetAgents records the agents found in a state dir.

@@ -5,7 +5,11 @@
 CREATE TABLE state_dirs (
   id          INTEGER PRIMARY KEY,
   path        TEXT NOT NULL UNIQUE,
-  last_scan_ms INTEGER
+  last_scan_ms INTEGER,
+  -- what the last complete ingest saw of the dir's files (a digest of
+  -- their paths and stat), when every source then matched it; a change to
+  -- any of the dir's sources voids it (triggers below)
+  files_digest BLOB
 );
 
 CREATE TABLE agents (
@@ -39,6 +43,22 @@ CREATE TABLE sources (
   mark          TEXT NOT NULL DEFAULT '',
   UNIQUE (state_dir_id, rel_path)
 );
+
+-- +goose StatementBegin
+CREATE TRIGGER sources_insert_voids_digest AFTER INSERT ON sources BEGIN
+  UPDATE state_dirs SET files_digest = NULL WHERE id = new.state_dir_id AND files_digest IS NOT NULL;
+END;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER sources_update_voids_digest AFTER UPDATE ON sources BEGIN
+  UPDATE state_dirs SET files_digest = NULL WHERE id IN (old.state_dir_id, new.state_dir_id) AND files_digest IS NOT NULL;
+END;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER sources_delete_voids_digest AFTER DELETE ON sources BEGIN
+  UPDATE state_dirs SET files_digest = NULL WHERE id = old.state_dir_id AND files_digest IS NOT NULL;
+END;
+-- +goose StatementEnd
 
 -- One row per source line. raw holds the line's exact bytes (without its
 -- '\n'): the record of truth. The columns before it are derived from it (the
@@ -294,6 +314,9 @@ DROP VIEW messages;
 DROP VIEW entries;
 DROP TABLE sessions;
 DROP TABLE lines;
+DROP TRIGGER sources_delete_voids_digest;
+DROP TRIGGER sources_update_voids_digest;
+DROP TRIGGER sources_insert_voids_digest;
 DROP TABLE sources;
 DROP TABLE agents;
 DROP TABLE state_dirs;
