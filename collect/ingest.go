@@ -129,6 +129,8 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 	err = drain(ctx, lr, sink, rep, func(_ []byte, size int64) error {
 		c.Progress.Add(size)
 		sinceCommit += size
+		return nil
+	}, func() error {
 		if replace || sinceCommit < c.ChunkBytes {
 			return nil
 		}
@@ -184,10 +186,12 @@ func (rep *Report) counted(stored, replaced bool, pending int64) {
 var newline = []byte{'\n'}
 
 // drain stores every complete line of lr into sink, moving the cursor's
-// offset; after, when set, runs after each line. Reading and parsing run
-// on a second goroutine, a batch of lines ahead of storing: parsing is a
-// fifth of an ingest's work and overlaps the database's.
-func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, after func(line []byte, size int64) error) error {
+// offset and the running hash; line, when set, runs after each line, and
+// batch after each batch of lines (where a commit may cut: the hash is
+// moved once a batch is stored). Reading, hashing and parsing run on a
+// second goroutine, a batch of lines ahead of storing: they are a third of
+// an ingest's work and overlap the database's.
+func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, line func(raw []byte, size int64) error, batch func() error) error {
 	batches := make(chan *lineBatch, 2)
 	stop := make(chan struct{})
 	defer func() {
@@ -196,9 +200,10 @@ func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, aft
 		}
 	}()
 	var readErr error
+	r := &batchReader{lr: lr, kind: sink.src.Kind, h: prefixHash(marshalHash(sink.h)), hashOK: sink.hashOK}
 	go func() {
 		defer close(batches)
-		readErr = readBatches(lr, sink.src.Kind, batches, stop)
+		readErr = r.run(batches, stop)
 	}()
 	for b := range batches {
 		for i := range b.lines {
@@ -208,13 +213,19 @@ func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, aft
 			}
 			sink.cur.Offset = l.rec.Line.Offset + l.size
 			rep.BytesRead += l.size
-			if after != nil {
-				if err := after(l.rec.Line.Raw, l.size); err != nil {
+			if line != nil {
+				if err := line(l.rec.Line.Raw, l.size); err != nil {
 					return err
 				}
 			}
 		}
+		sink.h, sink.hashOK = prefixHash(b.hash), b.hashOK
 		b.release()
+		if batch != nil {
+			if err := batch(); err != nil {
+				return err
+			}
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -228,8 +239,10 @@ func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, aft
 // lineBatch is a run of lines read and decoded ahead of storing; their
 // bytes share one buffer, reused once the batch is stored.
 type lineBatch struct {
-	lines []readLine
-	buf   []byte
+	lines  []readLine
+	buf    []byte
+	hash   []byte // the running hash after its last line (marshalHash)
+	hashOK bool
 }
 
 type readLine struct {
@@ -254,25 +267,38 @@ func (b *lineBatch) release() {
 	lineBatches.Put(b)
 }
 
-// readBatches reads and decodes lines until the end of lr, sending them in
-// batches; it stops early when stop closes.
-func readBatches(lr *lineReader, kind clawledger.SourceKind, out chan<- *lineBatch, stop <-chan struct{}) error {
+// batchReader reads, hashes and decodes lines, a batch at a time.
+type batchReader struct {
+	lr     *lineReader
+	kind   clawledger.SourceKind
+	h      hash.Hash // the running hash of the bytes read
+	hashOK bool      // false once a line was too long to keep (and hash)
+}
+
+// run reads until the end of lr, sending the lines in batches; it stops
+// early when stop closes.
+func (r *batchReader) run(out chan<- *lineBatch, stop <-chan struct{}) error {
 	for {
 		b := lineBatches.Get().(*lineBatch)
 		var err error
 		for len(b.lines) < batchLines && len(b.buf) < batchBuf {
 			var line []byte
 			var l readLine
-			line, l.rec.Line.Offset, l.size, l.oversize, err = lr.next()
+			line, l.rec.Line.Offset, l.size, l.oversize, err = r.lr.next()
 			if err != nil {
 				break
 			}
-			if !l.oversize {
+			if l.oversize {
+				r.hashOK = false
+			} else {
 				b.buf = append(b.buf, line...)
 				l.n = len(line)
+				r.h.Write(line)
+				r.h.Write(newline)
 			}
 			b.lines = append(b.lines, l)
 		}
+		b.hash, b.hashOK = marshalHash(r.h), r.hashOK
 		// slices into buf are taken once it has stopped growing
 		off := 0
 		for i := range b.lines {
@@ -282,7 +308,7 @@ func readBatches(lr *lineReader, kind clawledger.SourceKind, out chan<- *lineBat
 			}
 			l.rec.Line.Raw = b.buf[off : off+l.n : off+l.n]
 			off += l.n
-			decodeLine(kind, &l.rec)
+			decodeLine(r.kind, &l.rec)
 		}
 		if len(b.lines) > 0 {
 			select {
@@ -324,23 +350,24 @@ type lineSink struct {
 // An oversize line is recorded as malformed without its bytes.
 func (s *lineSink) add(line []byte, off int64, oversize bool, size int64) error {
 	rec := clawledger.Record{Line: clawledger.Line{Offset: off, Raw: line}}
-	if !oversize {
+	if oversize {
+		s.hashOK = false
+	} else {
 		decodeLine(s.src.Kind, &rec)
+		s.h.Write(line)
+		s.h.Write(newline)
 	}
 	return s.addDecoded(&rec, oversize, size)
 }
 
-// addDecoded stores a line already decoded (or oversize, without bytes).
+// addDecoded stores a line already decoded and hashed (or oversize,
+// without bytes).
 func (s *lineSink) addDecoded(rec *clawledger.Record, oversize bool, size int64) error {
 	s.cur.Lines++
 	rec.Line.No = s.cur.Lines
 	if oversize {
 		rec.Line.Raw = []byte{}
 		rec.Line.Status, rec.Line.Error = clawledger.LineMalformed, fmt.Sprintf("line of %d bytes exceeds the %d MiB limit; bytes not stored", size, MaxLineBytes>>20)
-		s.hashOK = false
-	} else {
-		s.h.Write(rec.Line.Raw)
-		s.h.Write(newline)
 	}
 	return s.store(rec)
 }

@@ -67,7 +67,7 @@ func (c *Collector) ingestStream(ctx context.Context, src *clawledger.Source, r 
 		print.write(line)
 		print.write(newline)
 		return nil
-	}); err != nil {
+	}, nil); err != nil {
 		return err
 	}
 	final := stat
