@@ -74,8 +74,12 @@ type Record struct {
 	ParentID string   // resolved parent (v1 files: the previous entry)
 	Model    string   // model of an assistant message: its own, else the latest model change
 	Provider string   //
-	UsageKey string   // identifies an assistant message's usage across copies of it
+	UsageKey int64    // identifies an assistant message's usage across copies of it (never 0)
 	CronRun  *CronRun // cron run log line
+	// a tool result's verdict by the error rule (transcript.Failure): the
+	// ledger's notion of a failed tool result, and the failure's text
+	ToolFailed bool
+	ToolError  string
 }
 
 // Session is one transcript: the facts derived from its entries merged with
@@ -134,13 +138,35 @@ type Session struct {
 func (s *Session) Orphan() bool { return s.Index == nil }
 
 // IngestTx writes one source's new lines, its derived rows, its session
-// summary and its cursor atomically, so a crash never loses or duplicates a
-// line.
+// summary and its cursor in one transaction, so a crash never loses or
+// duplicates a line: the lines are stored with the cursor that covers them
+// or not at all.
 type IngestTx interface {
 	Add(rec *Record) error
+	// Commit stores the cursor (ending at the last line added) and the
+	// session summary with the lines.
 	Commit(cur Cursor, sess *Session) error
+	// Rollback undoes the source's writes since Begin: its own alone when it
+	// was begun with Replace or Atomic, else every write since the last
+	// Flush (a writer that stops early and wants to keep what it stored
+	// commits a cursor ending at its last line instead).
 	Rollback() error
 }
+
+// WriteMode says how Begin writes a source.
+type WriteMode int
+
+const (
+	// Append adds lines after the stored ones, at the cost of no more than
+	// the rows written.
+	Append WriteMode = iota
+	// Atomic adds lines after the stored ones so that Rollback undoes them
+	// alone (a savepoint: every page the source writes is copied first).
+	Atomic
+	// Replace deletes the source's stored lines and derived rows first:
+	// the source is re-read in full, and Rollback restores what it held.
+	Replace
+)
 
 // WorkspaceFile is a workspace markdown file (MEMORY.md, memory/*.md, ...).
 type WorkspaceFile struct {
@@ -163,18 +189,18 @@ type Writer interface {
 	// UpdateSource stores a source's path, class, cursor and gone mark
 	// without touching its lines (renames, stat-only changes, vanished files).
 	UpdateSource(ctx context.Context, src *Source) error
-	// Begin starts writing a source; replace deletes its stored lines and
-	// derived rows first, in the same transaction. The returned session is
-	// the stored summary to continue from (empty when replacing).
-	Begin(ctx context.Context, src *Source, replace bool) (IngestTx, *Session, error)
+	// Begin starts writing a source (see WriteMode). The returned session
+	// is the stored summary to continue from (empty when replacing).
+	Begin(ctx context.Context, src *Source, mode WriteMode) (IngestTx, *Session, error)
 	// ReplaceIndex, ReplaceCronJobs and PutWorkspaceFile replace what a
 	// file says and store its source (cursor, gone mark) with it.
 	ReplaceIndex(ctx context.Context, src *Source, entries []IndexEntry) error
 	ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []CronJob, srcs []*Source) error
 	PutWorkspaceFile(ctx context.Context, src *Source, f *WorkspaceFile) error
-	// Flush makes everything written so far durable. Writes may be batched
-	// into one transaction until then; each source is still written whole
-	// (its lines, derived rows and cursor together) or not at all.
+	// Flush makes everything written so far durable. Writes are batched
+	// into one transaction until then; a failed write rolls the whole batch
+	// back (never half of a source: its lines, derived rows and cursor go
+	// together).
 	Flush(ctx context.Context) error
 }
 

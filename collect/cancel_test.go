@@ -6,9 +6,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/openclaw"
 )
 
 // cancelAfter cancels a run once it has read n bytes.
@@ -75,4 +77,108 @@ func TestCancel(t *testing.T) {
 			}
 		}
 	}
+}
+
+// failingFS fails sequential reads of one file once `after` bytes of it
+// have been read (reads at an offset, which fingerprints use, still work).
+type failingFS struct {
+	openclaw.FS
+	path  string
+	after int64
+}
+
+func (f *failingFS) Open(p string) (openclaw.File, error) {
+	file, err := f.FS.Open(p)
+	if err != nil || p != f.path {
+		return file, err
+	}
+	return &failingFile{File: file, left: f.after}, nil
+}
+
+type failingFile struct {
+	openclaw.File
+	left int64
+}
+
+func (f *failingFile) Read(b []byte) (int, error) {
+	if f.left <= 0 {
+		return 0, errors.New("input/output error")
+	}
+	n, err := f.File.Read(b[:min(int64(len(b)), f.left)])
+	f.left -= int64(n)
+	return n, err
+}
+
+// TestReadErrorKeepsLines: a file that fails to read part way keeps the
+// lines read before the error (a new file, or one appended to), with a
+// cursor ending at the last of them that the next run continues from; a
+// file being re-read keeps what it held. Either way the run warns and goes
+// on, and the next one completes the ledger exactly.
+func TestReadErrorKeepsLines(t *testing.T) {
+	home := t.TempDir()
+	large, err := fixture.WriteLarge(home, fixture.LargeOptions{TotalBytes: 2 << 20, Files: 4, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var path string
+	filepath.WalkDir(large.StateDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && path == "" && filepath.Ext(p) == ".jsonl" {
+			path = p
+		}
+		return err
+	})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Base(large.StateDir) + "/" + filepath.ToSlash(must(filepath.Rel(large.StateDir, path)))
+	l := newLedger(t)
+	failAt := int64(len(data) / 2)
+	l.c.FS = &failingFS{FS: openclaw.OS, path: path, after: failAt}
+	rep := l.run(large.StateDir)
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0].Message, "input/output error") {
+		t.Fatalf("warnings %+v, want the read error", rep.Warnings)
+	}
+	got := l.exported(false)[key]
+	if len(got) == 0 || !bytes.HasPrefix(data, got) || got[len(got)-1] != '\n' || int64(len(got)) > failAt {
+		t.Fatalf("after the read error the ledger holds %d bytes of %s: want the whole lines before byte %d", len(got), key, failAt)
+	}
+	kept := rep.LinesIngested
+
+	// the next run reads the rest, and only the rest
+	l.c.FS = openclaw.OS
+	again := l.run(large.StateDir)
+	if again.FilesReplaced != 0 || kept+again.LinesIngested != large.Lines {
+		t.Fatalf("second run %+v: %d + %d lines, want %d", again, kept, again.LinesIngested, large.Lines)
+	}
+	if got := l.exported(false)[key]; !bytes.Equal(got, data) {
+		t.Fatalf("%s differs after the second run", key)
+	}
+
+	// rewritten in place: the re-read fails, the source keeps what it held
+	changed := bytes.Replace(data, []byte(`"role":"user"`), []byte(`"role":"user" `), 1)
+	if err := os.WriteFile(path, changed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.c.FS = &failingFS{FS: openclaw.OS, path: path, after: failAt}
+	if rep := l.run(large.StateDir); len(rep.Warnings) != 1 || rep.FilesReplaced != 0 {
+		t.Fatalf("failed re-read: %+v", rep)
+	}
+	if got := l.exported(false)[key]; !bytes.Equal(got, data) {
+		t.Fatalf("%s lost its lines in a failed re-read", key)
+	}
+	l.c.FS = openclaw.OS
+	if rep := l.run(large.StateDir); rep.FilesReplaced != 1 {
+		t.Fatalf("re-read: %+v", rep)
+	}
+	if got := l.exported(false)[key]; !bytes.Equal(got, changed) {
+		t.Fatalf("%s differs from the file after the re-read", key)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

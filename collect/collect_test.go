@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/collect"
@@ -354,4 +355,68 @@ func sessionsByPath(t *testing.T, l *ledger) map[string]*clawledger.Session {
 		out[filepath.Base(s.StateDir)+"/"+s.Path] = s
 	}
 	return out
+}
+
+// countingStore counts how often a run loads every source of a state dir.
+type countingStore struct {
+	*sqlite.DB
+	loads int
+}
+
+func (s *countingStore) Sources(ctx context.Context, id int64) ([]*clawledger.Source, error) {
+	s.loads++
+	return s.DB.Sources(ctx, id)
+}
+
+// TestUnchangedTreeLoadsNothing: a run over a tree the ledger holds as it
+// is loads no source (the files' digest matches the last complete run's);
+// any change to a file, and any change to a source (a reset by doctor
+// --fix), sends the next run through every cursor again.
+func TestUnchangedTreeLoadsNothing(t *testing.T) {
+	home := t.TempDir()
+	large, err := fixture.WriteLarge(home, fixture.LargeOptions{TotalBytes: 256 << 10, Files: 6, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger(t)
+	store := &countingStore{DB: l.db}
+	l.c.Store = store
+	run := func(wantLoads int, wantLines int64) {
+		t.Helper()
+		store.loads = 0
+		rep := l.run(large.StateDir)
+		if store.loads != wantLoads || rep.LinesIngested != wantLines {
+			t.Fatalf("run loaded the sources %d times and stored %d lines; want %d and %d", store.loads, rep.LinesIngested, wantLoads, wantLines)
+		}
+	}
+	run(1, large.Lines)
+	run(0, 0)
+	var path string
+	filepath.WalkDir(large.StateDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && path == "" && filepath.Ext(p) == ".jsonl" {
+			path = p
+		}
+		return err
+	})
+	testenv.AppendFile(t, path, `{"type":"custom","customType":"x","data":{}}`+"\n")
+	run(1, 1)
+	run(0, 0)
+	srcs, err := l.db.AllSources(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.db.ResetSource(context.Background(), srcs[0]); err != nil {
+		t.Fatal(err)
+	}
+	run(1, srcs[0].Cursor.Lines)
+	run(0, 0)
+	// a file that could not be read leaves no digest behind
+	l.c.FS = &failingFS{FS: openclaw.OS, path: path, after: 0}
+	if err := os.Chtimes(path, time.Now(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	run(1, 0)
+	l.c.FS = openclaw.OS
+	run(1, 0)
+	run(0, 0)
 }

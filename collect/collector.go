@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -25,6 +26,12 @@ import (
 type Store interface {
 	clawledger.Writer
 	SetAgents(ctx context.Context, stateDirID int64, agents []string) error
+	// StateDir is StateDirID that also returns the digest Scanned recorded
+	// (nil once any source of the dir changed since).
+	StateDir(ctx context.Context, path string) (id int64, digest []byte, err error)
+	// Scanned records that the ledger is up to date with a state dir, with
+	// the digest of its files (nil when some source does not match them).
+	Scanned(ctx context.Context, stateDirID int64, digest []byte) error
 }
 
 // Progress receives the collector's progress in bytes.
@@ -152,21 +159,30 @@ func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error
 			// what was stored before the error is whole: keep it
 			return rep, errors.Join(err, c.Store.Flush(context.WithoutCancel(ctx)))
 		}
+		if !p.unchanged {
+			if err := c.Store.Scanned(ctx, p.id, p.filesDigest()); err != nil {
+				return rep, err
+			}
+		}
 	}
 	return rep, c.Store.Flush(ctx)
 }
 
 // dirPlan is what a scan of one state dir decided to do.
 type dirPlan struct {
-	dir     string
-	id      int64
-	tree    *openclaw.Tree
-	byRel   map[string]*clawledger.Source // every source known, by path
-	work    []*work
-	cron    []*work // jobs.json and its state sidecar, handled together
-	dbs     []*dbPlan
-	gone    []*clawledger.Source
-	renamed int
+	dir    string
+	id     int64
+	tree   *openclaw.Tree
+	digest []byte // of the tree's files (see digest.go)
+	// unchanged: the digest is the one recorded by the last complete ingest,
+	// so the ledger holds every file as it is: nothing to do
+	unchanged bool
+	byRel     map[string]*clawledger.Source // every source known, by path
+	work      []*work
+	cron      []*work // jobs.json and its state sidecar, handled together
+	dbs       []*dbPlan
+	gone      []*clawledger.Source
+	renamed   int
 
 	dbJobs    []clawledger.CronJob // the state database's cron jobs
 	dbJobSrcs []*clawledger.Source // its cron jobs source, when they changed
@@ -193,14 +209,23 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	if err != nil {
 		return nil, err
 	}
-	tree := openclaw.Scan(c.FS, abs)
+	// the tree is scanned while the ledger says what it last saw of it
+	scanned := make(chan *openclaw.Tree, 1)
+	go func() { scanned <- openclaw.Scan(c.FS, abs) }()
+	id, last, err := c.Store.StateDir(ctx, abs)
+	tree := <-scanned
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range tree.Problems {
 		c.warn(rep, abs, p.Rel, "%s", p.Err)
 	}
 	rep.FilesSkipped += len(tree.Skipped)
-	id, err := c.Store.StateDirID(ctx, abs)
-	if err != nil {
-		return nil, err
+	digest := filesDigest(tree)
+	if len(tree.Databases) == 0 && bytes.Equal(digest, last) {
+		// databases are asked what changed; files were all seen as they are
+		rep.FilesScanned += len(tree.Files)
+		return &dirPlan{dir: abs, id: id, tree: tree, digest: digest, unchanged: true}, nil
 	}
 	if err := c.Store.SetAgents(ctx, id, tree.Agents); err != nil {
 		return nil, err
@@ -213,7 +238,7 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	for _, s := range known {
 		byRel[s.Rel] = s
 	}
-	p := &dirPlan{dir: abs, id: id, tree: tree, byRel: byRel}
+	p := &dirPlan{dir: abs, id: id, tree: tree, digest: digest, byRel: byRel}
 	present, unreadable := c.planDatabases(ctx, p, rep)
 	for _, f := range tree.Files {
 		present[f.Rel] = true
@@ -248,12 +273,9 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 				src = old
 				p.renamed++
 			} else {
-				src, err = c.Store.EnsureSource(ctx, &clawledger.Source{StateDirID: id, Rel: f.Rel, Kind: f.Kind, Class: f.Class,
-					AgentID: f.AgentID, SessionID: f.SessionID, Topic: f.Topic})
-				if err != nil {
-					return p, err
-				}
-				byRel[f.Rel] = src
+				// registered below, in the order it is read
+				src = &clawledger.Source{StateDirID: id, Rel: f.Rel, Kind: f.Kind, Class: f.Class,
+					AgentID: f.AgentID, SessionID: f.SessionID, Topic: f.Topic}
 			}
 		}
 		src.StateDir = abs
@@ -275,8 +297,23 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 			p.gone = append(p.gone, s)
 		}
 	}
-	// big files last, so a progress bar moves early and small sessions land first
-	sort.SliceStable(p.work, func(i, j int) bool { return p.work[i].estimate < p.work[j].estimate })
+	// oldest first: lines then reach the ledger roughly in time order, and
+	// new sources get ids in the order they are read, so the indexes in time
+	// or source order (nearly all of them) take an ingest as appends
+	sort.SliceStable(p.work, func(i, j int) bool {
+		return p.work[i].found.Info.ModTime().Before(p.work[j].found.Info.ModTime())
+	})
+	for _, w := range slices.Concat(p.work, p.cron) {
+		if w.src.ID != 0 {
+			continue
+		}
+		src, err := c.Store.EnsureSource(ctx, w.src)
+		if err != nil {
+			return p, err
+		}
+		src.StateDir = abs
+		byRel[src.Rel], w.src = src, src
+	}
 	return p, nil
 }
 

@@ -394,7 +394,13 @@ func (e *eventSource) store(ctx context.Context, replace bool, generation string
 	} else {
 		after, h = cur.Offset, prefixHash(cur.PrefixHash)
 	}
-	tx, sess, err := e.c.Store.Begin(ctx, src, replace)
+	// all or nothing: what was read is kept only if the database did not
+	// change meanwhile
+	mode := clawledger.Atomic
+	if replace {
+		mode = clawledger.Replace
+	}
+	tx, sess, err := e.c.Store.Begin(ctx, src, mode)
 	if err != nil {
 		return storeError(err)
 	}
@@ -563,7 +569,7 @@ func (c *Collector) appendRuns(ctx context.Context, p *dirPlan, d *dbPlan, runs 
 	if h == nil {
 		h = sha256.New()
 	}
-	tx, _, err := c.Store.Begin(ctx, src, false)
+	tx, _, err := c.Store.Begin(ctx, src, clawledger.Atomic)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/openclaw"
+	rule "github.com/clawledger/clawledger/transcript" // the error rule
 )
 
 func (c *Collector) open(src *clawledger.Source) (openclaw.File, fs.FileInfo, error) {
@@ -94,7 +95,15 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 	if _, err := f.Seek(cur.Offset, io.SeekStart); err != nil {
 		return &fileError{err}
 	}
-	tx, sess, err := c.Store.Begin(ctx, src, replace)
+	// a re-read replaces what the source held, all or nothing; new lines
+	// need no savepoint: when reading stops early (a read error, a
+	// cancellation), the lines stored so far are kept with a cursor that
+	// ends at the last of them
+	mode := clawledger.Append
+	if replace {
+		mode = clawledger.Replace
+	}
+	tx, sess, err := c.Store.Begin(ctx, src, mode)
 	if err != nil {
 		return err
 	}
@@ -106,29 +115,45 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, cur: cur, h: h, hashOK: true, fileHeader: true}
 	lr := newLineReader(f, cur.Offset)
 	defer lr.release()
+	// partial commits the lines stored so far with an intermediate cursor,
+	// whose zero mtime makes the next run look again (and whose file id
+	// spares it hashing the whole prefix to know the file is the same)
+	partial := func() error {
+		mid := sink.cur
+		c.fingerprint(f, &mid, sink.h, sink.hashOK)
+		mid.Dev, mid.Inode = openclaw.FileID(fi)
+		mid.Size, mid.MtimeNs = mid.Offset, 0
+		err := tx.Commit(mid, sess)
+		tx = nil
+		return err
+	}
 	var sinceCommit int64
 	err = drain(ctx, lr, sink, rep, func(_ []byte, size int64) error {
 		c.Progress.Add(size)
 		sinceCommit += size
+		return nil
+	}, func() error {
 		if replace || sinceCommit < c.ChunkBytes {
 			return nil
 		}
-		// an intermediate cursor: its zero mtime makes the next run look again
-		mid := sink.cur
-		c.fingerprint(f, &mid, sink.h, sink.hashOK)
-		mid.Size, mid.MtimeNs = mid.Offset, 0
-		if err := tx.Commit(mid, sess); err != nil {
+		if err := partial(); err != nil {
 			return err
 		}
-		tx = nil
 		var err error
-		if tx, _, err = c.Store.Begin(ctx, src, false); err != nil {
+		if tx, _, err = c.Store.Begin(ctx, src, clawledger.Append); err != nil {
 			return err
 		}
 		sink.tx, sinceCommit = tx, 0
 		return nil
 	})
 	if err != nil {
+		var fe *fileError
+		if !replace && tx != nil && (errors.As(err, &fe) || ctx.Err() != nil) {
+			if cerr := partial(); cerr != nil {
+				return errors.Join(err, cerr)
+			}
+			rep.counted(sink.stored > 0, false, 0)
+		}
 		return err
 	}
 	cur, stored := sink.cur, sink.stored
@@ -163,10 +188,12 @@ func (rep *Report) counted(stored, replaced bool, pending int64) {
 var newline = []byte{'\n'}
 
 // drain stores every complete line of lr into sink, moving the cursor's
-// offset; after, when set, runs after each line. Reading and parsing run
-// on a second goroutine, a batch of lines ahead of storing: parsing is a
-// fifth of an ingest's work and overlaps the database's.
-func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, after func(line []byte, size int64) error) error {
+// offset and the running hash; line, when set, runs after each line, and
+// batch after each batch of lines (where a commit may cut: the hash is
+// moved once a batch is stored). Reading, hashing and parsing run on a
+// second goroutine, a batch of lines ahead of storing: they are a third of
+// an ingest's work and overlap the database's.
+func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, line func(raw []byte, size int64) error, batch func() error) error {
 	batches := make(chan *lineBatch, 2)
 	stop := make(chan struct{})
 	defer func() {
@@ -175,9 +202,10 @@ func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, aft
 		}
 	}()
 	var readErr error
+	r := &batchReader{lr: lr, kind: sink.src.Kind, h: prefixHash(marshalHash(sink.h)), hashOK: sink.hashOK}
 	go func() {
 		defer close(batches)
-		readErr = readBatches(lr, sink.src.Kind, batches, stop)
+		readErr = r.run(batches, stop)
 	}()
 	for b := range batches {
 		for i := range b.lines {
@@ -187,13 +215,19 @@ func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, aft
 			}
 			sink.cur.Offset = l.rec.Line.Offset + l.size
 			rep.BytesRead += l.size
-			if after != nil {
-				if err := after(l.rec.Line.Raw, l.size); err != nil {
+			if line != nil {
+				if err := line(l.rec.Line.Raw, l.size); err != nil {
 					return err
 				}
 			}
 		}
+		sink.h, sink.hashOK = prefixHash(b.hash), b.hashOK
 		b.release()
+		if batch != nil {
+			if err := batch(); err != nil {
+				return err
+			}
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -207,8 +241,10 @@ func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, aft
 // lineBatch is a run of lines read and decoded ahead of storing; their
 // bytes share one buffer, reused once the batch is stored.
 type lineBatch struct {
-	lines []readLine
-	buf   []byte
+	lines  []readLine
+	buf    []byte
+	hash   []byte // the running hash after its last line (marshalHash)
+	hashOK bool
 }
 
 type readLine struct {
@@ -233,25 +269,38 @@ func (b *lineBatch) release() {
 	lineBatches.Put(b)
 }
 
-// readBatches reads and decodes lines until the end of lr, sending them in
-// batches; it stops early when stop closes.
-func readBatches(lr *lineReader, kind clawledger.SourceKind, out chan<- *lineBatch, stop <-chan struct{}) error {
+// batchReader reads, hashes and decodes lines, a batch at a time.
+type batchReader struct {
+	lr     *lineReader
+	kind   clawledger.SourceKind
+	h      hash.Hash // the running hash of the bytes read
+	hashOK bool      // false once a line was too long to keep (and hash)
+}
+
+// run reads until the end of lr, sending the lines in batches; it stops
+// early when stop closes.
+func (r *batchReader) run(out chan<- *lineBatch, stop <-chan struct{}) error {
 	for {
 		b := lineBatches.Get().(*lineBatch)
 		var err error
 		for len(b.lines) < batchLines && len(b.buf) < batchBuf {
 			var line []byte
 			var l readLine
-			line, l.rec.Line.Offset, l.size, l.oversize, err = lr.next()
+			line, l.rec.Line.Offset, l.size, l.oversize, err = r.lr.next()
 			if err != nil {
 				break
 			}
-			if !l.oversize {
+			if l.oversize {
+				r.hashOK = false
+			} else {
 				b.buf = append(b.buf, line...)
 				l.n = len(line)
+				r.h.Write(line)
+				r.h.Write(newline)
 			}
 			b.lines = append(b.lines, l)
 		}
+		b.hash, b.hashOK = marshalHash(r.h), r.hashOK
 		// slices into buf are taken once it has stopped growing
 		off := 0
 		for i := range b.lines {
@@ -261,7 +310,7 @@ func readBatches(lr *lineReader, kind clawledger.SourceKind, out chan<- *lineBat
 			}
 			l.rec.Line.Raw = b.buf[off : off+l.n : off+l.n]
 			off += l.n
-			decodeLine(kind, &l.rec)
+			decodeLine(r.kind, &l.rec)
 		}
 		if len(b.lines) > 0 {
 			select {
@@ -303,23 +352,24 @@ type lineSink struct {
 // An oversize line is recorded as malformed without its bytes.
 func (s *lineSink) add(line []byte, off int64, oversize bool, size int64) error {
 	rec := clawledger.Record{Line: clawledger.Line{Offset: off, Raw: line}}
-	if !oversize {
+	if oversize {
+		s.hashOK = false
+	} else {
 		decodeLine(s.src.Kind, &rec)
+		s.h.Write(line)
+		s.h.Write(newline)
 	}
 	return s.addDecoded(&rec, oversize, size)
 }
 
-// addDecoded stores a line already decoded (or oversize, without bytes).
+// addDecoded stores a line already decoded and hashed (or oversize,
+// without bytes).
 func (s *lineSink) addDecoded(rec *clawledger.Record, oversize bool, size int64) error {
 	s.cur.Lines++
 	rec.Line.No = s.cur.Lines
 	if oversize {
 		rec.Line.Raw = []byte{}
 		rec.Line.Status, rec.Line.Error = clawledger.LineMalformed, fmt.Sprintf("line of %d bytes exceeds the %d MiB limit; bytes not stored", size, MaxLineBytes>>20)
-		s.hashOK = false
-	} else {
-		s.h.Write(rec.Line.Raw)
-		s.h.Write(newline)
 	}
 	return s.store(rec)
 }
@@ -382,7 +432,15 @@ func repairNote(raw []byte) string {
 	return "raw control characters escaped before decoding (the raw bytes are kept)"
 }
 
-// decodeLine parses a line and sets its status.
+func messageOf(e *clawledger.Entry) *clawledger.Message {
+	if e == nil {
+		return nil
+	}
+	return e.Message
+}
+
+// decodeLine parses a line and sets its status (and a tool result's
+// verdict by the error rule).
 func decodeLine(kind clawledger.SourceKind, rec *clawledger.Record) {
 	var err error
 	switch kind {
@@ -390,6 +448,11 @@ func decodeLine(kind clawledger.SourceKind, rec *clawledger.Record) {
 		rec.Entry, err = openclaw.ParseEntry(rec.Line.Raw)
 		if err == nil && rec.Entry.Repaired {
 			rec.Line.Status, rec.Line.Error = clawledger.LineRepaired, repairNote(rec.Line.Raw)
+		}
+		if m := messageOf(rec.Entry); m != nil && m.Role == "toolResult" {
+			// the error rule needs the result's text, which only this
+			// parse has (the ledger keeps tool output in the raw line only)
+			rec.ToolError, rec.ToolFailed = rule.Failure(m)
 		}
 	case clawledger.KindCronRuns:
 		rec.CronRun, err = openclaw.ParseCronRun(rec.Line.Raw)

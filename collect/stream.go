@@ -45,8 +45,12 @@ func hasContent(src *clawledger.Source) bool {
 // identity of what was read (a file's device, inode, size and mtime, or
 // only the compressed size of a database row).
 func (c *Collector) ingestStream(ctx context.Context, src *clawledger.Source, r io.Reader, stat clawledger.Cursor, rep *Report) error {
-	replace := hasContent(src)
-	tx, sess, err := c.Store.Begin(ctx, src, replace)
+	// an archive is stored whole or not at all
+	replace, mode := hasContent(src), clawledger.Atomic
+	if replace {
+		mode = clawledger.Replace
+	}
+	tx, sess, err := c.Store.Begin(ctx, src, mode)
 	if err != nil {
 		return err
 	}
@@ -63,7 +67,7 @@ func (c *Collector) ingestStream(ctx context.Context, src *clawledger.Source, r 
 		print.write(line)
 		print.write(newline)
 		return nil
-	}); err != nil {
+	}, nil); err != nil {
 		return err
 	}
 	final := stat

@@ -3,7 +3,7 @@ package collect
 import (
 	"cmp"
 	"crypto/sha256"
-	"encoding/hex"
+	"encoding/binary"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,7 +139,7 @@ func (t *transcript) message(rec *clawledger.Record, m *clawledger.Message) {
 		}
 	case "toolResult":
 		s.ToolResults++
-		if m.IsError {
+		if rec.ToolFailed {
 			s.ToolErrors++
 		}
 	}
@@ -151,7 +151,7 @@ func (t *transcript) message(rec *clawledger.Record, m *clawledger.Message) {
 // Entry ids are short (8 hex digits) and can collide across sessions, so
 // the message's own timestamp and token counts go into the key too; entries
 // without an id are identified by their bytes.
-func usageKey(rec *clawledger.Record, m *clawledger.Message) string {
+func usageKey(rec *clawledger.Record, m *clawledger.Message) int64 {
 	h := sha256.New()
 	if rec.Entry.ID != "" {
 		u := m.Usage
@@ -163,5 +163,9 @@ func usageKey(rec *clawledger.Record, m *clawledger.Message) string {
 	} else {
 		h.Write(rec.Line.Raw)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	// 64 bits: a key is looked up among the copies of one millisecond
+	if k := int64(binary.BigEndian.Uint64(h.Sum(nil))); k != 0 {
+		return k
+	}
+	return 1
 }

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/clawledger/clawledger"
 )
@@ -26,7 +27,25 @@ var (
 )
 
 // ValidSessionID reports whether s is a session id OpenClaw would write.
-func ValidSessionID(s string) bool { return sessionIDPattern.MatchString(s) }
+func ValidSessionID(s string) bool {
+	// the pattern, by hand, for ASCII names (a scan classifies thousands);
+	// (?i) lets [a-z] match two non-ASCII runes too, so others take the regexp
+	if len(s) == 0 || len(s) > 128 {
+		return sessionIDPattern.MatchString(s)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return sessionIDPattern.MatchString(s)
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // ClassifySessionFile classifies a file name found in a sessions directory
 // (formats doc §3). Files that duplicate others (backups, checkpoints),
@@ -40,16 +59,16 @@ func ClassifySessionFile(name string) SessionFile {
 		return skipped("index backup or temp file")
 	case strings.HasSuffix(name, ".lock"):
 		return skipped("lock file")
-	case bakPattern.MatchString(name):
+	case strings.Contains(name, ".bak-") && bakPattern.MatchString(name):
 		return skipped("backup written before a line repair")
-	case checkpointRe.MatchString(name):
+	case strings.Contains(name, ".checkpoint.") && checkpointRe.MatchString(name):
 		return skipped("pre-compaction checkpoint copy")
 	case strings.HasSuffix(name, ".trajectory.jsonl"), strings.HasSuffix(name, ".trajectory-path.json"):
 		return skipped("trajectory sidecar")
 	case strings.HasSuffix(name, ".tmp"):
 		return skipped("temporary file")
 	}
-	if m := archivePattern.FindStringSubmatch(name); m != nil {
+	if m := archiveMatch(name); m != nil {
 		sf := classifyJSONL(m[1])
 		if sf.Class == clawledger.ClassUnknown {
 			return sf
@@ -71,13 +90,30 @@ func ClassifySessionFile(name string) SessionFile {
 	return SessionFile{Class: clawledger.ClassUnknown, Reason: "not a transcript name"}
 }
 
+// archiveMatch is archivePattern's submatches, looked for only in names
+// that can match.
+func archiveMatch(name string) []string {
+	if !strings.Contains(name, ".jsonl.deleted.") && !strings.Contains(name, ".jsonl.reset.") {
+		return nil
+	}
+	return archivePattern.FindStringSubmatch(name)
+}
+
 func skipped(reason string) SessionFile {
 	return SessionFile{Class: clawledger.ClassSkipped, Reason: reason}
 }
 
+// forkMatch is forkPattern's submatches; they start with a digit.
+func forkMatch(stem string) []string {
+	if stem == "" || stem[0] < '0' || stem[0] > '9' {
+		return nil
+	}
+	return forkPattern.FindStringSubmatch(stem)
+}
+
 func classifyJSONL(name string) SessionFile {
 	stem := strings.TrimSuffix(name, ".jsonl")
-	if m := forkPattern.FindStringSubmatch(stem); m != nil {
+	if m := forkMatch(stem); m != nil {
 		return SessionFile{Class: clawledger.ClassFork, SessionID: m[1]}
 	}
 	if i := strings.Index(stem, "-topic-"); i > 0 {
@@ -104,14 +140,17 @@ var (
 // IsCredentialPath reports whether a path (relative to a state directory,
 // slash-separated) is or lies inside a credential file or directory.
 func IsCredentialPath(rel string) bool {
-	parts := strings.Split(rel, "/")
-	if credentialDirs[parts[0]] || rel == "exec-approvals.json" {
+	if rel == "exec-approvals.json" {
 		return true
 	}
-	for _, part := range parts {
-		if credentialFiles[part] || part == ".env" || strings.HasPrefix(part, ".env.") {
+	for first, rest := true, rel; ; first = false {
+		part, after, more := strings.Cut(rest, "/")
+		if first && credentialDirs[part] || credentialFiles[part] || part == ".env" || strings.HasPrefix(part, ".env.") {
 			return true
 		}
+		if !more {
+			return false
+		}
+		rest = after
 	}
-	return false
 }

@@ -6,9 +6,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/clawledger/clawledger"
 )
@@ -186,25 +189,40 @@ func (t *Tree) isDir(fsys FS, e fs.DirEntry, rel string) bool {
 // statFile stats a candidate file, following symlinks; directories and other
 // non-regular files named like transcripts are reported as problems.
 func (t *Tree) statFile(fsys FS, rel string) (fs.FileInfo, bool) {
-	if IsCredentialPath(rel) {
-		return nil, false
+	fi, p := t.stat(rel, func() (fs.FileInfo, error) { return fsys.Stat(t.abs(rel)) })
+	if p != nil {
+		t.Problems = append(t.Problems, *p)
 	}
-	fi, err := fsys.Stat(t.abs(rel))
+	return fi, fi != nil
+}
+
+// stat is statFile without recording the problem, for concurrent use.
+func (t *Tree) stat(rel string, stat func() (fs.FileInfo, error)) (fs.FileInfo, *Problem) {
+	if IsCredentialPath(rel) {
+		return nil, nil
+	}
+	fi, err := stat()
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			t.Problems = append(t.Problems, Problem{Rel: rel, Err: err.Error()})
+			return nil, &Problem{Rel: rel, Err: err.Error()}
 		}
-		return nil, false
+		return nil, nil
 	}
 	switch {
 	case fi.IsDir():
-		t.Problems = append(t.Problems, Problem{Rel: rel, Err: "a directory named like a data file; skipped"})
-		return nil, false
+		return nil, &Problem{Rel: rel, Err: "a directory named like a data file; skipped"}
 	case !fi.Mode().IsRegular():
-		t.Problems = append(t.Problems, Problem{Rel: rel, Err: "not a regular file (" + fi.Mode().Type().String() + "); skipped"})
-		return nil, false
+		return nil, &Problem{Rel: rel, Err: "not a regular file (" + fi.Mode().Type().String() + "); skipped"}
 	}
-	return fi, true
+	return fi, nil
+}
+
+// scanned is what scanSessions found about one directory entry.
+type scanned struct {
+	f       Found
+	ok      bool // a file to ingest
+	skipped bool
+	problem *Problem
 }
 
 func (t *Tree) scanSessions(fsys FS, rel, agent string, legacy bool) {
@@ -212,31 +230,70 @@ func (t *Tree) scanSessions(fsys FS, rel, agent string, legacy bool) {
 	if err != nil {
 		return
 	}
-	for _, e := range entries {
+	// a sessions directory holds thousands of files: they are classified and
+	// stat'ed on every core (a no-op ingest is mostly this), then recorded
+	// in directory order
+	out := make([]scanned, len(entries))
+	dir := t.abs(rel)
+	stat := func(name string) (fs.FileInfo, error) { return fsys.Stat(dir + string(filepath.Separator) + name) }
+	if dfs, ok := fsys.(dirFS); ok {
+		if d, err := dfs.OpenDir(dir); err == nil {
+			defer d.Close()
+			stat = d.Stat
+		}
+	}
+	parallel(len(entries), func(i int) {
+		e, s := entries[i], &out[i]
 		name := e.Name()
 		frel := rel + "/" + name
 		sf := ClassifySessionFile(name)
-		f := Found{Rel: frel, Kind: clawledger.KindTranscript, Class: sf.Class, AgentID: agent, SessionID: sf.SessionID, Topic: sf.Topic, Compressed: sf.Compressed, Reason: sf.Reason}
+		s.f = Found{Rel: frel, Kind: clawledger.KindTranscript, Class: sf.Class, AgentID: agent, SessionID: sf.SessionID, Topic: sf.Topic, Compressed: sf.Compressed, Reason: sf.Reason}
 		switch sf.Class {
 		case clawledger.ClassSkipped, clawledger.ClassUnknown:
-			if !e.IsDir() && !IsCredentialPath(frel) {
-				t.Skipped = append(t.Skipped, f)
-			}
-			continue
+			s.skipped = !e.IsDir() && !IsCredentialPath(frel)
+			return
 		case clawledger.ClassIndex:
-			f.Kind = clawledger.KindIndex
+			s.f.Kind = clawledger.KindIndex
 		case clawledger.ClassLive:
 			if legacy {
-				f.Class = clawledger.ClassLegacy
+				s.f.Class = clawledger.ClassLegacy
 			}
 		}
-		fi, ok := t.statFile(fsys, frel)
-		if !ok {
-			continue
+		s.f.Info, s.problem = t.stat(frel, func() (fs.FileInfo, error) { return stat(name) })
+		s.ok = s.f.Info != nil
+	})
+	for _, s := range out {
+		switch {
+		case s.skipped:
+			t.Skipped = append(t.Skipped, s.f)
+		case s.problem != nil:
+			t.Problems = append(t.Problems, *s.problem)
+		case s.ok:
+			t.Files = append(t.Files, s.f)
 		}
-		f.Info = fi
-		t.Files = append(t.Files, f)
 	}
+}
+
+// parallel runs fn(0) ... fn(n-1) on a goroutine per core (stat calls
+// spend their time in the kernel, so they scale with the cores).
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/256))
+	if workers == 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // scanDatabase stats one database file (never its -wal or -shm).

@@ -8,6 +8,7 @@ import (
 
 // FS is the file system as the collector sees it. Every access to a state
 // directory goes through it, so tests can prove which paths were touched.
+// It must be safe for concurrent use (Scan stats files in parallel).
 type FS interface {
 	ReadDir(name string) ([]fs.DirEntry, error)
 	Stat(name string) (fs.FileInfo, error)
@@ -21,6 +22,18 @@ type File interface {
 	io.Seeker
 	io.Closer
 	Stat() (fs.FileInfo, error)
+}
+
+// Dir is a directory opened to stat its entries (see dirFS).
+type Dir interface {
+	Stat(name string) (fs.FileInfo, error) // an entry, following symlinks
+	Close() error
+}
+
+// dirFS is an FS that stats a directory's entries through one handle of
+// the directory (on Linux, the real file system). Scan uses it when it can.
+type dirFS interface {
+	OpenDir(name string) (Dir, error)
 }
 
 // OS is the real file system.

@@ -3,6 +3,8 @@ package openclaw
 import (
 	"bytes"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -137,10 +139,28 @@ func FuzzClassifySessionFile(f *testing.F) {
 		"abc.jsonl.migrated", "sessions.json", "x.lock", "a.checkpoint.b.jsonl", "%zz-topic-%zz.jsonl"} {
 		f.Add(s)
 	}
+	f.Add("\u212aey.jsonl")
+	f.Add("a\u017f.jsonl.bak-1-2")
 	f.Fuzz(func(t *testing.T, name string) {
 		sf := ClassifySessionFile(name)
 		if sf.Class == "" {
 			t.Fatalf("no class for %q", name)
+		}
+		// the shortcuts before the patterns change nothing
+		if got, want := ValidSessionID(name), sessionIDPattern.MatchString(name); got != want {
+			t.Fatalf("ValidSessionID(%q) = %v, the pattern says %v", name, got, want)
+		}
+		if got, want := archiveMatch(name), archivePattern.FindStringSubmatch(name); !slices.Equal(got, want) {
+			t.Fatalf("archiveMatch(%q) = %q, the pattern says %q", name, got, want)
+		}
+		if got, want := forkMatch(name), forkPattern.FindStringSubmatch(name); !slices.Equal(got, want) {
+			t.Fatalf("forkMatch(%q) = %q, the pattern says %q", name, got, want)
+		}
+		if !strings.Contains(name, ".bak-") && bakPattern.MatchString(name) {
+			t.Fatalf("%q matches the backup pattern without .bak-", name)
+		}
+		if !strings.Contains(name, ".checkpoint.") && checkpointRe.MatchString(name) {
+			t.Fatalf("%q matches the checkpoint pattern without .checkpoint.", name)
 		}
 	})
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 )
 
-// Writes are batched: every write joins the open write transaction, and
-// each source's lines, derived rows and cursor go into one savepoint of it,
-// so a source is always stored whole or not at all. The transaction commits
-// once it holds batchBytes of lines (and on Flush): committing once per
-// small file would cost more than storing it.
+// Writes are batched: every write joins the open write transaction, which
+// commits once it holds batchBytes of lines (and on Flush): committing once
+// per small file would cost more than storing it. A write that fails rolls
+// the whole transaction back, so a source's lines never commit without the
+// cursor that covers them. Savepoints are taken only where a source's
+// writes must be undone alone (Replace and Atomic in Begin): while one is
+// open, SQLite copies every page before its first change in it.
 const batchBytes = 32 << 20
 
 // wtx runs statements in the open write transaction. Each statement is
@@ -80,23 +82,41 @@ func (db *DB) tx(ctx context.Context) (wtx, error) {
 	if db.lock == nil {
 		return w, errors.New("writing to the ledger without holding its writer lock")
 	}
+	if db.walBytes >= walRestartBytes && db.ckpt != nil {
+		db.ckpt.wait() // so that this transaction starts the WAL over
+		db.walBytes = 0
+	}
 	tx, err := db.w.BeginTx(w.ctx, nil)
 	if err != nil {
 		return w, err
 	}
-	db.batch, db.batchSize = tx, 0
+	db.batch, db.batchSize, db.batchLines = tx, 0, false
 	clear(db.batchStmts)
 	return w, nil
 }
 
-// Flush commits the open write transaction, if any.
+// Flush commits the open write transaction, if any, with what the store
+// derives from the lines written in it (usage copies).
 func (db *DB) Flush(ctx context.Context) error {
 	if db.batch == nil {
 		return nil
 	}
+	if db.batchLines {
+		if err := markUsageCopies(wtx{db: db, ctx: context.WithoutCancel(ctx)}); err != nil {
+			db.abort()
+			return err
+		}
+	}
 	tx := db.batch
 	db.batch = nil
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	db.walBytes += db.batchSize
+	if db.ckpt != nil {
+		db.ckpt.committed()
+	}
+	return nil
 }
 
 // abort rolls the open write transaction back after a failed write.
@@ -107,24 +127,14 @@ func (db *DB) abort() {
 	}
 }
 
-// within runs fn in a savepoint of the write transaction: all of fn's
-// writes, or none.
+// within runs fn in the write transaction; when fn fails, the whole
+// transaction is rolled back.
 func (db *DB) within(ctx context.Context, fn func(w wtx) error) error {
 	w, err := db.tx(ctx)
 	if err != nil {
 		return err
 	}
-	if err := w.execAll("SAVEPOINT w"); err != nil {
-		db.abort()
-		return err
-	}
 	if err := fn(w); err != nil {
-		if rerr := w.execAll("ROLLBACK TO w", "RELEASE w"); rerr != nil {
-			db.abort()
-		}
-		return err
-	}
-	if err := w.execAll("RELEASE w"); err != nil {
 		db.abort()
 		return err
 	}

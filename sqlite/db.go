@@ -34,9 +34,13 @@ type DB struct {
 	lock   *filelock.File // the writer lock (nil for readers, and after Unlock)
 	holder Holder         // who this writer says it is
 
+	ckpt *checkpointer // copies the WAL into the database file (see checkpoint.go)
+
 	batch      *sql.Tx              // the open write transaction (see writer.go)
 	batchSize  int64                // bytes of lines written in it
+	batchLines bool                 // lines were added in it
 	batchStmts map[string]*sql.Stmt // stmts bound to it
+	walBytes   int64                // bytes of lines committed since the WAL last started over
 }
 
 // Options tune Open.
@@ -97,6 +101,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		"_pragma=synchronous(NORMAL)",
 		"_pragma=cache_size(-32000)",
 		"_pragma=temp_store(MEMORY)",
+		"_pragma=wal_autocheckpoint(0)", // the checkpointer's job
 		"_txlock=immediate"))
 	if err != nil {
 		db.Close()
@@ -108,6 +113,10 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, openError(abs, err)
+	}
+	if db.ckpt, err = newCheckpointer(abs); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return db, nil
 }
@@ -169,6 +178,12 @@ func initialize(path string) error {
 	return nil
 }
 
+// migrationCount is how many migrations this build knows.
+func migrationCount() int64 {
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	return int64(len(names))
+}
+
 // SchemaVersion is the newest migration this build knows.
 func SchemaVersion() (int64, error) {
 	names, err := fs.Glob(migrations, "migrations/*.sql")
@@ -186,6 +201,17 @@ func SchemaVersion() (int64, error) {
 }
 
 func (db *DB) migrate(ctx context.Context) error {
+	// the common case, checked with one query: every migration applied
+	// (goose would parse every migration file to find that out)
+	want, err := SchemaVersion()
+	if err != nil {
+		return err
+	}
+	var applied, newest int64
+	if err := db.w.QueryRowContext(ctx, `SELECT count(DISTINCT version_id), max(version_id) FROM schema_migrations
+		WHERE is_applied AND version_id > 0`).Scan(&applied, &newest); err == nil && newest == want && applied == migrationCount() {
+		return nil
+	}
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return err
@@ -198,7 +224,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if want, _ := SchemaVersion(); cur > want {
+	if cur > want {
 		return fmt.Errorf("the ledger has schema version %d, newer than this clawledger (%d): upgrade clawledger", cur, want)
 	}
 	_, err = p.Up(ctx)
@@ -217,6 +243,9 @@ func (db *DB) Version(ctx context.Context) (int64, error) {
 func (db *DB) Close() error {
 	db.abort()
 	var errs []error
+	if db.ckpt != nil {
+		errs = append(errs, db.ckpt.close())
+	}
 	if db.w != nil {
 		errs = append(errs, db.w.Close())
 	}

@@ -125,7 +125,7 @@ func TestReadersDuringWrite(t *testing.T) {
 	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tx, sess, err := w.Begin(ctx, src, false)
+	tx, sess, err := w.Begin(ctx, src, clawledger.Append)
 	if err != nil {
 		t.Fatal(err)
 	}

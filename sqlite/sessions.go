@@ -20,20 +20,6 @@ func (db *DB) UserTexts(ctx context.Context, sourceID int64, n int, last bool) (
 	return texts, err
 }
 
-// ToolFailures counts, per transcript, the tool results that failed by the
-// error rule (isError until the derived refresh has checked them).
-func (db *DB) ToolFailures(ctx context.Context) (map[int64]int64, error) {
-	counts, err := queryAll(ctx, db.r, func(r scanner) (c [2]int64, err error) { return c, r.Scan(&c[0], &c[1]) },
-		`SELECT r.source_id, count(*) FROM lines r INDEXED BY lines_tool_results_cover
-		LEFT JOIN tool_result_checks k ON k.line_id = r.id
-		WHERE r.call_id IS NOT NULL AND coalesce(k.failed, r.is_error) GROUP BY r.source_id`)
-	out := make(map[int64]int64, len(counts))
-	for _, c := range counts {
-		out[c[0]] = c[1]
-	}
-	return out, err
-}
-
 // TurnStarts returns the byte offsets of the user messages that open the
 // turns of a transcript, in file order: those on the active branch, or
 // with allBranches all of them.

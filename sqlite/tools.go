@@ -11,81 +11,6 @@ import (
 	"github.com/clawledger/clawledger"
 )
 
-// toolFailureBatch bounds how many tool result lines one refresh step
-// reads (lines can be hundreds of KB).
-const toolFailureBatch = 500
-
-// RefreshToolFailures applies the error rule to every tool result line not
-// yet checked: check returns the failure's text and whether the result
-// failed. It runs after each ingest, reads only lines added since the last
-// run (or re-read since), and returns how many results it checked.
-func (db *DB) RefreshToolFailures(ctx context.Context, check func(line []byte) (string, bool)) (int64, error) {
-	var total int64
-	for {
-		var n int
-		err := db.within(ctx, func(w wtx) error {
-			var err error
-			n, err = checkToolResults(w, check)
-			return err
-		})
-		total += int64(n)
-		if err != nil {
-			return total, err
-		}
-		if n < toolFailureBatch {
-			return total, db.Flush(ctx)
-		}
-	}
-}
-
-// checkToolResults checks the next batch of tool result lines past the
-// mark and moves the mark past them (to the last line when none are left).
-func checkToolResults(w wtx, check func([]byte) (string, bool)) (int, error) {
-	var mark int64
-	if err := w.queryRow(`SELECT line_id FROM derived_marks WHERE name = 'tool_result_checks'`).Scan(&mark); err != nil {
-		return 0, err
-	}
-	rows, err := w.QueryContext(w.ctx, `SELECT id, raw FROM lines WHERE id > ? AND call_id IS NOT NULL ORDER BY id LIMIT ?`,
-		mark, toolFailureBatch)
-	if err != nil {
-		return 0, err
-	}
-	type verdict struct {
-		lineID int64
-		failed bool
-		text   string
-	}
-	var batch []verdict
-	for rows.Next() {
-		var v verdict
-		var raw []byte
-		if err := rows.Scan(&v.lineID, &raw); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		v.text, v.failed = check(raw)
-		batch = append(batch, v)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	for _, v := range batch {
-		if _, err := w.exec(`INSERT OR REPLACE INTO tool_result_checks(line_id, failed, error_text) VALUES(?, ?, ?)`,
-			v.lineID, v.failed, v.text); err != nil {
-			return 0, err
-		}
-		mark = v.lineID
-	}
-	if len(batch) < toolFailureBatch {
-		if err := w.queryRow(`SELECT coalesce(max(id), 0) FROM lines`).Scan(&mark); err != nil {
-			return 0, err
-		}
-	}
-	_, err = w.exec(`UPDATE derived_marks SET line_id = ? WHERE name = 'tool_result_checks'`, mark)
-	return len(batch), err
-}
-
 // toolCalls reads each tool call once: the copies of one call (same call
 // id, name and time, in a live file and its archives or forks) are grouped
 // in the index's order; calls without an id (never paired) stay apart. A
@@ -94,26 +19,23 @@ const toolCalls = `SELECT c.name AS name, max(c.ts_ms) AS ts, max(r.id IS NOT NU
 FROM tool_calls c INDEXED BY tool_calls_report%[1]s
 LEFT JOIN lines r ON r.source_id = c.source_id AND r.call_id = c.call_id
 WHERE c.call_id <> ''%[2]s
-GROUP BY c.call_id, c.name, c.ts_ms
+GROUP BY c.ts_ms, c.call_id, c.name
 UNION ALL
 SELECT c.name, c.ts_ms, 0 FROM tool_calls c INDEXED BY tool_calls_report%[1]s
 WHERE c.call_id = ''%[2]s`
 
 // toolResults reads each tool result once, likewise. A result without a
 // tool name takes its call's; it is called when any copy's transcript holds
-// its call; failed by the error rule (isError until the derived refresh has
-// checked it).
+// its call; failed by the error rule (applied at ingest).
 const toolResults = `SELECT coalesce(nullif(r.tool_name, ''), max(c.name), '') AS name, max(r.msg_ts_ms) AS ts,
-	max(coalesce(k.failed, r.is_error)) AS failed, max(r.duration_ms) AS dur, max(c.line_id IS NOT NULL) AS called
+	max(r.is_error) AS failed, max(r.duration_ms) AS dur, max(c.line_id IS NOT NULL) AS called
 FROM lines r INDEXED BY lines_tool_results_cover%[1]s
-LEFT JOIN tool_result_checks k ON k.line_id = r.id
-LEFT JOIN tool_calls c INDEXED BY tool_calls_report ON c.call_id = r.call_id AND c.source_id = r.source_id
+LEFT JOIN tool_calls c INDEXED BY tool_calls_source_call ON c.source_id = r.source_id AND c.call_id = r.call_id
 WHERE r.call_id IS NOT NULL AND r.call_id <> ''%[2]s
-GROUP BY r.call_id, r.msg_ts_ms
+GROUP BY r.msg_ts_ms, r.call_id
 UNION ALL
-SELECT r.tool_name, r.msg_ts_ms, coalesce(k.failed, r.is_error), r.duration_ms, 0
+SELECT r.tool_name, r.msg_ts_ms, r.is_error, r.duration_ms, 0
 FROM lines r INDEXED BY lines_tool_results_cover%[1]s
-LEFT JOIN tool_result_checks k ON k.line_id = r.id
 WHERE r.call_id = ''%[2]s`
 
 // ToolStats reports every tool f selects, most called first.
@@ -166,13 +88,13 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 		*s = res
 	}
 
-	// the newest failure of each tool, from the checked results alone (a
-	// copy of it says the same); the bare column error comes from max()'s row
+	// the newest failure of each tool (a copy of it says the same); the bare
+	// column error comes from max()'s row
 	failures, err := queryAll(ctx, db.r, func(r scanner) (s clawledger.ToolStat, err error) {
 		return s, r.Scan(&s.Name, &s.LastErrorTime, &s.LastError)
-	}, `SELECT r.tool_name, max(r.msg_ts_ms), coalesce(nullif(k.error_text, ''), r.error_text, '')
-		FROM tool_result_checks k JOIN lines r ON r.id = k.line_id`+join+`
-		WHERE k.failed`+where+` GROUP BY r.tool_name`, args...)
+	}, `SELECT r.tool_name, max(r.msg_ts_ms), coalesce(r.error_text, '')
+		FROM lines r INDEXED BY lines_tool_results_cover`+join+`
+		WHERE r.call_id IS NOT NULL AND r.is_error`+where+` GROUP BY r.tool_name`, args...)
 	if err != nil {
 		return nil, err
 	}

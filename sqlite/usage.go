@@ -8,29 +8,23 @@ import (
 	"github.com/clawledger/clawledger"
 )
 
-// RefreshUsageCopies marks the copies of each assistant message that its
-// usage is not counted under: every line sharing a usage key with another
-// (a .reset/.deleted archive, a fork, a repair duplicate) but the one
-// outside forks, then the first. It runs after each ingest over the keys of
-// the lines past its mark and those a deletion left dirty.
-func (db *DB) RefreshUsageCopies(ctx context.Context) error {
-	err := db.within(ctx, func(w wtx) error {
-		return w.execAll(
-			`INSERT OR IGNORE INTO usage_dirty(usage_key) SELECT usage_key FROM lines
-			WHERE id > (SELECT line_id FROM derived_marks WHERE name = 'usage_copies') AND usage_key IS NOT NULL`,
-			`DELETE FROM usage_copies WHERE usage_key IN (SELECT usage_key FROM usage_dirty)`,
-			`INSERT INTO usage_copies(line_id, usage_key) SELECT id, usage_key FROM (
-				SELECT l.id, l.usage_key, row_number() OVER (PARTITION BY l.usage_key ORDER BY s.class = 'fork', l.id) AS n
-				FROM usage_dirty d JOIN lines l INDEXED BY lines_usage_key ON l.usage_key = d.usage_key
-				JOIN sources s ON s.id = l.source_id)
-			WHERE n > 1`,
-			`DELETE FROM usage_dirty`,
-			`UPDATE derived_marks SET line_id = (SELECT coalesce(max(id), 0) FROM lines) WHERE name = 'usage_copies'`)
-	})
-	if err != nil {
-		return err
-	}
-	return db.Flush(ctx)
+// markUsageCopies keeps usage_copies right for the lines written since
+// its mark, before they commit: for each usage key they share with another
+// line, every line of the key but the one its usage is counted under
+// (outside forks, then the first line) is a copy. Most keys are new: they
+// cost an index probe each.
+func markUsageCopies(w wtx) error {
+	return w.execAll(
+		`INSERT OR IGNORE INTO usage_copies(line_id, usage_key) SELECT id, usage_key FROM (
+			SELECT l.id, l.usage_key, row_number() OVER (PARTITION BY l.msg_ts_ms, l.usage_key ORDER BY s.class = 'fork', l.id) AS n
+			FROM (SELECT DISTINCT n.msg_ts_ms AS ts, n.usage_key AS k FROM lines n
+				WHERE n.id > (SELECT line_id FROM derived_marks WHERE name = 'usage_copies') AND n.usage_key IS NOT NULL
+				AND EXISTS (SELECT 1 FROM lines o INDEXED BY lines_usage_key
+					WHERE o.msg_ts_ms = n.msg_ts_ms AND o.usage_key = n.usage_key AND o.id <> n.id)) d
+			JOIN lines l INDEXED BY lines_usage_key ON l.msg_ts_ms = d.ts AND l.usage_key = d.k
+			JOIN sources s ON s.id = l.source_id)
+		WHERE n > 1`,
+		`UPDATE derived_marks SET line_id = (SELECT coalesce(max(id), 0) FROM lines) WHERE name = 'usage_copies'`)
 }
 
 // usageSums sums the usage of assistant messages, each once (copies are

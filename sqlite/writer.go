@@ -17,15 +17,39 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 
 // StateDirID returns the id of a state dir, registering it when new.
 func (db *DB) StateDirID(ctx context.Context, path string) (int64, error) {
+	id, _, err := db.StateDir(ctx, path)
+	return id, err
+}
+
+// StateDir returns the id of a state dir, registering it when new, and the
+// digest of its files that the last complete ingest recorded (Scanned), nil
+// when none holds.
+func (db *DB) StateDir(ctx context.Context, path string) (int64, []byte, error) {
 	var id int64
+	var digest []byte
 	err := db.within(ctx, func(w wtx) error {
-		if _, err := w.exec(`INSERT INTO state_dirs(path, last_scan_ms) VALUES(?, ?)
-			ON CONFLICT(path) DO UPDATE SET last_scan_ms = excluded.last_scan_ms`, path, nowMs()); err != nil {
+		err := w.queryRow(`SELECT id, files_digest FROM state_dirs WHERE path = ?`, path).Scan(&id, &digest)
+		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		return w.queryRow(`SELECT id FROM state_dirs WHERE path = ?`, path).Scan(&id)
+		res, err := w.exec(`INSERT INTO state_dirs(path, last_scan_ms) VALUES(?, ?)`, path, nowMs())
+		if err == nil {
+			id, err = res.LastInsertId()
+		}
+		return err
 	})
-	return id, err
+	return id, digest, err
+}
+
+// Scanned records that an ingest brought the ledger up to date with a
+// state dir, and the digest of its files as that ingest saw them (nil when
+// some source does not match them): while no source of the dir changes,
+// an ingest that computes the same digest has nothing to do.
+func (db *DB) Scanned(ctx context.Context, stateDirID int64, digest []byte) error {
+	return db.within(ctx, func(w wtx) error {
+		_, err := w.exec(`UPDATE state_dirs SET last_scan_ms = ?, files_digest = ? WHERE id = ?`, nowMs(), digest, stateDirID)
+		return err
+	})
 }
 
 // SetAgents records the agents found in a state dir.
@@ -108,27 +132,31 @@ func (db *DB) UpdateSource(ctx context.Context, src *clawledger.Source) error {
 // derivedTables hold rows derived from a source's lines, keyed by source_id.
 var derivedTables = []string{"tool_calls", "compactions", "model_changes", "cron_runs"}
 
-// Begin starts writing one source in a savepoint of the write transaction.
-func (db *DB) Begin(ctx context.Context, src *clawledger.Source, replace bool) (clawledger.IngestTx, *clawledger.Session, error) {
+// Begin starts writing one source in the write transaction (in a savepoint
+// of it when mode is Replace or Atomic).
+func (db *DB) Begin(ctx context.Context, src *clawledger.Source, mode clawledger.WriteMode) (clawledger.IngestTx, *clawledger.Session, error) {
 	w, err := db.tx(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := w.execAll("SAVEPOINT src"); err != nil {
-		db.abort()
-		return nil, nil, err
+	t := &ingestTx{w: w, src: src, batch: db.batch, savepoint: mode != clawledger.Append}
+	if t.savepoint {
+		if err := w.execAll("SAVEPOINT src"); err != nil {
+			db.abort()
+			return nil, nil, err
+		}
 	}
-	t := &ingestTx{w: w, src: src}
+	replace := mode == clawledger.Replace
 	if replace {
 		if err := deleteSourceRows(w, src.ID); err != nil {
-			t.Rollback()
+			db.abort()
 			return nil, nil, err
 		}
 	}
 	sess := &clawledger.Session{SourceID: src.ID, AgentID: src.AgentID, SessionID: src.SessionID, Class: src.Class, Kind: src.Kind}
 	if src.Kind == clawledger.KindTranscript && !replace && (src.Cursor.Offset > 0 || src.Cursor.Lines > 0) {
 		if err := loadSessionState(w, sess); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			t.Rollback()
+			db.abort()
 			return nil, nil, err
 		}
 	}
@@ -145,14 +173,27 @@ func deleteSourceRows(w wtx, sourceID int64) error {
 }
 
 type ingestTx struct {
-	w     wtx
-	src   *clawledger.Source
-	bytes int64
-	done  bool
+	w         wtx
+	src       *clawledger.Source
+	batch     *sql.Tx // the write transaction it writes in
+	savepoint bool
+	bytes     int64
+	done      bool
 }
 
+// errAborted: a write failed, and the write transaction was rolled back.
+var errAborted = errors.New("the write transaction was rolled back after a failed write")
+
+// exec runs one write; a failure rolls the whole write transaction back.
 func (t *ingestTx) exec(query string, args ...any) (sql.Result, error) {
-	return t.w.exec(query, args...)
+	if t.done || t.w.db.batch != t.batch {
+		return nil, errAborted
+	}
+	res, err := t.w.exec(query, args...)
+	if err != nil {
+		t.w.db.abort()
+	}
+	return res, err
 }
 
 const (
@@ -201,7 +242,7 @@ func lineArgs(sourceID int64, rec *clawledger.Record) []any {
 		}
 		var key any
 		u := m.Usage
-		if u != nil && rec.UsageKey != "" {
+		if u != nil && rec.UsageKey != 0 {
 			key = rec.UsageKey
 		} else if u == nil {
 			u = &clawledger.Usage{}
@@ -220,7 +261,7 @@ func lineArgs(sourceID int64, rec *clawledger.Record) []any {
 		if m.ExitCode != nil {
 			exit = *m.ExitCode
 		}
-		args = append(args, m.ToolCallID, m.ToolName, m.IsError, m.ErrorText, dur, exit)
+		args = append(args, m.ToolCallID, m.ToolName, rec.ToolFailed, rec.ToolError, dur, exit)
 	}
 	return append(args, l.Raw)
 }
@@ -239,6 +280,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 		return err
 	}
 	t.bytes += int64(len(rec.Line.Raw))
+	t.w.db.batchLines = true
 	lineID, err := res.LastInsertId()
 	if err != nil {
 		return err
@@ -313,22 +355,24 @@ func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error
 	if t.done {
 		return errors.New("ingest transaction already finished")
 	}
+	src := *t.src
+	src.Cursor, src.GoneAt = cur, 0
+	if _, err := t.exec(updateSourceSQL, updateSourceArgs(&src)...); err != nil {
+		return err
+	}
+	if sess != nil && src.Kind == clawledger.KindTranscript {
+		if _, err := t.exec(saveSessionSQL, saveSessionArgs(sess)...); err != nil {
+			return err
+		}
+	}
+	if t.savepoint {
+		if _, err := t.exec("RELEASE src"); err != nil {
+			return err
+		}
+	}
 	t.done = true
-	t.src.Cursor = cur
-	t.src.GoneAt = 0
-	err := updateSource(t.w, t.src)
-	if err == nil && sess != nil && t.src.Kind == clawledger.KindTranscript {
-		err = saveSession(t.w, sess)
-	}
-	if err != nil {
-		t.rollback()
-		return err
-	}
+	*t.src = src
 	db := t.w.db
-	if err := t.w.execAll("RELEASE src"); err != nil {
-		db.abort()
-		return err
-	}
 	db.batchSize += t.bytes
 	if db.batchSize >= batchBytes {
 		return db.Flush(t.w.ctx)
@@ -336,19 +380,24 @@ func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error
 	return nil
 }
 
-// Rollback abandons the source's lines (its savepoint); other sources in
-// the write transaction stay.
+// Rollback undoes the source's writes: back to its savepoint (other
+// sources in the write transaction stay), or without one, the whole write
+// transaction.
 func (t *ingestTx) Rollback() error {
 	if t.done {
 		return nil
 	}
 	t.done = true
-	return t.rollback()
-}
-
-func (t *ingestTx) rollback() error {
+	db := t.w.db
+	if db.batch != t.batch {
+		return nil // already rolled back
+	}
+	if !t.savepoint {
+		db.abort()
+		return nil
+	}
 	if err := t.w.execAll("ROLLBACK TO src", "RELEASE src"); err != nil {
-		t.w.db.abort()
+		db.abort()
 		return err
 	}
 	return nil
@@ -375,7 +424,7 @@ func loadSessionState(w wtx, s *clawledger.Session) error {
 	return json.Unmarshal([]byte(models), &s.Models)
 }
 
-func saveSession(w wtx, s *clawledger.Session) error {
+func saveSessionArgs(s *clawledger.Session) []any {
 	models, _ := json.Marshal(nonNil(s.Models))
 	m := string(models)
 	fields := sessionStateFields(s, &m)
@@ -391,8 +440,7 @@ func saveSession(w wtx, s *clawledger.Session) error {
 			args = append(args, *p)
 		}
 	}
-	_, err := w.exec(saveSessionSQL, args...)
-	return err
+	return args
 }
 
 var saveSessionSQL = `INSERT OR REPLACE INTO sessions(source_id, ` + sessionStateColumns + `)

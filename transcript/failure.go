@@ -5,6 +5,7 @@
 package transcript
 
 import (
+	"bytes"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,7 +30,38 @@ var (
 	exceptionLead = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.$]*(?:Error|Exception)(?::|$)`)
 	// failure phrases anywhere in the first lines
 	errorPhrase = regexp.MustCompile(`(?i)traceback \(most recent call last\)|command not found|no such file or directory|permission denied|segmentation fault|(?:exited with|exit) (?:code|status) [1-9]|\bexit=[1-9]`)
+	// Every match of errorPhrase contains one of these. Their letters (no k,
+	// no s) fold to ASCII letters only, so an ASCII case-insensitive search
+	// finds them wherever the regexp would match; the regexp, a hundred
+	// times slower on a long line than this search, runs only where one is.
+	errorPhraseHints = []string{"call la", "not found", "or directory", "denied", "fault", "xit"}
 )
+
+// hasErrorPhrase is errorPhrase.MatchString(line), fast on lines that
+// cannot match (the common case: the error rule runs on every tool result
+// at ingest).
+func hasErrorPhrase(line string) bool {
+	var buf [failureScanBytes]byte
+	var lower []byte
+	if len(line) <= len(buf) {
+		lower = buf[:len(line)]
+	} else {
+		lower = make([]byte, len(line))
+	}
+	for i := range lower {
+		c := line[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	for _, h := range errorPhraseHints {
+		if bytes.Contains(lower, []byte(h)) {
+			return errorPhrase.MatchString(line)
+		}
+	}
+	return false
+}
 
 // Failure applies the error rule to a tool result: it failed when it says
 // so (isError, an error payload, a failed status in its details: already
@@ -62,7 +94,7 @@ func ErrorWords(text string) (string, bool) {
 		if line == "" {
 			continue
 		}
-		if errorLead.MatchString(line) || exceptionLead.MatchString(line) || errorPhrase.MatchString(line) {
+		if errorLead.MatchString(line) || exceptionLead.MatchString(line) || hasErrorPhrase(line) {
 			return oneLine(line, 300), true
 		}
 		if seen++; seen == failureScanLines {

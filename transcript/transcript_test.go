@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/openclaw"
@@ -170,7 +172,8 @@ func FuzzTarget(f *testing.F) {
 }
 
 func FuzzErrorWords(f *testing.F) {
-	for _, s := range []string{"error: x", "ok", "\n\n\nTraceback (most recent call last)", "é\xffrror"} {
+	for _, s := range []string{"error: x", "ok", "\n\n\nTraceback (most recent call last)", "é\xffrror",
+		"no \u017fuch file or directory", "exit \u212aode 1", "EXIT=3", "\u017fegmentation fault"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -178,5 +181,43 @@ func FuzzErrorWords(f *testing.F) {
 		if failed != (line != "") {
 			t.Fatalf("ErrorWords(%q) = %q, %v", s, line, failed)
 		}
+		for l := range strings.SplitSeq(s, "\n") {
+			if got, want := hasErrorPhrase(l), errorPhrase.MatchString(l); got != want {
+				t.Fatalf("hasErrorPhrase(%q) = %v, the regexp says %v", l, got, want)
+			}
+		}
 	})
+}
+
+// TestErrorPhraseHints: the hints' letters fold to ASCII only (under
+// Unicode simple folding, which (?i) uses), and each phrase the regexp
+// matches, in any case, contains one.
+func TestErrorPhraseHints(t *testing.T) {
+	for _, h := range errorPhraseHints {
+		for _, r := range h {
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				if f >= utf8.RuneSelf {
+					t.Errorf("hint %q: %q folds to %q, which an ASCII search misses", h, r, f)
+				}
+			}
+		}
+	}
+	for _, phrase := range []string{"Traceback (most recent call last)", "COMMAND NOT FOUND", "No \u017fuch file or directory",
+		"permi\u017f\u017fion denied", "\u017fegmentation fault", "exited with code 2", "Exit \u017ftatus 1", "\u212aill: command not found", "x exit=1"} {
+		if !errorPhrase.MatchString(phrase) || !hasErrorPhrase(phrase) {
+			t.Errorf("%q: regexp %v, hasErrorPhrase %v; want both true", phrase, errorPhrase.MatchString(phrase), hasErrorPhrase(phrase))
+		}
+	}
+	for _, s := range []string{"", "all good", strings.Repeat("exit code zero ", 300), "permission granted"} {
+		if hasErrorPhrase(s) != errorPhrase.MatchString(s) {
+			t.Errorf("%q: hasErrorPhrase disagrees with the regexp", s)
+		}
+	}
+}
+
+func BenchmarkErrorWords(b *testing.B) {
+	text := strings.Repeat("kalo mine ratu shi po vezan dor el quibra fen gal ", 45) + "\n" + strings.Repeat("more output ", 30)
+	for b.Loop() {
+		ErrorWords(text)
+	}
 }

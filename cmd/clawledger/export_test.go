@@ -37,7 +37,7 @@ func TestExportStaysInside(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tx, sess, err := db.Begin(ctx, src, false)
+		tx, sess, err := db.Begin(ctx, src, clawledger.Append)
 		if err != nil {
 			t.Fatal(err)
 		}

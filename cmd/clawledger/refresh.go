@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -52,12 +51,6 @@ func (a *app) refresh(ctx context.Context) error {
 // refreshDerived brings the derived layers (search index, episodes, ...)
 // up to date after an ingest. Each layer updates incrementally.
 func (a *app) refreshDerived(ctx context.Context, db *sqlite.DB) error {
-	if err := db.RefreshUsageCopies(ctx); err != nil {
-		return fmt.Errorf("mark usage copies: %w", err)
-	}
-	if _, err := db.RefreshToolFailures(ctx, toolResultFailure); err != nil {
-		return fmt.Errorf("check tool results: %w", err)
-	}
 	if err := a.refreshEpisodes(ctx, db); err != nil {
 		return err
 	}

@@ -67,14 +67,12 @@ const lastUserMessages = 3
 // sessionDetails are what a session row shows beyond the stored summary.
 type sessionDetails struct {
 	LastUserMessages []string
-	ToolErrors       int64 // by the error rule, which the stored summary predates
 	Match            *report.ProjectMatch
 	Project          string
 }
 
-// loadDetails reads a session's last user messages; failures are the tool
-// failures of every transcript (sqlite.DB.ToolFailures).
-func loadDetails(ctx context.Context, db *sqlite.DB, s *clawledger.Session, failures map[int64]int64) (*sessionDetails, error) {
+// loadDetails reads a session's last user messages.
+func loadDetails(ctx context.Context, db *sqlite.DB, s *clawledger.Session) (*sessionDetails, error) {
 	texts, err := db.UserTexts(ctx, s.SourceID, lastUserMessages, true)
 	if err != nil {
 		return nil, err
@@ -82,7 +80,7 @@ func loadDetails(ctx context.Context, db *sqlite.DB, s *clawledger.Session, fail
 	for i, t := range texts {
 		texts[i] = openclaw.Clip(strings.TrimSpace(t), 500)
 	}
-	return &sessionDetails{LastUserMessages: texts, ToolErrors: failures[s.SourceID]}, nil
+	return &sessionDetails{LastUserMessages: texts}, nil
 }
 
 type flagsJSON struct {
@@ -149,7 +147,6 @@ func toSessionJSON(s *clawledger.Session, d *sessionDetails) sessionJSON {
 	j.LastUserMessages = []string{}
 	if d != nil {
 		j.LastUserMessages = append(j.LastUserMessages, d.LastUserMessages...)
-		j.ToolErrors = d.ToolErrors
 		if m := d.Match; m != nil {
 			j.Match = &matchJSON{Project: d.Project, By: m.By, Cwd: m.Cwd, Component: m.Component, Message: m.Message, Excerpt: m.Excerpt}
 		}

@@ -63,10 +63,6 @@ why it matched.`,
 		if err != nil {
 			return err
 		}
-		failures, err := db.ToolFailures(ctx)
-		if err != nil {
-			return err
-		}
 		var rows []sessionJSON
 		for _, s := range list {
 			if limit > 0 && len(rows) == limit {
@@ -81,7 +77,7 @@ why it matched.`,
 					continue
 				}
 			}
-			d, err := loadDetails(ctx, db, s, failures)
+			d, err := loadDetails(ctx, db, s)
 			if err != nil {
 				return err
 			}

@@ -171,11 +171,7 @@ type unit struct {
 var errWindowDone = errors.New("window complete")
 
 func (a *app) show(ctx context.Context, db *sqlite.DB, s *clawledger.Session, o showOptions) error {
-	failures, err := db.ToolFailures(ctx)
-	if err != nil {
-		return err
-	}
-	d, err := loadDetails(ctx, db, s, failures)
+	d, err := loadDetails(ctx, db, s)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawledger/clawledger"
-	"github.com/clawledger/clawledger/openclaw"
-	"github.com/clawledger/clawledger/transcript"
 )
 
 type toolJSON struct {
@@ -126,14 +124,4 @@ func msString(ms *int64) string {
 		return strconv.FormatFloat(float64(*ms)/1000, 'f', 1, 64) + "s"
 	}
 	return strconv.FormatInt(*ms, 10) + "ms"
-}
-
-// toolResultFailure applies the error rule to one stored tool result line;
-// the derived refresh calls it for every result not yet checked.
-func toolResultFailure(line []byte) (string, bool) {
-	e, err := openclaw.ParseEntry(line)
-	if err != nil || e.Message == nil {
-		return "", false
-	}
-	return transcript.Failure(e.Message)
 }

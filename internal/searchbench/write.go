@@ -50,7 +50,7 @@ func writeSession(ctx context.Context, db *sqlite.DB, sdID int64, raw string, s 
 	if err != nil {
 		return err
 	}
-	tx, sess, err := db.Begin(ctx, src, false)
+	tx, sess, err := db.Begin(ctx, src, clawledger.Append)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,11 @@
 CREATE TABLE state_dirs (
   id          INTEGER PRIMARY KEY,
   path        TEXT NOT NULL UNIQUE,
-  last_scan_ms INTEGER
+  last_scan_ms INTEGER,
+  -- what the last complete ingest saw of the dir's files (a digest of
+  -- their paths and stat), when every source then matched it; a change to
+  -- any of the dir's sources voids it (triggers below)
+  files_digest BLOB
 );
 
 CREATE TABLE agents (
@@ -40,6 +44,22 @@ CREATE TABLE sources (
   UNIQUE (state_dir_id, rel_path)
 );
 
+-- +goose StatementBegin
+CREATE TRIGGER sources_insert_voids_digest AFTER INSERT ON sources BEGIN
+  UPDATE state_dirs SET files_digest = NULL WHERE id = new.state_dir_id AND files_digest IS NOT NULL;
+END;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER sources_update_voids_digest AFTER UPDATE ON sources BEGIN
+  UPDATE state_dirs SET files_digest = NULL WHERE id IN (old.state_dir_id, new.state_dir_id) AND files_digest IS NOT NULL;
+END;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER sources_delete_voids_digest AFTER DELETE ON sources BEGIN
+  UPDATE state_dirs SET files_digest = NULL WHERE id = old.state_dir_id AND files_digest IS NOT NULL;
+END;
+-- +goose StatementEnd
+
 -- One row per source line. raw holds the line's exact bytes (without its
 -- '\n'): the record of truth. The columns before it are derived from it (the
 -- transcript entry and its message, NULL for other lines); they sit in the
@@ -67,7 +87,7 @@ CREATE TABLE lines (
   api       TEXT,
   stop_reason   TEXT,
   error_message TEXT,
-  usage_key TEXT, -- set on assistant messages that carry a usage
+  usage_key INTEGER, -- set on assistant messages that carry a usage (a 64-bit hash)
   input_tokens  INTEGER,
   output_tokens INTEGER,
   cache_read_tokens  INTEGER,
@@ -89,7 +109,6 @@ CREATE TABLE lines (
 );
 CREATE UNIQUE INDEX lines_source_offset ON lines(source_id, offset);
 CREATE INDEX lines_malformed ON lines(source_id, line_no) WHERE status = 1;
-CREATE INDEX lines_usage ON lines(msg_ts_ms) WHERE usage_key IS NOT NULL;
 CREATE INDEX lines_tool_result ON lines(source_id, call_id) WHERE call_id IS NOT NULL;
 
 -- the entry tree
@@ -151,7 +170,7 @@ CREATE TABLE tool_calls (
   ts_ms     INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (line_id, idx)
 ) WITHOUT ROWID;
-CREATE INDEX tool_calls_source_call ON tool_calls(source_id, call_id);
+CREATE INDEX tool_calls_source_call ON tool_calls(source_id, call_id, name);
 
 -- tool results (toolResult messages)
 CREATE VIEW tool_results AS
@@ -295,6 +314,9 @@ DROP VIEW messages;
 DROP VIEW entries;
 DROP TABLE sessions;
 DROP TABLE lines;
+DROP TRIGGER sources_delete_voids_digest;
+DROP TRIGGER sources_update_voids_digest;
+DROP TRIGGER sources_insert_voids_digest;
 DROP TABLE sources;
 DROP TABLE agents;
 DROP TABLE state_dirs;

@@ -1,0 +1,191 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"testing"
+
+	"github.com/clawledger/clawledger"
+)
+
+// TestWriteModes: a failed write rolls back the whole open batch (a
+// source's lines never commit without their cursor, nor another source's
+// half), Rollback of an Atomic or Replace source undoes that source alone,
+// and Rollback of an Append source abandons the batch.
+func TestWriteModes(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	dirID, err := db.StateDirID(ctx, "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	source := func(rel string) *clawledger.Source {
+		t.Helper()
+		s, err := db.EnsureSource(ctx, &clawledger.Source{StateDirID: dirID, Rel: rel, Kind: clawledger.KindCronRuns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := source("cron/runs/a.jsonl"), source("cron/runs/b.jsonl")
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	line := func(off int64) *clawledger.Record {
+		return &clawledger.Record{Line: clawledger.Line{Offset: off, No: off + 1, Raw: []byte(`{"ts":1}`)}}
+	}
+	// write stores n lines into src in mode and commits them (or not)
+	write := func(src *clawledger.Source, mode clawledger.WriteMode, n int64, commit bool) clawledger.IngestTx {
+		t.Helper()
+		tx, _, err := db.Begin(ctx, src, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if err := tx.Add(line(src.Cursor.Offset + i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if commit {
+			if err := tx.Commit(clawledger.Cursor{Offset: src.Cursor.Offset + n, Lines: src.Cursor.Lines + n}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return tx
+	}
+	stored := func() (lines, offsets int64) {
+		t.Helper()
+		if err := db.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM lines), (SELECT coalesce(sum(offset), 0) FROM sources)`).
+			Scan(&lines, &offsets); err != nil {
+			t.Fatal(err)
+		}
+		return lines, offsets
+	}
+
+	// a failed write (a line stored twice) takes the whole batch with it
+	write(a, clawledger.Append, 3, true)
+	tx, _, err := db.Begin(ctx, b, clawledger.Append)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Add(line(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Add(line(0)); err == nil {
+		t.Fatal("a duplicate line was stored")
+	}
+	if err := tx.Commit(clawledger.Cursor{Offset: 1, Lines: 1}, nil); err == nil {
+		t.Fatal("a source committed after a failed write")
+	}
+	tx.Rollback()
+	if n, off := stored(); n != 0 || off != 0 {
+		t.Fatalf("after a failed write: %d lines, cursors at %d; want the batch rolled back", n, off)
+	}
+	a.Cursor, b.Cursor = clawledger.Cursor{}, clawledger.Cursor{}
+
+	// Atomic and Replace roll back alone
+	write(a, clawledger.Append, 3, true)
+	write(b, clawledger.Atomic, 2, false).Rollback()
+	write(a, clawledger.Replace, 1, false).Rollback()
+	if n, off := stored(); n != 3 || off != 3 {
+		t.Fatalf("after rolling back an atomic write and a replace: %d lines, cursors at %d; want 3, 3", n, off)
+	}
+	// Append rolls back the batch
+	write(b, clawledger.Append, 2, true)
+	write(a, clawledger.Append, 2, false).Rollback()
+	if n, off := stored(); n != 3 || off != 3 {
+		t.Fatalf("after rolling back an append: %d lines, cursors at %d; want 3, 3", n, off)
+	}
+}
+
+// TestUsageCopies: after every commit, usage_copies holds exactly the lines
+// that share a usage key with a line counted before them (outside forks
+// first, then by id), whatever mix of appends, re-reads (deleting lines that
+// were counted) and sources of every class came before.
+func TestUsageCopies(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	dirID, err := db.StateDirID(ctx, "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srcs []*clawledger.Source
+	for i, class := range []clawledger.FileClass{clawledger.ClassLive, clawledger.ClassFork, clawledger.ClassReset, clawledger.ClassFork, clawledger.ClassLive} {
+		s, err := db.EnsureSource(ctx, &clawledger.Source{StateDirID: dirID, Rel: fmt.Sprintf("agents/main/sessions/%d.jsonl", i),
+			Kind: clawledger.KindTranscript, Class: class})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, s)
+	}
+	rnd := rand.New(rand.NewSource(3))
+	message := func(off int64) *clawledger.Record {
+		key := int64(1 + rnd.Intn(12)) // few keys: many copies
+		return &clawledger.Record{Line: clawledger.Line{Offset: off, No: off + 1, Raw: []byte(`{}`)}, UsageKey: key,
+			Entry: &clawledger.Entry{Type: "message", Message: &clawledger.Message{Role: "assistant", Timestamp: key * 1000,
+				Usage: &clawledger.Usage{Input: key}}}}
+	}
+	ids := func(query string) []int64 {
+		t.Helper()
+		rows, err := db.r.QueryContext(ctx, query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, id)
+		}
+		return out
+	}
+	for step := range 200 {
+		src := srcs[rnd.Intn(len(srcs))]
+		mode := clawledger.Append
+		if rnd.Intn(4) == 0 {
+			mode = clawledger.Replace
+			src.Cursor = clawledger.Cursor{}
+		}
+		tx, sess, err := db.Begin(ctx, src, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int64(rnd.Intn(4))
+		for i := range n {
+			if err := tx.Add(message(src.Cursor.Offset + i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(clawledger.Cursor{Offset: src.Cursor.Offset + n, Lines: src.Cursor.Lines + n}, sess); err != nil {
+			t.Fatal(err)
+		}
+		if rnd.Intn(3) > 0 {
+			continue
+		}
+		if err := db.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got := ids(`SELECT line_id FROM usage_copies ORDER BY line_id`)
+		want := ids(`SELECT id FROM (SELECT l.id, row_number() OVER (PARTITION BY l.usage_key ORDER BY s.class = 'fork', l.id) AS n
+			FROM lines l JOIN sources s ON s.id = l.source_id WHERE l.usage_key IS NOT NULL) WHERE n > 1 ORDER BY id`)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("step %d: usage_copies %v, want %v", step, got, want)
+		}
+	}
+}
