@@ -2,8 +2,11 @@
 # Ingest benchmark (docs/benchmarks.md, "Ingest"): builds a large synthetic
 # state dir and times, on the same tree,
 #   - the read floor:    rg -c -uu '"type"' over every file
-#   - the storage floor: internal/cmd/rawfloor (each line's bytes into a one-table SQLite db)
-#   - clawledger ingest: a full ingest into a fresh ledger (every derived table)
+#   - the storage floor: internal/cmd/rawfloor (each line's bytes into a one-table SQLite db),
+#                        at SQLite's default page size and at the ledger's 16 KiB
+#   - clawledger ingest --no-index: a full ingest into a fresh ledger (every derived
+#                        table but the search index: the target's terms)
+#   - clawledger ingest: the same with the search index built too
 #   - the no-op floor:   find -newer over the tree
 #   - clawledger ingest: a no-op re-ingest
 # and the peak RSS of the full ingest and of a single 500 MB transcript.
@@ -32,6 +35,8 @@ hyperfine --warmup 1 --runs 3 --export-json "$WORK/full.json" \
   --prepare "rm -f $WORK/floor.db* $WORK/ledger.db*" \
   -n read-floor "rg -c -uu '\"type\"' $TREE" \
   -n storage-floor "$B/rawfloor -db $WORK/floor.db $TREE" \
+  -n storage-floor-16k "$B/rawfloor -page-size 16384 -db $WORK/floor.db $TREE" \
+  -n clawledger-ingest-no-index "$B/clawledger ingest -q --no-index --state $TREE --db $WORK/ledger.db" \
   -n clawledger-ingest "$B/clawledger ingest -q --state $TREE --db $WORK/ledger.db"
 
 # the ledger for the no-op runs
@@ -44,6 +49,9 @@ hyperfine --warmup 2 --runs 10 --export-json "$WORK/noop.json" \
 
 echo "peak RSS, full ingest:"
 rm -f "$WORK"/ledger.db*
+/usr/bin/time -f "  %M KiB, %e s" "$B/clawledger" ingest -q --no-index --state "$TREE" --db "$WORK/ledger.db"
+echo "peak RSS, full ingest with the search index:"
+rm -f "$WORK"/ledger.db*
 /usr/bin/time -f "  %M KiB, %e s" "$B/clawledger" ingest -q --state "$TREE" --db "$WORK/ledger.db"
 
 ONE=$WORK/one/.openclaw
@@ -51,5 +59,8 @@ if [ ! -d "$ONE" ]; then
   "$B/genstate" -kind large -home "$WORK/one" -size 500MB -files 1 -agents 1
 fi
 echo "peak RSS, one $(du -h "$ONE"/agents/main/sessions/*.jsonl | cut -f1) transcript:"
+rm -f "$WORK"/one.db*
+/usr/bin/time -f "  %M KiB, %e s" "$B/clawledger" ingest -q --no-index --state "$ONE" --db "$WORK/one.db"
+echo "peak RSS, the same with the search index:"
 rm -f "$WORK"/one.db*
 /usr/bin/time -f "  %M KiB, %e s" "$B/clawledger" ingest -q --state "$ONE" --db "$WORK/one.db"

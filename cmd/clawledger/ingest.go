@@ -31,6 +31,10 @@ Without --state it looks at $OPENCLAW_STATE_DIR, ~/.openclaw, ~/.openclaw-*,
 ~/.clawdbot, ~/.moltbot and ~/.moldbot. When none exists it ingests a bundled
 sample state dir instead, and says so.
 
+--no-index leaves the search index for later: the next ingest (or
+` + "`clawledger reindex`" + `) brings it up to date. A first import of a large
+tree is ready for every other query sooner.
+
 Exit code 3 means the run completed with warnings (malformed lines newly seen,
 unreadable files, a corrupt index); 1 means it failed.`,
 		Args: cobra.NoArgs,
@@ -71,6 +75,7 @@ unreadable files, a corrupt index); 1 means it failed.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&a.noIndex, "no-index", false, "store and derive everything but the search index, which the next ingest or `clawledger reindex` brings up to date")
 	return cmd
 }
 

@@ -54,6 +54,9 @@ func (a *app) refreshDerived(ctx context.Context, db *sqlite.DB) error {
 	if err := a.refreshEpisodes(ctx, db); err != nil {
 		return err
 	}
+	if a.noIndex {
+		return nil
+	}
 	return a.refreshSearch(ctx, db)
 }
 

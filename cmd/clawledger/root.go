@@ -45,6 +45,7 @@ type app struct {
 	queryPath    bool                // refreshing before a query: no network calls, no index builds
 	watching     bool                // in a watch batch, holding the writer lock: no network calls
 	searchBehind int64               // ledger lines the search index has yet to take in
+	noIndex      bool                // ingest --no-index: the search index waits for the next ingest or reindex
 	embedder     clawledger.Embedder // opened once per process
 	embedderCfg  embed.Config
 }

@@ -288,3 +288,22 @@ func TestQueriesNeverBuildTheIndex(t *testing.T) {
 		t.Errorf("ingest did not build the index: %s", out)
 	}
 }
+
+func TestIngestNoIndex(t *testing.T) {
+	e := newSearchEnv(t)
+	if err := os.WriteFile(filepath.Join(e.state, "workspace", "MEMORY.md"), []byte("# Memory\n\nThe zanzibar offsite is in May.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := e.run("ingest", "--no-index"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, out, _ := e.run("search", "zanzibar", "--no-refresh", "--json"); !strings.Contains(out, `"hits": []`) {
+		t.Errorf("ingest --no-index indexed the new memory file: %s", out)
+	}
+	if code, _, stderr := e.run("ingest"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, out, _ := e.run("search", "zanzibar", "--no-refresh", "--json"); strings.Contains(out, `"hits": []`) {
+		t.Errorf("the next ingest did not catch the index up: %s", out)
+	}
+}
