@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -179,6 +180,7 @@ type ingestTx struct {
 	savepoint bool
 	bytes     int64
 	done      bool
+	args      []any // reused for each line's arguments
 }
 
 // errAborted: a write failed, and the write transaction was rolled back.
@@ -197,11 +199,6 @@ func (t *ingestTx) exec(query string, args ...any) (sql.Result, error) {
 }
 
 const (
-	insertLine = `INSERT INTO lines(source_id, offset, line_no, status, error, type, entry_id, parent_id, synthetic, ts_ms,
-		role, msg_ts_ms, text, model, provider, api, stop_reason, error_message, usage_key, input_tokens, output_tokens,
-		cache_read_tokens, cache_write_tokens, total_tokens, cost_input, cost_output, cost_cache_read, cost_cache_write,
-		cost_total, call_id, tool_name, is_error, error_text, duration_ms, exit_code, raw)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertToolCall   = `INSERT INTO tool_calls(line_id, idx, source_id, call_id, name, arguments, ts_ms) VALUES(?, ?, ?, ?, ?, ?, ?)`
 	insertCompaction = `INSERT INTO compactions(line_id, source_id, kind, summary, first_kept_entry_id, tokens_before, tokens_after,
 		read_files, modified_files, from_hook, ts_ms) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -213,47 +210,97 @@ const (
 		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
-// lineArgs are the insertLine arguments: the line, its entry, message and
-// tool result columns (NULL when the line has none), and its raw bytes last.
-func lineArgs(sourceID int64, rec *clawledger.Record) []any {
+// The columns of a lines row, in groups. A line fills only some of them,
+// so each kind of line has its own INSERT binding only those (every value
+// bound costs a call into the driver and SQLite, and lines are most of an
+// ingest): the others stay NULL, but for the usage numbers of a message
+// without usage, which are 0.
+var (
+	lineBase    = []string{"source_id", "offset", "line_no", "status", "error"}
+	lineEntry   = []string{"type", "entry_id", "parent_id", "synthetic", "ts_ms"}
+	lineMessage = []string{"role", "msg_ts_ms", "text", "model", "provider", "api", "stop_reason", "error_message"}
+	lineUsage   = []string{"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
+		"cost_input", "cost_output", "cost_cache_read", "cost_cache_write", "cost_total"}
+	lineTool = []string{"call_id", "tool_name", "is_error", "error_text", "duration_ms", "exit_code"}
+)
+
+// lineInserts are the INSERTs of each kind of line, by lineKind: the
+// columns of its groups, with a message's usage key after its tool result
+// columns, and raw last.
+var lineInserts = func() [6]string {
+	insert := func(groups []string, usage, tool bool) string {
+		cols := slices.Clone(groups)
+		vals := slices.Repeat([]string{"?"}, len(cols))
+		if len(groups) > len(lineBase)+len(lineEntry) { // a message
+			if usage {
+				cols, vals = append(cols, lineUsage...), append(vals, slices.Repeat([]string{"?"}, len(lineUsage))...)
+			} else {
+				cols, vals = append(cols, lineUsage...), append(vals, slices.Repeat([]string{"0"}, len(lineUsage))...)
+			}
+			if tool {
+				cols, vals = append(cols, lineTool...), append(vals, slices.Repeat([]string{"?"}, len(lineTool))...)
+			}
+			if usage {
+				cols, vals = append(cols, "usage_key"), append(vals, "?")
+			}
+		}
+		return "INSERT INTO lines(" + strings.Join(append(cols, "raw"), ", ") + ") VALUES(" + strings.Join(append(vals, "?"), ", ") + ")"
+	}
+	message := slices.Concat(lineBase, lineEntry, lineMessage)
+	return [6]string{
+		lineBare:        insert(lineBase, false, false),
+		lineEntryOnly:   insert(slices.Concat(lineBase, lineEntry), false, false),
+		lineMessageOnly: insert(message, false, false),
+		lineUsed:        insert(message, true, false),
+		lineResult:      insert(message, false, true),
+		lineUsedResult:  insert(message, true, true),
+	}
+}()
+
+// lineKind says which columns of a lines row a line fills.
+type lineKind int
+
+const (
+	lineBare        lineKind = iota // no entry: a blank or malformed line, a cron run
+	lineEntryOnly                   // an entry without a message
+	lineMessageOnly                 // a message without usage
+	lineUsed                        // a message with usage
+	lineResult                      // a tool result without usage
+	lineUsedResult                  // a tool result with usage
+)
+
+// lineInsert returns a line's INSERT and its arguments, appended to args:
+// the line, its entry, message, usage and tool result columns (as its kind
+// has them), and its raw bytes last.
+func lineInsert(args []any, sourceID int64, rec *clawledger.Record) (string, []any) {
 	l := &rec.Line
-	args := make([]any, 0, 36)
 	args = append(args, sourceID, l.Offset, l.No, int(l.Status), nullString(l.Error))
 	e := rec.Entry
 	if e == nil {
-		args = append(args, nil, nil, nil, nil, nil)
-	} else {
-		args = append(args, e.Type, rec.EntryID, rec.ParentID, rec.EntryID != "" && e.ID == "", e.Timestamp)
+		return lineInserts[lineBare], append(args, l.Raw)
 	}
-	var m *clawledger.Message
-	if e != nil {
-		m = e.Message
-	}
+	args = append(args, e.Type, rec.EntryID, rec.ParentID, rec.EntryID != "" && e.ID == "", e.Timestamp)
+	m := e.Message
 	if m == nil {
-		args = append(args, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
-	} else {
-		ts := m.Timestamp
-		if ts == 0 {
-			ts = e.Timestamp
-		}
-		model, provider := m.Model, m.Provider
-		if rec.Model != "" {
-			model, provider = rec.Model, rec.Provider
-		}
-		var key any
-		u := m.Usage
-		if u != nil && rec.UsageKey != 0 {
-			key = rec.UsageKey
-		} else if u == nil {
-			u = &clawledger.Usage{}
-		}
-		args = append(args, m.Role, ts, storedText(m), model, provider, m.API, m.StopReason, m.ErrorMessage, key,
-			u.Input, u.Output, u.CacheRead, u.CacheWrite, u.Total,
+		return lineInserts[lineEntryOnly], append(args, l.Raw)
+	}
+	ts := m.Timestamp
+	if ts == 0 {
+		ts = e.Timestamp
+	}
+	model, provider := m.Model, m.Provider
+	if rec.Model != "" {
+		model, provider = rec.Model, rec.Provider
+	}
+	args = append(args, m.Role, ts, storedText(m), model, provider, m.API, m.StopReason, m.ErrorMessage)
+	kind := lineMessageOnly
+	if u := m.Usage; u != nil {
+		kind = lineUsed
+		args = append(args, u.Input, u.Output, u.CacheRead, u.CacheWrite, u.Total,
 			u.Cost.Input, u.Cost.Output, u.Cost.CacheRead, u.Cost.CacheWrite, u.Cost.Total)
 	}
-	if m == nil || m.Role != "toolResult" {
-		args = append(args, nil, nil, nil, nil, nil, nil)
-	} else {
+	if m.Role == "toolResult" {
+		kind += lineResult - lineMessageOnly
 		var dur, exit any
 		if m.DurationMs != nil {
 			dur = *m.DurationMs
@@ -263,7 +310,14 @@ func lineArgs(sourceID int64, rec *clawledger.Record) []any {
 		}
 		args = append(args, m.ToolCallID, m.ToolName, rec.ToolFailed, rec.ToolError, dur, exit)
 	}
-	return append(args, l.Raw)
+	if m.Usage != nil {
+		var key any
+		if rec.UsageKey != 0 {
+			key = rec.UsageKey
+		}
+		args = append(args, key)
+	}
+	return lineInserts[kind], append(args, l.Raw)
 }
 
 func nullString(s string) any {
@@ -275,7 +329,10 @@ func nullString(s string) any {
 
 // Add stores one line and the rows derived from it.
 func (t *ingestTx) Add(rec *clawledger.Record) error {
-	res, err := t.exec(insertLine, lineArgs(t.src.ID, rec)...)
+	query, args := lineInsert(t.args[:0], t.src.ID, rec)
+	res, err := t.exec(query, args...)
+	clear(args)
+	t.args = args
 	if err != nil {
 		return err
 	}
