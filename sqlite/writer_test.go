@@ -10,21 +10,30 @@ import (
 	"github.com/clawledger/clawledger"
 )
 
+// openStateDir opens a new ledger (closed when the test ends) holding one
+// state dir, "/state".
+func openStateDir(t *testing.T) (*DB, int64) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	dirID, err := db.StateDirID(ctx, "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, dirID
+}
+
 // TestWriteModes: a failed write rolls back the whole open batch (a
 // source's lines never commit without their cursor, nor another source's
 // half), Rollback of an Atomic or Replace source undoes that source alone,
 // and Rollback of an Append source abandons the batch.
 func TestWriteModes(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "ledger.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	dirID, err := db.StateDirID(ctx, "/state")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, dirID := openStateDir(t)
 	source := func(rel string) *clawledger.Source {
 		t.Helper()
 		s, err := db.EnsureSource(ctx, &clawledger.Source{StateDirID: dirID, Rel: rel, Kind: clawledger.KindCronRuns})
@@ -113,15 +122,7 @@ func TestWriteModes(t *testing.T) {
 // were counted) and sources of every class came before.
 func TestUsageCopies(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "ledger.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	dirID, err := db.StateDirID(ctx, "/state")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, dirID := openStateDir(t)
 	var srcs []*clawledger.Source
 	for i, class := range []clawledger.FileClass{clawledger.ClassLive, clawledger.ClassFork, clawledger.ClassReset, clawledger.ClassFork, clawledger.ClassLive} {
 		s, err := db.EnsureSource(ctx, &clawledger.Source{StateDirID: dirID, Rel: fmt.Sprintf("agents/main/sessions/%d.jsonl", i),
