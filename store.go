@@ -43,7 +43,8 @@ type Cursor struct {
 	Pending    int64  // bytes after Offset still waiting for their newline
 	// Mark is kept for sources held in an OpenClaw database only: a
 	// transcript's rewrite generation (a new one means OpenClaw rewrote it),
-	// or a run log's last run as "<ts>/<id>".
+	// or what a run log holds: its newest run as "<ts>/<id>", then ";" and
+	// the receipts of its runs that the database still holds.
 	Mark string
 }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -32,8 +33,9 @@ type dbPlan struct {
 	indexPrint  string
 
 	// state database
-	jobs []agentdb.CronJob
-	runs []agentdb.CronRun
+	jobs     []agentdb.CronJob
+	runs     []agentdb.CronRun
+	receipts map[string]bool // ids of the run receipts it holds
 }
 
 // openDatabase opens one database and reads its summary.
@@ -65,7 +67,7 @@ func (d *dbPlan) summarize(ctx context.Context) (err error) {
 		if d.jobs, err = d.db.CronJobs(ctx); err != nil {
 			return err
 		}
-		d.runs, err = d.db.CronRuns(ctx)
+		d.runs, d.receipts, err = d.db.CronRuns(ctx)
 		return err
 	}
 	if d.transcripts, err = d.db.Transcripts(ctx); err != nil {
@@ -534,16 +536,79 @@ func (c *Collector) ingestDatabaseRuns(ctx context.Context, p *dirPlan, d *dbPla
 	return nil
 }
 
-func runMark(r agentdb.CronRun) string { return strconv.FormatInt(r.Ts, 10) + "/" + r.ID }
+// runLog is what a job's run log holds, as its cursor's mark says:
+// "<ts>/<id>" of its newest run, then ";" and the receipts of the runs it
+// holds that the database still has, comma-separated. A run's receipt is
+// its identity: OpenClaw finishes a run's receipt and its task row in
+// separate writes, and the task row may name a receipt already stored
+// alone, so a run with a receipt is new when its receipt is not among
+// them (however late it finished), one without when it sorts after the
+// newest. OpenClaw keeps the receipts of a job's latest runs only (64),
+// which bounds the mark.
+type runLog struct {
+	ts       int64
+	id       string // "" before the first run
+	receipts map[string]bool
+}
 
-// after reports whether a run sorts after the run a mark names.
-func after(r agentdb.CronRun, mark string) bool {
-	tsText, id, ok := strings.Cut(mark, "/")
-	ts, err := strconv.ParseInt(tsText, 10, 64)
-	if !ok || err != nil {
-		return true
+// readRunLog reads a run log's mark. A mark written before receipts were
+// kept ("<ts>/<id>" alone) stands for every run up to its newest.
+func readRunLog(mark string, runs []agentdb.CronRun) *runLog {
+	l := &runLog{receipts: map[string]bool{}}
+	newest, list, kept := strings.Cut(mark, ";")
+	if tsText, id, ok := strings.Cut(newest, "/"); ok {
+		if ts, err := strconv.ParseInt(tsText, 10, 64); err == nil {
+			l.ts, l.id = ts, id
+		}
 	}
-	return r.Ts > ts || (r.Ts == ts && r.ID > id)
+	if kept {
+		for _, r := range strings.Split(list, ",") {
+			if r != "" {
+				l.receipts[r] = true
+			}
+		}
+		return l
+	}
+	for _, r := range runs {
+		if r.Receipt != "" && !l.after(r) {
+			l.receipts[r.Receipt] = true
+		}
+	}
+	return l
+}
+
+// after reports whether a run sorts after the newest run held.
+func (l *runLog) after(r agentdb.CronRun) bool {
+	return l.id == "" || r.Ts > l.ts || (r.Ts == l.ts && r.ID > l.id)
+}
+
+// has reports whether the log holds a run.
+func (l *runLog) has(r agentdb.CronRun) bool {
+	if r.Receipt != "" {
+		return l.receipts[r.Receipt]
+	}
+	return !l.after(r)
+}
+
+func (l *runLog) add(r agentdb.CronRun) {
+	if r.Receipt != "" {
+		l.receipts[r.Receipt] = true
+	}
+	if l.after(r) {
+		l.ts, l.id = r.Ts, r.ID
+	}
+}
+
+// mark is the log's mark, naming the receipts the database still holds.
+func (l *runLog) mark(held map[string]bool) string {
+	var ids []string
+	for r := range l.receipts {
+		if held[r] {
+			ids = append(ids, r)
+		}
+	}
+	sort.Strings(ids)
+	return strconv.FormatInt(l.ts, 10) + "/" + l.id + ";" + strings.Join(ids, ",")
 }
 
 func (c *Collector) appendRuns(ctx context.Context, p *dirPlan, d *dbPlan, runs []agentdb.CronRun, rep *Report) error {
@@ -552,10 +617,15 @@ func (c *Collector) appendRuns(ctx context.Context, p *dirPlan, d *dbPlan, runs 
 		return err
 	}
 	cur := src.Cursor
+	log := &runLog{receipts: map[string]bool{}}
+	if hasContent(src) {
+		log = readRunLog(cur.Mark, runs)
+	}
 	var fresh []agentdb.CronRun
 	for _, r := range runs {
-		if !hasContent(src) || after(r, cur.Mark) {
+		if !log.has(r) {
 			fresh = append(fresh, r)
+			log.add(r)
 		}
 	}
 	if len(fresh) == 0 {
@@ -591,7 +661,7 @@ func (c *Collector) appendRuns(ctx context.Context, p *dirPlan, d *dbPlan, runs 
 		rep.BytesRead += size
 	}
 	final := sink.cur
-	final.Size, final.Mark = final.Offset, runMark(fresh[len(fresh)-1])
+	final.Size, final.Mark = final.Offset, log.mark(d.receipts)
 	if !hasContent(src) {
 		print.apply(&final)
 	}

@@ -369,3 +369,135 @@ func decompress(t *testing.T, b []byte) []byte {
 	}
 	return out
 }
+
+// cronState writes cron runs into a fixture's state database the way
+// OpenClaw does: a receipt per run, and a task row naming it in its run id.
+type cronState struct {
+	t  *testing.T
+	db *fixture.EraDB
+}
+
+func (s *cronState) exec(q string, args ...any) {
+	s.t.Helper()
+	if _, err := s.db.Exec(q, args...); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// receipt claims a run's receipt (still running).
+func (s *cronState) receipt(id string, started int64) {
+	s.exec(`INSERT INTO cron_run_receipts(receipt_id, store_key, job_id, config_revision, agent_id, status, owner_pid, started_at_ms)
+		VALUES(?, 'store', 'job-digest', 'rev', 'main', 'running', 42, ?)`, id, started)
+}
+
+func (s *cronState) finishReceipt(id, status string, finished int64) {
+	s.exec(`UPDATE cron_run_receipts SET status = ?, finished_at_ms = ? WHERE receipt_id = ?`, status, finished, id)
+}
+
+// task writes a run's task row: running while outcome is "", else ended
+// at ended with that outcome ("lost": ended without one).
+func (s *cronState) task(id, receipt, outcome string, started, ended int64) {
+	status, detail := "running", `{"kind":"cron-run","runAtMs":%d}`
+	switch outcome {
+	case "ok":
+		status, detail = "succeeded", `{"kind":"cron-run","status":"ok","runAtMs":%d,"usage":{"input_tokens":70,"output_tokens":7}}`
+	case "lost":
+		status = "lost"
+	}
+	var end any
+	if outcome != "" {
+		end = ended
+	}
+	s.exec(`INSERT INTO task_runs(task_id, runtime, task_kind, source_id, owner_key, scope_kind, agent_id, run_id, task, status,
+		delivery_status, notify_policy, created_at, started_at, ended_at, detail_json)
+		VALUES(?, 'cron', 'automation_run', 'job-digest', '', 'system', 'main', ?, 'job', ?, 'not_applicable', 'silent', ?, ?, ?, ?)
+		ON CONFLICT(task_id) DO UPDATE SET status = excluded.status, ended_at = excluded.ended_at, detail_json = excluded.detail_json`,
+		id, fmt.Sprintf("cron:job-digest:%d:%s", started, receipt), status, started, started, end, fmt.Sprintf(detail, started))
+}
+
+// A run's receipt and its task row finish in separate writes, in either
+// order, and either may be read before the other: each run is stored once,
+// from its task row when it has a finished one.
+func TestCronRunStoredOnceAcrossItsWrites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	if _, err := fixture.WriteSQLiteEra(dir); err != nil {
+		t.Fatal(err)
+	}
+	db, err := fixture.OpenEraDB(filepath.Join(dir, "state", "openclaw.sqlite"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := &cronState{t: t, db: db}
+	l := openLedger(t)
+	l.ingest(dir)
+	runs := func() int64 { return l.count(`SELECT count(*) FROM cron_runs WHERE job_id = 'job-digest'`) }
+	stored := runs() // the fixture's two
+	step := func(what string, want int64) {
+		t.Helper()
+		l.ingest(dir)
+		n := runs()
+		if n-stored != want {
+			t.Errorf("%s: %d runs stored, want %d", what, n-stored, want)
+		}
+		stored = n
+	}
+	t0 := fixture.Base.UnixMilli() + 20_000_000
+
+	// the receipt finishes, then its task row is written (finished, later)
+	s.receipt("rcpt-a", t0)
+	step("a: receipt running", 0)
+	s.finishReceipt("rcpt-a", "ok", t0+1000)
+	step("a: receipt finished, no task row yet", 1)
+	s.task("task-a", "rcpt-a", "ok", t0, t0+1500)
+	step("a: its task row finished after the receipt was stored", 0)
+
+	// the receipt finishes while its task row still runs
+	t1 := t0 + 60_000
+	s.receipt("rcpt-b", t1)
+	s.task("task-b", "rcpt-b", "", t1, 0)
+	step("b: both running", 0)
+	s.finishReceipt("rcpt-b", "ok", t1+1000)
+	step("b: receipt finished, task row running", 0)
+	s.task("task-b", "rcpt-b", "ok", t1, t1+1500)
+	step("b: task row finished", 1)
+	if n := l.count(`SELECT count(*) FROM cron_runs WHERE job_id = 'job-digest' AND input_tokens = 70 AND run_at_ms = ?`, t1); n != 1 {
+		t.Error("b: the run was not stored from its task row (usage)")
+	}
+
+	// the task row finishes first; later OpenClaw prunes it and keeps the receipt
+	t2 := t1 + 60_000
+	s.receipt("rcpt-c", t2)
+	s.task("task-c", "rcpt-c", "ok", t2, t2+1500)
+	step("c: task row finished, receipt running", 1)
+	s.finishReceipt("rcpt-c", "ok", t2+1600)
+	step("c: receipt finished", 0)
+	s.exec(`DELETE FROM task_runs WHERE task_id = 'task-c'`)
+	step("c: task row pruned", 0)
+
+	// a task row that ended without an outcome: its receipt tells the run
+	t3 := t2 + 60_000
+	s.receipt("rcpt-d", t3)
+	s.task("task-d", "rcpt-d", "", t3, 0)
+	s.finishReceipt("rcpt-d", "interrupted", t3+500)
+	step("d: interrupted, task row running", 0)
+	s.task("task-d", "rcpt-d", "lost", t3, t3+900)
+	step("d: task row lost", 1)
+
+	// a ledger whose mark predates receipts ("<ts>/<id>") stores nothing again
+	rel := openclaw.DatabaseSourceRel(openclaw.StateDatabaseRel, openclaw.DatabaseCronRunsPart("job-digest"))
+	var mark string
+	if err := l.raw.QueryRow(`SELECT mark FROM sources WHERE rel_path = ?`, rel).Scan(&mark); err != nil || !strings.Contains(mark, ";") {
+		t.Fatalf("mark %q: %v", mark, err)
+	}
+	w, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(l.db.Path, "_pragma=busy_timeout(5000)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	old, _, _ := strings.Cut(mark, ";")
+	if _, err := w.Exec(`UPDATE sources SET mark = ? WHERE rel_path = ?`, old, rel); err != nil {
+		t.Fatal(err)
+	}
+	step("an old mark", 0)
+}

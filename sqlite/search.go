@@ -46,11 +46,40 @@ type changedSource struct {
 // update resumes where it stopped. progress, when set, is told how many
 // ledger lines are behind and then how many were handled.
 func (db *DB) UpdateSearchIndex(ctx context.Context, progress search.Progress) (search.IndexStats, error) {
+	return db.updateSearchIndex(ctx, progress, false)
+}
+
+// RebuildSearchIndex empties the search index (vectors included; the
+// embedding cache and the embedder configuration stay) and builds it again
+// from the ledger, in one write transaction: searches (readers, WAL) see
+// the previous index until it commits, and a rebuild that is cancelled,
+// fails or is killed leaves the previous index as it was. The transaction
+// holds the whole index, but not in memory: what the writer's page cache
+// cannot hold spills to the WAL, which takes each page once however often
+// the transaction changes it (batches, each committed, would append it
+// again every time).
+func (db *DB) RebuildSearchIndex(ctx context.Context, progress search.Progress) (search.IndexStats, error) {
+	return db.updateSearchIndex(ctx, progress, true)
+}
+
+func (db *DB) updateSearchIndex(ctx context.Context, progress search.Progress, rebuild bool) (search.IndexStats, error) {
 	if err := db.Flush(ctx); err != nil {
 		return search.IndexStats{}, err
 	}
 	var st search.IndexStats
-	srcs, err := db.changedSources(ctx)
+	ix := &indexer{db: db, ctx: ctx, st: &st, whole: rebuild}
+	defer ix.rollback()
+	var q querier = db.w
+	if rebuild {
+		if err := ix.begin(); err != nil {
+			return st, err
+		}
+		if err := clearSearchIndex(ctx, ix.tx); err != nil {
+			return st, err
+		}
+		q = ix.tx // the writer's one connection is the transaction's
+	}
+	srcs, err := changedSources(ctx, q)
 	if err != nil {
 		return st, err
 	}
@@ -62,8 +91,6 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, progress search.Progress) (
 		progress.Start(total)
 		defer progress.Finish()
 	}
-	ix := &indexer{db: db, ctx: ctx, st: &st}
-	defer ix.rollback()
 	for _, s := range srcs {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -74,6 +101,9 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, progress search.Progress) (
 			err = ix.transcript(s)
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return st, ctx.Err() // the statement was interrupted
+			}
 			return st, fmt.Errorf("search index: %s: %w", s.rel, err)
 		}
 		if progress != nil {
@@ -86,11 +116,12 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, progress search.Progress) (
 // indexer writes chunks in transactions of about indexBatch documents,
 // many small sources to one transaction, a large one over several. Each
 // source's progress row commits with its chunks, so an interrupted update
-// resumes where it stopped.
+// resumes where it stopped. A rebuild writes everything in one.
 type indexer struct {
 	db      *DB
 	ctx     context.Context
 	st      *search.IndexStats
+	whole   bool // one transaction for the whole update: never commit before the end
 	tx      *sql.Tx
 	w       *chunkWriter
 	pending int // documents in the open transaction
@@ -147,7 +178,7 @@ func (db *DB) SearchIndexBacklog(ctx context.Context) (int64, error) {
 	if err := db.Flush(ctx); err != nil {
 		return 0, err
 	}
-	srcs, err := db.changedSources(ctx)
+	srcs, err := changedSources(ctx, db.w)
 	var n int64
 	for _, s := range srcs {
 		n += max(s.behind, 1)
@@ -155,8 +186,8 @@ func (db *DB) SearchIndexBacklog(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-func (db *DB) changedSources(ctx context.Context) ([]changedSource, error) {
-	rows, err := db.w.QueryContext(ctx, `SELECT s.id, s.kind, s.rel_path, x.source_id IS NOT NULL,
+func changedSources(ctx context.Context, q querier) ([]changedSource, error) {
+	rows, err := q.QueryContext(ctx, `SELECT s.id, s.kind, s.rel_path, x.source_id IS NOT NULL,
 		coalesce(i.max_offset, -1), s.line_count, s.line_count - coalesce(i.line_count, 0)
 		FROM sources s
 		LEFT JOIN search_sources i ON i.source_id = s.id
@@ -304,7 +335,7 @@ func (ix *indexer) transcript(s changedSource) error {
 			s.id, lineCount, after); err != nil {
 			return err
 		}
-		if ix.pending += len(docs); ix.pending >= indexBatch {
+		if ix.pending += len(docs); ix.pending >= indexBatch && !ix.whole {
 			if err := ix.commit(); err != nil {
 				return err
 			}
@@ -389,6 +420,13 @@ func (db *DB) ClearSearchIndex(ctx context.Context) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := clearSearchIndex(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func clearSearchIndex(ctx context.Context, tx *sql.Tx) error {
 	for _, q := range []string{
 		`INSERT INTO search_fts(search_fts) VALUES('delete-all')`,
 		`DELETE FROM search_vectors`,
@@ -401,7 +439,7 @@ func (db *DB) ClearSearchIndex(ctx context.Context) error {
 			return err
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // SearchIndexCounts says how big the index is.

@@ -151,10 +151,7 @@ func BenchmarkReindex(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := db.ClearSearchIndex(ctx); err != nil {
-			b.Fatal(err)
-		}
-		st, err := db.UpdateSearchIndex(ctx, nil)
+		st, err := db.RebuildSearchIndex(ctx, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

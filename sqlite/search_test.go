@@ -3,12 +3,14 @@ package sqlite_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -162,6 +164,86 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	}
 	if hits := l.search(search.Request{Query: "dolphin OR octopus"}, nil); len(hits) != 2 {
 		t.Errorf("after rebuild: %q", texts(hits))
+	}
+}
+
+// progressFunc is a search.Progress that calls add after each source.
+type progressFunc struct {
+	add              func()
+	started, handled int
+	finished         bool
+}
+
+func (p *progressFunc) Start(int64) { p.started++ }
+func (p *progressFunc) Add(int64)   { p.handled++; p.add() }
+func (p *progressFunc) Finish()     { p.finished = true }
+
+func TestInterruptedRebuildKeepsTheIndex(t *testing.T) {
+	l := newLedger(t)
+	l.transcript("main", fixture.Base, "where is the walrus manual", "the walrus manual is in the wiki")
+	l.transcript("ops", fixture.Base.Add(time.Hour), "rotate the walrus keys", "walrus keys rotated")
+	l.write("workspace/MEMORY.md", []byte("# Memory\n\n- the walrus lives in vault\n"))
+	l.ingest()
+	ctx := context.Background()
+	walrus := func() string {
+		got := texts(l.search(search.Request{Query: "walrus"}, nil))
+		sort.Strings(got)
+		return strings.Join(got, "|")
+	}
+	want := walrus()
+	m, err := embed.LoadStatic(tinyModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.db.UseVectorSpace(ctx, search.SpaceString(m.Space())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := search.EmbedPending(ctx, l.db, m, nil); err != nil {
+		t.Fatal(err)
+	}
+	chunks, vectors, err := l.db.SearchIndexCounts(ctx)
+	if strings.Count(want, "|") != 4 || chunks != 5 || vectors != 5 || err != nil {
+		t.Fatalf("before: %d chunks, %d vectors (%v), hits %q", chunks, vectors, err, want)
+	}
+
+	// cancelled once the first source is rebuilt: searches meanwhile, and
+	// after the rollback, answer from the index as it was
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := &progressFunc{}
+	p.add = func() {
+		if got := walrus(); got != want {
+			t.Errorf("during the rebuild: %q", got)
+		}
+		cancel()
+	}
+	if _, err := l.db.RebuildSearchIndex(cctx, p); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled rebuild: %v", err)
+	}
+	if p.started != 1 || p.handled != 1 || !p.finished {
+		t.Errorf("progress: started %d, %d sources, finished %v", p.started, p.handled, p.finished)
+	}
+	if got := walrus(); got != want {
+		t.Errorf("after the interrupted rebuild: %q", got)
+	}
+	if n, v, _ := l.db.SearchIndexCounts(ctx); n != chunks || v != vectors {
+		t.Errorf("%d chunks, %d vectors after the interrupted rebuild, want %d and %d", n, v, chunks, vectors)
+	}
+	if st := l.ingest(); st != (search.IndexStats{}) {
+		t.Errorf("the rolled back rebuild left work behind: %+v", st)
+	}
+
+	// uninterrupted, it rebuilds everything; the vectors go with the old
+	// chunks (reindex then embeds the new ones)
+	st, err := l.db.RebuildSearchIndex(ctx, nil)
+	if err != nil || st.Docs != 5 || st.Chunks != 5 {
+		t.Fatalf("rebuild: %+v %v", st, err)
+	}
+	if _, v, _ := l.db.SearchIndexCounts(ctx); v != 0 {
+		t.Errorf("%d vectors of the old chunks survived the rebuild", v)
+	}
+	if got := walrus(); got != want {
+		t.Errorf("after the rebuild: %q", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -23,8 +24,11 @@ func (a *app) reindexCommand() *cobra.Command {
 		Long: `Drop the search index and build it again from the ledger: messages,
 compaction summaries and memory files are re-read, redacted and chunked.
 Ingest keeps the index current by itself; reindex is for after an upgrade
-that changes chunking or redaction. Vectors are rebuilt from the embedding
-cache where it has them (the provider is asked only for the rest).`,
+that changes chunking or redaction. The new index replaces the old one in
+one transaction: searches answer from the old index until it is done, and
+an interrupted reindex leaves the old index as it was. Vectors are then
+rebuilt from the embedding cache where it has them (the provider is asked
+only for the rest).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -33,11 +37,11 @@ cache where it has them (the provider is asked only for the rest).`,
 				return err
 			}
 			defer db.Close()
-			if err := db.ClearSearchIndex(ctx); err != nil {
-				return err
-			}
-			st, err := db.UpdateSearchIndex(ctx, a.countBar("indexing"))
+			st, err := db.RebuildSearchIndex(ctx, a.countBar("indexing"))
 			if err != nil {
+				if ctx.Err() != nil {
+					return errReindexInterrupted
+				}
 				return err
 			}
 			if err := a.embedNew(ctx, db); err != nil {
@@ -56,6 +60,10 @@ cache where it has them (the provider is asked only for the rest).`,
 		},
 	}
 }
+
+// errReindexInterrupted is what a reindex stopped by a signal says: its
+// transaction was rolled back.
+var errReindexInterrupted = errors.New("reindex interrupted: nothing was changed, searches still answer from the previous index; run `clawledger reindex` again")
 
 // queryPathBacklog is the most ledger lines a query's automatic refresh
 // indexes; past it (a first index of a large ledger, say) the query

@@ -158,7 +158,7 @@ func TestOlderSchema(t *testing.T) {
 		func() error { _, err := db.Archives(ctx); return err },
 		func() error { _, err := db.ColdArchives(ctx); return err },
 		func() error { _, err := db.Windows(ctx); return err },
-		func() error { _, err := db.CronRuns(ctx); return err },
+		func() error { _, _, err := db.CronRuns(ctx); return err },
 		func() error { _, err := db.IndexFingerprint(ctx); return err },
 	} {
 		if err := f(); err != nil {
