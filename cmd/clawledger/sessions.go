@@ -63,31 +63,26 @@ why it matched.`,
 		if err != nil {
 			return err
 		}
-		var rows []sessionJSON
-		for _, s := range list {
-			if limit > 0 && len(rows) == limit {
-				break
-			}
-			var match *report.ProjectMatch
-			if proj != nil {
-				if match, err = matchProject(ctx, db, *proj, s); err != nil {
-					return err
-				}
-				if match == nil {
-					continue
-				}
-			}
-			d, err := loadDetails(ctx, db, s)
-			if err != nil {
+		var matches map[int64]*report.ProjectMatch
+		if proj != nil {
+			if list, matches, err = matchProject(ctx, db, *proj, list, limit); err != nil {
 				return err
 			}
-			if match != nil {
-				d.Match, d.Project = match, proj.Name
+		}
+		details, err := loadDetails(ctx, db, list)
+		if err != nil {
+			return err
+		}
+		rows := make([]sessionJSON, 0, len(list))
+		for _, s := range list {
+			d := details[s.SourceID]
+			if m := matches[s.SourceID]; m != nil {
+				d.Match, d.Project = m, proj.Name
 			}
 			rows = append(rows, toSessionJSON(s, d))
 		}
 		if a.json {
-			return a.printJSON(sessionsJSON{Sessions: append([]sessionJSON{}, rows...)})
+			return a.printJSON(sessionsJSON{Sessions: rows})
 		}
 		a.printSessions(rows, proj != nil)
 		return nil
@@ -103,25 +98,49 @@ why it matched.`,
 	return cmd
 }
 
-// matchProject says why s belongs to the project, or nil: by its cwd when
-// that can tell, else by a mention in its first user messages.
-func matchProject(ctx context.Context, db *sqlite.DB, p report.Project, s *clawledger.Session) (*report.ProjectMatch, error) {
+// matchProject keeps the sessions of the project in list, at most limit (0:
+// all), and says why each belongs to it. The first user messages it may need
+// are read in one query for all the sessions whose cwd cannot tell.
+func matchProject(ctx context.Context, db *sqlite.DB, p report.Project, list []*clawledger.Session, limit int) ([]*clawledger.Session, map[int64]*report.ProjectMatch, error) {
+	var ids []int64
+	for _, s := range list {
+		if !report.ProjectCwd(s.Cwd) {
+			ids = append(ids, s.SourceID)
+		}
+	}
+	texts, err := db.UserTexts(ctx, ids, report.ProjectScanMessages, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	var kept []*clawledger.Session
+	matches := map[int64]*report.ProjectMatch{}
+	for _, s := range list {
+		if limit > 0 && len(kept) == limit {
+			break
+		}
+		if m := projectMatch(p, s, texts[s.SourceID]); m != nil {
+			kept = append(kept, s)
+			matches[s.SourceID] = m
+		}
+	}
+	return kept, matches, nil
+}
+
+// projectMatch says why s belongs to the project, or nil: by its cwd when
+// that can tell, else by a mention in its first user messages (texts).
+func projectMatch(p report.Project, s *clawledger.Session, texts []string) *report.ProjectMatch {
 	if report.ProjectCwd(s.Cwd) {
 		if m, ok := p.MatchCwd(s.Cwd); ok {
-			return &m, nil
+			return &m
 		}
-		return nil, nil
-	}
-	texts, err := db.UserTexts(ctx, s.SourceID, report.ProjectScanMessages, false)
-	if err != nil {
-		return nil, err
+		return nil
 	}
 	for i, t := range texts {
 		if excerpt, ok := p.MatchText(t); ok {
-			return &report.ProjectMatch{By: "message", Message: i + 1, Excerpt: excerpt}, nil
+			return &report.ProjectMatch{By: "message", Message: i + 1, Excerpt: excerpt}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 func (a *app) printSessions(list []sessionJSON, project bool) {
