@@ -98,29 +98,43 @@ why it matched.`,
 	return cmd
 }
 
+// projectBatch is how many sessions of the list matchProject looks at
+// together when a limit may stop it early: their first user messages are
+// read in one query. A variable for the tests.
+var projectBatch = 256
+
 // matchProject keeps the sessions of the project in list, at most limit (0:
-// all), and says why each belongs to it. The first user messages it may need
-// are read in one query for all the sessions whose cwd cannot tell.
+// all), and says why each belongs to it. The first user messages it needs
+// (of the sessions whose cwd cannot tell) are read in one query for all of
+// them, or with a limit one query per batch of sessions, until it has limit.
 func matchProject(ctx context.Context, db *sqlite.DB, p report.Project, list []*clawledger.Session, limit int) ([]*clawledger.Session, map[int64]*report.ProjectMatch, error) {
-	var ids []int64
-	for _, s := range list {
-		if !report.ProjectCwd(s.Cwd) {
-			ids = append(ids, s.SourceID)
-		}
-	}
-	texts, err := db.UserTexts(ctx, ids, report.ProjectScanMessages, false)
-	if err != nil {
-		return nil, nil, err
+	batch := len(list)
+	if limit > 0 {
+		batch = max(limit, projectBatch)
 	}
 	var kept []*clawledger.Session
 	matches := map[int64]*report.ProjectMatch{}
-	for _, s := range list {
-		if limit > 0 && len(kept) == limit {
-			break
+	for len(list) > 0 && (limit <= 0 || len(kept) < limit) {
+		part := list[:min(batch, len(list))]
+		list = list[len(part):]
+		var ids []int64
+		for _, s := range part {
+			if !report.ProjectCwd(s.Cwd) {
+				ids = append(ids, s.SourceID)
+			}
 		}
-		if m := projectMatch(p, s, texts[s.SourceID]); m != nil {
-			kept = append(kept, s)
-			matches[s.SourceID] = m
+		texts, err := db.UserTexts(ctx, ids, report.ProjectScanMessages, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, s := range part {
+			if limit > 0 && len(kept) == limit {
+				break
+			}
+			if m := projectMatch(p, s, texts[s.SourceID]); m != nil {
+				kept = append(kept, s)
+				matches[s.SourceID] = m
+			}
 		}
 	}
 	return kept, matches, nil
