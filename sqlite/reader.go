@@ -12,7 +12,9 @@ import (
 var _ clawledger.Reader = (*DB)(nil)
 
 // sessionSelect joins each transcript's derived summary with its source and
-// with the newest index entry naming it in the same state dir and agent.
+// with the newest index entry naming it in the same state dir and agent
+// (found by session id: the CROSS JOIN keeps the planner from walking every
+// source of the state dir instead, see migratedCopy).
 var sessionSelect = `SELECT src.id, d.path, src.rel_path, src.kind, src.class, src.topic, src.gone_at_ms, src.line_count,
 	src.malformed_count, s.` + sessionStateColumnsPrefixed + `,
 	i.session_key, i.updated_ms, i.session_file, i.chat_type, i.channel, i.last_channel, i.last_to, i.label, i.display_name,
@@ -22,7 +24,7 @@ FROM sessions s
 JOIN sources src ON src.id = s.source_id
 JOIN state_dirs d ON d.id = src.state_dir_id
 LEFT JOIN session_index i ON i.rowid = (
-	SELECT i2.rowid FROM session_index i2 JOIN sources x ON x.id = i2.source_id
+	SELECT i2.rowid FROM session_index i2 CROSS JOIN sources x ON x.id = i2.source_id
 	WHERE i2.session_id = s.session_id AND i2.agent_id = s.agent_id AND x.state_dir_id = src.state_dir_id AND x.gone_at_ms = 0
 	ORDER BY i2.updated_ms DESC LIMIT 1)`
 
@@ -31,9 +33,12 @@ var sessionStateColumnsPrefixed = strings.ReplaceAll(strings.Join(strings.Fields
 // migratedCopy is true for a file-era transcript that `openclaw doctor
 // --fix` imported into an agent database (and renamed *.jsonl.migrated)
 // when the database's copy of the session is in the ledger too: a session
-// that exists in both eras is listed once. Its lines stay stored.
+// that exists in both eras is listed once. Its lines stay stored. The
+// CROSS JOIN keeps the lookup a seek by session id: left to choose, the
+// planner walks every source of the state dir instead, for each migrated
+// row (5,000 sessions, half of them migrated copies, took 37 s to list).
 const migratedCopy = `(src.class = 'migrated' AND EXISTS (
-	SELECT 1 FROM sessions s2 JOIN sources x ON x.id = s2.source_id
+	SELECT 1 FROM sessions s2 CROSS JOIN sources x ON x.id = s2.source_id
 	WHERE s2.session_id = s.session_id AND s2.agent_id = s.agent_id AND x.state_dir_id = src.state_dir_id
 	  AND x.class <> 'migrated' AND x.gone_at_ms = 0))`
 

@@ -2,22 +2,58 @@ package sqlite
 
 import (
 	"context"
-	"slices"
+	"strconv"
 )
 
-// UserTexts returns up to n non-empty user message texts of a transcript in
-// file order: its first n, or with last its last n.
-func (db *DB) UserTexts(ctx context.Context, sourceID int64, n int, last bool) ([]string, error) {
+// UserTexts returns up to n non-empty user message texts of each of these
+// transcripts in file order, by source id: their first n, or with last their
+// last n. One query answers for all of them, and it reads n messages of each
+// (a seek in the user message index and n steps), never all of them.
+func (db *DB) UserTexts(ctx context.Context, sourceIDs []int64, n int, last bool) (map[int64][]string, error) {
+	out := make(map[int64][]string, len(sourceIDs))
+	if len(sourceIDs) == 0 || n <= 0 {
+		return out, nil
+	}
 	order := "ASC"
 	if last {
 		order = "DESC"
 	}
-	texts, err := db.strings(ctx, `SELECT text FROM lines INDEXED BY lines_user_messages
-		WHERE source_id = ? AND role = 'user' AND text <> '' ORDER BY id `+order+` LIMIT ?`, sourceID, n)
-	if last {
-		slices.Reverse(texts)
+	rows, err := db.r.QueryContext(ctx, `SELECT ids.value, l.text FROM json_each(?) ids
+		JOIN lines l ON l.id IN (SELECT id FROM lines INDEXED BY lines_user_messages
+			WHERE source_id = ids.value AND role = 'user' AND text <> '' ORDER BY id `+order+` LIMIT ?)
+		ORDER BY ids.key, l.id`, idList(sourceIDs), n)
+	if err != nil {
+		return nil, err
 	}
-	return texts, err
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var text string
+		if err := rows.Scan(&id, &text); err != nil {
+			return nil, err
+		}
+		out[id] = append(out[id], text)
+	}
+	return out, rows.Err()
+}
+
+// idList renders ids as a JSON array, each once, for json_each: one bound
+// parameter however many there are.
+func idList(ids []int64) string {
+	b := make([]byte, 0, len(ids)*8+2)
+	b = append(b, '[')
+	seen := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, ']'))
 }
 
 // TurnStarts returns the byte offsets of the user messages that open the

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math/rand"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,6 +120,29 @@ func TestSessionsProjectMatching(t *testing.T) {
 	}
 	if got := matches("--project", "legacy"); got["b1000000-0000-4000-8000-000000000002.jsonl"] != "cwd legacy-tool" {
 		t.Errorf("--project legacy: %v", got)
+	}
+	// --limit keeps the first matches, whatever batches the first user
+	// messages are read in
+	paths := func(args ...string) []string {
+		var out sessionsOut
+		if err := json.Unmarshal([]byte(c.ok(append([]string{"--json", "sessions", "--no-refresh", "--project", "eastore"}, args...)...)), &out); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range out.Sessions {
+			got = append(got, s.Path)
+		}
+		return got
+	}
+	all := paths()
+	defer func(n int) { projectBatch = n }(projectBatch)
+	for _, batch := range []int{1, 2, projectBatch} {
+		projectBatch = batch
+		for n := 1; n <= len(all); n++ {
+			if got := paths("--limit", strconv.Itoa(n)); !slices.Equal(got, all[:n]) {
+				t.Errorf("batches of %d, --limit %d: %v, want %v", projectBatch, n, got, all[:n])
+			}
+		}
 	}
 	if _, errOut, code := c.run("sessions", "--project", " -_ ", "--no-refresh"); code != exitUsage {
 		t.Errorf("--project without letters: exit %d (%s), want %d", code, errOut, exitUsage)

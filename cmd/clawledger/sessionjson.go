@@ -71,16 +71,26 @@ type sessionDetails struct {
 	Project          string
 }
 
-// loadDetails reads a session's last user messages.
-func loadDetails(ctx context.Context, db *sqlite.DB, s *clawledger.Session) (*sessionDetails, error) {
-	texts, err := db.UserTexts(ctx, s.SourceID, lastUserMessages, true)
+// loadDetails reads the last user messages of every listed session, in one
+// query for all of them, by source id.
+func loadDetails(ctx context.Context, db *sqlite.DB, list []*clawledger.Session) (map[int64]*sessionDetails, error) {
+	ids := make([]int64, len(list))
+	for i, s := range list {
+		ids[i] = s.SourceID
+	}
+	texts, err := db.UserTexts(ctx, ids, lastUserMessages, true)
 	if err != nil {
 		return nil, err
 	}
-	for i, t := range texts {
-		texts[i] = openclaw.Clip(strings.TrimSpace(t), 500)
+	out := make(map[int64]*sessionDetails, len(list))
+	for _, s := range list {
+		last := texts[s.SourceID]
+		for i, t := range last {
+			last[i] = openclaw.Clip(strings.TrimSpace(t), 500)
+		}
+		out[s.SourceID] = &sessionDetails{LastUserMessages: last}
 	}
-	return &sessionDetails{LastUserMessages: texts}, nil
+	return out, nil
 }
 
 type flagsJSON struct {

@@ -63,31 +63,26 @@ why it matched.`,
 		if err != nil {
 			return err
 		}
-		var rows []sessionJSON
-		for _, s := range list {
-			if limit > 0 && len(rows) == limit {
-				break
-			}
-			var match *report.ProjectMatch
-			if proj != nil {
-				if match, err = matchProject(ctx, db, *proj, s); err != nil {
-					return err
-				}
-				if match == nil {
-					continue
-				}
-			}
-			d, err := loadDetails(ctx, db, s)
-			if err != nil {
+		var matches map[int64]*report.ProjectMatch
+		if proj != nil {
+			if list, matches, err = matchProject(ctx, db, *proj, list, limit); err != nil {
 				return err
 			}
-			if match != nil {
-				d.Match, d.Project = match, proj.Name
+		}
+		details, err := loadDetails(ctx, db, list)
+		if err != nil {
+			return err
+		}
+		rows := make([]sessionJSON, 0, len(list))
+		for _, s := range list {
+			d := details[s.SourceID]
+			if m := matches[s.SourceID]; m != nil {
+				d.Match, d.Project = m, proj.Name
 			}
 			rows = append(rows, toSessionJSON(s, d))
 		}
 		if a.json {
-			return a.printJSON(sessionsJSON{Sessions: append([]sessionJSON{}, rows...)})
+			return a.printJSON(sessionsJSON{Sessions: rows})
 		}
 		a.printSessions(rows, proj != nil)
 		return nil
@@ -103,25 +98,63 @@ why it matched.`,
 	return cmd
 }
 
-// matchProject says why s belongs to the project, or nil: by its cwd when
-// that can tell, else by a mention in its first user messages.
-func matchProject(ctx context.Context, db *sqlite.DB, p report.Project, s *clawledger.Session) (*report.ProjectMatch, error) {
+// projectBatch is how many sessions of the list matchProject looks at
+// together when a limit may stop it early: their first user messages are
+// read in one query. A variable for the tests.
+var projectBatch = 256
+
+// matchProject keeps the sessions of the project in list, at most limit (0:
+// all), and says why each belongs to it. The first user messages it needs
+// (of the sessions whose cwd cannot tell) are read in one query for all of
+// them, or with a limit one query per batch of sessions, until it has limit.
+func matchProject(ctx context.Context, db *sqlite.DB, p report.Project, list []*clawledger.Session, limit int) ([]*clawledger.Session, map[int64]*report.ProjectMatch, error) {
+	batch := len(list)
+	if limit > 0 {
+		batch = max(limit, projectBatch)
+	}
+	var kept []*clawledger.Session
+	matches := map[int64]*report.ProjectMatch{}
+	for len(list) > 0 && (limit <= 0 || len(kept) < limit) {
+		part := list[:min(batch, len(list))]
+		list = list[len(part):]
+		var ids []int64
+		for _, s := range part {
+			if !report.ProjectCwd(s.Cwd) {
+				ids = append(ids, s.SourceID)
+			}
+		}
+		texts, err := db.UserTexts(ctx, ids, report.ProjectScanMessages, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, s := range part {
+			if limit > 0 && len(kept) == limit {
+				break
+			}
+			if m := projectMatch(p, s, texts[s.SourceID]); m != nil {
+				kept = append(kept, s)
+				matches[s.SourceID] = m
+			}
+		}
+	}
+	return kept, matches, nil
+}
+
+// projectMatch says why s belongs to the project, or nil: by its cwd when
+// that can tell, else by a mention in its first user messages (texts).
+func projectMatch(p report.Project, s *clawledger.Session, texts []string) *report.ProjectMatch {
 	if report.ProjectCwd(s.Cwd) {
 		if m, ok := p.MatchCwd(s.Cwd); ok {
-			return &m, nil
+			return &m
 		}
-		return nil, nil
-	}
-	texts, err := db.UserTexts(ctx, s.SourceID, report.ProjectScanMessages, false)
-	if err != nil {
-		return nil, err
+		return nil
 	}
 	for i, t := range texts {
 		if excerpt, ok := p.MatchText(t); ok {
-			return &report.ProjectMatch{By: "message", Message: i + 1, Excerpt: excerpt}, nil
+			return &report.ProjectMatch{By: "message", Message: i + 1, Excerpt: excerpt}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 func (a *app) printSessions(list []sessionJSON, project bool) {

@@ -171,10 +171,11 @@ type unit struct {
 var errWindowDone = errors.New("window complete")
 
 func (a *app) show(ctx context.Context, db *sqlite.DB, s *clawledger.Session, o showOptions) error {
-	d, err := loadDetails(ctx, db, s)
+	details, err := loadDetails(ctx, db, []*clawledger.Session{s})
 	if err != nil {
 		return err
 	}
+	d := details[s.SourceID]
 	var startOffset int64 // --last: the offset of the first turn shown
 	if o.last > 0 {
 		starts, err := db.TurnStarts(ctx, s.SourceID, o.allBranches)
