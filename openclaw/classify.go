@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/clawledger/clawledger"
@@ -18,26 +19,33 @@ type SessionFile struct {
 	Reason     string // why a skipped or unknown file is not ingested
 }
 
+// The file name patterns are compiled on first use: most names never reach
+// them (see the shortcuts below), and compiling them all, the session id's
+// {0,127} above all, took a millisecond of every command's start.
 var (
-	sessionIDPattern = regexp.MustCompile(`(?i)^[a-z0-9][a-z0-9._-]{0,127}$`)
-	forkPattern      = regexp.MustCompile(`(?i)^\d{4}-\d{2}-\d{2}T[0-9_.:-]+Z?_([a-z0-9][a-z0-9._-]*)$`)
-	bakPattern       = regexp.MustCompile(`\.bak-[0-9]+-[0-9]+$|\.bak-[^/]*$`)
-	checkpointRe     = regexp.MustCompile(`\.checkpoint\.[^./]+\.jsonl$`)
-	archivePattern   = regexp.MustCompile(`^(.+\.jsonl)\.(deleted|reset)\.(.+)$`)
+	sessionIDPattern = lazyRegexp(`(?i)^[a-z0-9][a-z0-9._-]{0,127}$`)
+	forkPattern      = lazyRegexp(`(?i)^\d{4}-\d{2}-\d{2}T[0-9_.:-]+Z?_([a-z0-9][a-z0-9._-]*)$`)
+	bakPattern       = lazyRegexp(`\.bak-[0-9]+-[0-9]+$|\.bak-[^/]*$`)
+	checkpointRe     = lazyRegexp(`\.checkpoint\.[^./]+\.jsonl$`)
+	archivePattern   = lazyRegexp(`^(.+\.jsonl)\.(deleted|reset)\.(.+)$`)
 )
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // ValidSessionID reports whether s is a session id OpenClaw would write.
 func ValidSessionID(s string) bool {
 	// the pattern, by hand, for ASCII names (a scan classifies thousands);
 	// (?i) lets [a-z] match two non-ASCII runes too, so others take the regexp
 	if len(s) == 0 || len(s) > 128 {
-		return sessionIDPattern.MatchString(s)
+		return sessionIDPattern().MatchString(s)
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c >= utf8.RuneSelf:
-			return sessionIDPattern.MatchString(s)
+			return sessionIDPattern().MatchString(s)
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
 		case i > 0 && (c == '.' || c == '_' || c == '-'):
 		default:
@@ -59,9 +67,9 @@ func ClassifySessionFile(name string) SessionFile {
 		return skipped("index backup or temp file")
 	case strings.HasSuffix(name, ".lock"):
 		return skipped("lock file")
-	case strings.Contains(name, ".bak-") && bakPattern.MatchString(name):
+	case strings.Contains(name, ".bak-") && bakPattern().MatchString(name):
 		return skipped("backup written before a line repair")
-	case strings.Contains(name, ".checkpoint.") && checkpointRe.MatchString(name):
+	case strings.Contains(name, ".checkpoint.") && checkpointRe().MatchString(name):
 		return skipped("pre-compaction checkpoint copy")
 	case strings.HasSuffix(name, ".trajectory.jsonl"), strings.HasSuffix(name, ".trajectory-path.json"):
 		return skipped("trajectory sidecar")
@@ -96,7 +104,7 @@ func archiveMatch(name string) []string {
 	if !strings.Contains(name, ".jsonl.deleted.") && !strings.Contains(name, ".jsonl.reset.") {
 		return nil
 	}
-	return archivePattern.FindStringSubmatch(name)
+	return archivePattern().FindStringSubmatch(name)
 }
 
 func skipped(reason string) SessionFile {
@@ -108,7 +116,7 @@ func forkMatch(stem string) []string {
 	if stem == "" || stem[0] < '0' || stem[0] > '9' {
 		return nil
 	}
-	return forkPattern.FindStringSubmatch(stem)
+	return forkPattern().FindStringSubmatch(stem)
 }
 
 func classifyJSONL(name string) SessionFile {

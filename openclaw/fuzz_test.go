@@ -147,19 +147,19 @@ func FuzzClassifySessionFile(f *testing.F) {
 			t.Fatalf("no class for %q", name)
 		}
 		// the shortcuts before the patterns change nothing
-		if got, want := ValidSessionID(name), sessionIDPattern.MatchString(name); got != want {
+		if got, want := ValidSessionID(name), sessionIDPattern().MatchString(name); got != want {
 			t.Fatalf("ValidSessionID(%q) = %v, the pattern says %v", name, got, want)
 		}
-		if got, want := archiveMatch(name), archivePattern.FindStringSubmatch(name); !slices.Equal(got, want) {
+		if got, want := archiveMatch(name), archivePattern().FindStringSubmatch(name); !slices.Equal(got, want) {
 			t.Fatalf("archiveMatch(%q) = %q, the pattern says %q", name, got, want)
 		}
-		if got, want := forkMatch(name), forkPattern.FindStringSubmatch(name); !slices.Equal(got, want) {
+		if got, want := forkMatch(name), forkPattern().FindStringSubmatch(name); !slices.Equal(got, want) {
 			t.Fatalf("forkMatch(%q) = %q, the pattern says %q", name, got, want)
 		}
-		if !strings.Contains(name, ".bak-") && bakPattern.MatchString(name) {
+		if !strings.Contains(name, ".bak-") && bakPattern().MatchString(name) {
 			t.Fatalf("%q matches the backup pattern without .bak-", name)
 		}
-		if !strings.Contains(name, ".checkpoint.") && checkpointRe.MatchString(name) {
+		if !strings.Contains(name, ".checkpoint.") && checkpointRe().MatchString(name) {
 			t.Fatalf("%q matches the checkpoint pattern without .checkpoint.", name)
 		}
 	})
