@@ -420,3 +420,32 @@ func TestUnchangedTreeLoadsNothing(t *testing.T) {
 	run(1, 0)
 	run(0, 0)
 }
+
+// TestNoopRecordsScan: a run that finds nothing to do still records that
+// the ledger is current with the dir (status's last scan).
+func TestNoopRecordsScan(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	if err := fixture.WriteSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger(t)
+	l.run(dir)
+	lastScan := func() int64 {
+		st, err := l.db.Status(context.Background(), 0)
+		if err != nil || len(st.StateDirs) != 1 {
+			t.Fatalf("status: %v %+v", err, st)
+		}
+		return st.StateDirs[0].LastScan
+	}
+	first := lastScan()
+	for time.Now().UnixMilli() <= first { // the clock must move on for the check to mean anything
+	}
+	for i := range 2 {
+		if r := l.run(dir); r.LinesIngested != 0 || r.FilesIngested != 0 {
+			t.Fatalf("run %d: %+v", i+2, r)
+		}
+		if got := lastScan(); got <= first {
+			t.Fatalf("run %d: last scan %d, not after %d", i+2, got, first)
+		}
+	}
+}

@@ -159,10 +159,14 @@ func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error
 			// what was stored before the error is whole: keep it
 			return rep, errors.Join(err, c.Store.Flush(context.WithoutCancel(ctx)))
 		}
+		// the ledger is now current with the dir, as of this run (status's
+		// last scan), changed or not
+		digest := p.digest
 		if !p.unchanged {
-			if err := c.Store.Scanned(ctx, p.id, p.filesDigest()); err != nil {
-				return rep, err
-			}
+			digest = p.filesDigest()
+		}
+		if err := c.Store.Scanned(ctx, p.id, digest); err != nil {
+			return rep, err
 		}
 	}
 	return rep, c.Store.Flush(ctx)

@@ -122,7 +122,7 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 		mid := sink.cur
 		c.fingerprint(f, &mid, sink.h, sink.hashOK)
 		mid.Dev, mid.Inode = openclaw.FileID(fi)
-		mid.Size, mid.MtimeNs = mid.Offset, 0
+		mid.Size, mid.MtimeNs, mid.Pending = mid.Offset, 0, 0
 		err := tx.Commit(mid, sess)
 		tx = nil
 		return err
