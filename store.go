@@ -183,7 +183,13 @@ type WorkspaceFile struct {
 
 // Writer is the ingest side of a ledger store. One writer at a time.
 type Writer interface {
-	StateDirID(ctx context.Context, path string) (int64, error)
+	// StateDir returns the id of a state dir, registering it when new, and
+	// the digest of its files Scanned recorded (nil once any source of the
+	// dir changed since).
+	StateDir(ctx context.Context, path string) (id int64, digest []byte, err error)
+	// Scanned records that the ledger is up to date with a state dir, with
+	// the digest of its files (nil when some source does not match them).
+	Scanned(ctx context.Context, stateDirID int64, digest []byte) error
 	Sources(ctx context.Context, stateDirID int64) ([]*Source, error)
 	// EnsureSource inserts the source when new and returns it with its id.
 	EnsureSource(ctx context.Context, src *Source) (*Source, error)

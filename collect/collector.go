@@ -26,12 +26,6 @@ import (
 type Store interface {
 	clawledger.Writer
 	SetAgents(ctx context.Context, stateDirID int64, agents []string) error
-	// StateDir is StateDirID that also returns the digest Scanned recorded
-	// (nil once any source of the dir changed since).
-	StateDir(ctx context.Context, path string) (id int64, digest []byte, err error)
-	// Scanned records that the ledger is up to date with a state dir, with
-	// the digest of its files (nil when some source does not match them).
-	Scanned(ctx context.Context, stateDirID int64, digest []byte) error
 }
 
 // Progress receives the collector's progress in bytes.

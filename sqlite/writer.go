@@ -16,7 +16,8 @@ var _ clawledger.Writer = (*DB)(nil)
 
 func nowMs() int64 { return time.Now().UnixMilli() }
 
-// StateDirID returns the id of a state dir, registering it when new.
+// StateDirID returns the id of a state dir, registering it when new (for
+// writers that keep no digest: tests, benchmarks).
 func (db *DB) StateDirID(ctx context.Context, path string) (int64, error) {
 	id, _, err := db.StateDir(ctx, path)
 	return id, err
