@@ -449,3 +449,97 @@ func TestNoopRecordsScan(t *testing.T) {
 		}
 	}
 }
+
+// TestRereadCountsUsageOnce: an assistant message kept in a live transcript
+// and in its older reset archive counts once, and still once after the live
+// file is read again from scratch (rewritten in place, or reset by doctor
+// --fix), whether lines without usage follow it or not: the lines read
+// again may take the ids of the deleted ones.
+func TestRereadCountsUsageOnce(t *testing.T) {
+	const (
+		header = `{"type":"session","version":3,"id":"s1","timestamp":"2024-03-14T10:00:00.000Z","cwd":"/w"}` + "\n"
+		user   = `{"type":"message","id":"u1","parentId":null,"timestamp":1710410000000,"message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1710410000000}}` + "\n"
+		answer = `{"type":"message","id":"a1","parentId":"u1","timestamp":1710410001000,"message":{"role":"assistant","content":[{"type":"text","text":"sure"}],"usage":{"input":5,"output":1},"timestamp":1710410001000}}` + "\n"
+		thanks = `{"type":"message","id":"u2","parentId":"a1","timestamp":1710410002000,"message":{"role":"user","content":[{"type":"text","text":"thanks"}],"timestamp":1710410002000}}` + "\n"
+	)
+	write := func(t *testing.T, path, s string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// rewrite changes the live file's header in place
+	rewrite := func(t *testing.T, _ *ledger, live string) {
+		t.Helper()
+		data, err := os.ReadFile(live)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, live, strings.Replace(string(data), `"cwd":"/w"`, `"cwd":"/x"`, 1))
+	}
+	// reset deletes the live file's lines, as doctor --fix does
+	reset := func(t *testing.T, l *ledger, live string) {
+		t.Helper()
+		ctx := context.Background()
+		srcs, err := l.db.AllSources(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range srcs {
+			if filepath.Base(s.Rel) == filepath.Base(live) {
+				if err := l.db.ResetSource(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		tail   string // the live file's lines after the answer
+		reread func(t *testing.T, l *ledger, live string)
+	}{
+		{"rewritten, answer last", "", rewrite},
+		{"rewritten, user message last", thanks, rewrite},
+		{"rewritten, user message and custom entry last", thanks + `{"type":"custom","customType":"x","data":{}}` + "\n", rewrite},
+		{"reset, answer last", "", reset},
+		{"reset, user message last", thanks, reset},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), ".openclaw")
+			sessions := filepath.Join(dir, "agents", "main", "sessions")
+			if err := os.MkdirAll(sessions, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			archive, live := filepath.Join(sessions, "s1.jsonl.reset.2024-03-14T11-00-00.000Z"), filepath.Join(sessions, "s1.jsonl")
+			write(t, archive, header+user+answer)
+			old := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(archive, old, old); err != nil { // read first
+				t.Fatal(err)
+			}
+			write(t, live, header+user+answer+tc.tail)
+			l := newLedger(t)
+			counted := func(when string) {
+				t.Helper()
+				groups, err := l.db.Usage(context.Background(), clawledger.UsageFilter{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var input, messages int64
+				for _, g := range groups {
+					input, messages = input+g.Input, messages+g.Messages
+				}
+				if input != 5 || messages != 1 {
+					t.Fatalf("%s: %d messages, input %d; want the answer counted once (1, 5)", when, messages, input)
+				}
+			}
+			l.run(dir)
+			counted("first ingest")
+			tc.reread(t, l, live)
+			lines := int64(strings.Count(header+user+answer+tc.tail, "\n"))
+			if r := l.run(dir); r.LinesIngested != lines {
+				t.Fatalf("the live file was not read again: %+v", r)
+			}
+			counted("after the re-read")
+		})
+	}
+}

@@ -165,13 +165,18 @@ func (db *DB) Begin(ctx context.Context, src *clawledger.Source, mode clawledger
 	return t, sess, nil
 }
 
+// deleteSourceRows deletes a source's lines and the rows derived from them.
+// Lines written later take ids above the highest left, which may be below
+// the usage_copies mark (the source's lines were the last): the mark comes
+// down to it, so that markUsageCopies looks at them.
 func deleteSourceRows(w wtx, sourceID int64) error {
 	for _, t := range append([]string{"lines", "sessions"}, derivedTables...) {
 		if _, err := w.exec(`DELETE FROM `+t+` WHERE source_id = ?`, sourceID); err != nil {
 			return err
 		}
 	}
-	return nil
+	_, err := w.exec(`UPDATE derived_marks SET line_id = min(line_id, (SELECT coalesce(max(id), 0) FROM lines)) WHERE name = 'usage_copies'`)
+	return err
 }
 
 type ingestTx struct {

@@ -118,8 +118,9 @@ func TestWriteModes(t *testing.T) {
 
 // TestUsageCopies: after every commit, usage_copies holds exactly the lines
 // that share a usage key with a line counted before them (outside forks
-// first, then by id), whatever mix of appends, re-reads (deleting lines that
-// were counted) and sources of every class came before.
+// first, then by id), whatever mix of appends, re-reads and resets (deleting
+// lines that were counted, and lines without usage after them, whose ids new
+// lines take again) and sources of every class came before.
 func TestUsageCopies(t *testing.T) {
 	ctx := context.Background()
 	db, dirID := openStateDir(t)
@@ -133,11 +134,17 @@ func TestUsageCopies(t *testing.T) {
 		srcs = append(srcs, s)
 	}
 	rnd := rand.New(rand.NewSource(3))
+	// message is an assistant message with usage, or one time in three a
+	// user message (no usage key)
 	message := func(off int64) *clawledger.Record {
+		line := clawledger.Line{Offset: off, No: off + 1, Raw: []byte(`{}`)}
+		if rnd.Intn(3) == 0 {
+			return &clawledger.Record{Line: line, Entry: &clawledger.Entry{Type: "message",
+				Message: &clawledger.Message{Role: "user", Timestamp: off}}}
+		}
 		key := int64(1 + rnd.Intn(12)) // few keys: many copies
-		return &clawledger.Record{Line: clawledger.Line{Offset: off, No: off + 1, Raw: []byte(`{}`)}, UsageKey: key,
-			Entry: &clawledger.Entry{Type: "message", Message: &clawledger.Message{Role: "assistant", Timestamp: key * 1000,
-				Usage: &clawledger.Usage{Input: key}}}}
+		return &clawledger.Record{Line: line, UsageKey: key, Entry: &clawledger.Entry{Type: "message",
+			Message: &clawledger.Message{Role: "assistant", Timestamp: key * 1000, Usage: &clawledger.Usage{Input: key}}}}
 	}
 	ids := func(query string) []int64 {
 		t.Helper()
@@ -156,18 +163,24 @@ func TestUsageCopies(t *testing.T) {
 		}
 		return out
 	}
-	for step := range 200 {
+	for step := range 500 {
 		src := srcs[rnd.Intn(len(srcs))]
 		mode := clawledger.Append
-		if rnd.Intn(4) == 0 {
+		switch rnd.Intn(8) {
+		case 0, 1:
 			mode = clawledger.Replace
+			src.Cursor = clawledger.Cursor{}
+		case 2: // doctor --fix
+			if err := db.ResetSource(ctx, src); err != nil {
+				t.Fatal(err)
+			}
 			src.Cursor = clawledger.Cursor{}
 		}
 		tx, sess, err := db.Begin(ctx, src, mode)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := int64(rnd.Intn(4))
+		n := int64(rnd.Intn(6))
 		for i := range n {
 			if err := tx.Add(message(src.Cursor.Offset + i)); err != nil {
 				t.Fatal(err)
@@ -176,7 +189,7 @@ func TestUsageCopies(t *testing.T) {
 		if err := tx.Commit(clawledger.Cursor{Offset: src.Cursor.Offset + n, Lines: src.Cursor.Lines + n}, sess); err != nil {
 			t.Fatal(err)
 		}
-		if rnd.Intn(3) > 0 {
+		if rnd.Intn(2) > 0 {
 			continue
 		}
 		if err := db.Flush(ctx); err != nil {

@@ -49,8 +49,9 @@ CREATE TABLE derived_marks (
 INSERT INTO derived_marks(name, line_id) VALUES ('usage_copies', 0);
 
 -- a deleted line (its source is read again from scratch) that was counted
--- hands the count to the first of its remaining copies; new lines take ids
--- above the highest left, so the mark comes down to it
+-- hands the count to the first of its remaining copies (the store brings
+-- the mark down to the highest line left once the source's lines are gone:
+-- new lines take ids above it)
 -- +goose StatementBegin
 CREATE TRIGGER usage_copies_forget AFTER DELETE ON lines WHEN old.usage_key IS NOT NULL
 BEGIN
@@ -58,7 +59,6 @@ BEGIN
     AND line_id = (SELECT l.id FROM lines l INDEXED BY lines_usage_key JOIN sources s ON s.id = l.source_id
       WHERE l.msg_ts_ms = old.msg_ts_ms AND l.usage_key = old.usage_key ORDER BY s.class = 'fork', l.id LIMIT 1);
   DELETE FROM usage_copies WHERE line_id = old.id;
-  UPDATE derived_marks SET line_id = min(line_id, (SELECT coalesce(max(id), 0) FROM lines)) WHERE name = 'usage_copies';
 END;
 -- +goose StatementEnd
 
