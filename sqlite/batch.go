@@ -82,11 +82,7 @@ func (db *DB) tx(ctx context.Context) (wtx, error) {
 	if db.lock == nil {
 		return w, errors.New("writing to the ledger without holding its writer lock")
 	}
-	if db.walBytes >= walRestartBytes && db.ckpt != nil {
-		db.ckpt.wait() // so that this transaction starts the WAL over
-		db.walBytes = 0
-	}
-	tx, err := db.w.BeginTx(w.ctx, nil)
+	tx, err := db.beginWrite(w.ctx)
 	if err != nil {
 		return w, err
 	}
@@ -109,14 +105,7 @@ func (db *DB) Flush(ctx context.Context) error {
 	}
 	tx := db.batch
 	db.batch = nil
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	db.walBytes += db.batchSize
-	if db.ckpt != nil {
-		db.ckpt.committed()
-	}
-	return nil
+	return db.commitWrite(tx)
 }
 
 // abort rolls the open write transaction back after a failed write.

@@ -40,7 +40,6 @@ type DB struct {
 	batchSize  int64                // bytes of lines written in it
 	batchLines bool                 // lines were added in it
 	batchStmts map[string]*sql.Stmt // stmts bound to it
-	walBytes   int64                // bytes of lines committed since the WAL last started over
 }
 
 // Options tune Open.
@@ -102,6 +101,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		"_pragma=cache_size(-32000)",
 		"_pragma=temp_store(MEMORY)",
 		"_pragma=wal_autocheckpoint(0)", // the checkpointer's job
+		fmt.Sprintf("_pragma=journal_size_limit(%d)", walKeepBytes),
 		"_txlock=immediate"))
 	if err != nil {
 		db.Close()

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,41 @@ func TestOpenErrors(t *testing.T) {
 	db.Close()
 	if _, err := Open(ctx, path, Options{}); err == nil || !strings.Contains(err.Error(), "newer than this clawledger") {
 		t.Fatalf("newer schema: %v", err)
+	}
+}
+
+// TestConnectionPragmas: the pragmas of the connection strings take effect
+// with either driver (mattn/go-sqlite3 has parameters for some of them only,
+// and ignored the others).
+func TestConnectionPragmas(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, c := range []struct {
+		conn   *sql.DB
+		pragma string
+		want   int64
+	}{
+		{db.w, "busy_timeout", 30000},
+		{db.w, "synchronous", 1}, // NORMAL
+		{db.w, "cache_size", -32000},
+		{db.w, "temp_store", 2}, // MEMORY
+		{db.w, "wal_autocheckpoint", 0},
+		{db.w, "journal_size_limit", walKeepBytes},
+		{db.r, "query_only", 1},
+		{db.r, "temp_store", 2},
+		{db.ckpt.conn, "busy_timeout", 30000},
+	} {
+		var got int64
+		if err := c.conn.QueryRowContext(ctx, "PRAGMA "+c.pragma).Scan(&got); err != nil || got != c.want {
+			t.Errorf("%s = %d (%v), want %d", c.pragma, got, err, c.want)
+		}
+	}
+	var mode string
+	if err := db.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %s (%v), want wal", mode, err)
 	}
 }

@@ -25,14 +25,11 @@ func (db *DB) SetSearchMeta(ctx context.Context, key, value string) error {
 	if err := db.Flush(ctx); err != nil {
 		return err
 	}
-	var err error
 	if value == "" {
-		_, err = db.w.ExecContext(ctx, `DELETE FROM search_meta WHERE key = ?`, key)
-	} else {
-		_, err = db.w.ExecContext(ctx, `INSERT INTO search_meta(key, value) VALUES(?, ?)
-			ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
+		return db.execWrite(ctx, `DELETE FROM search_meta WHERE key = ?`, key)
 	}
-	return err
+	return db.execWrite(ctx, `INSERT INTO search_meta(key, value) VALUES(?, ?)
+		ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
 }
 
 // UseVectorSpace makes space the one search_vectors holds: when another
@@ -68,7 +65,7 @@ func (db *DB) UseVectorSpace(ctx context.Context, space string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return n, tx.Commit()
+	return n, db.commitWrite(tx)
 }
 
 // UnembeddedChunks returns up to limit chunks past afterID that have no
@@ -115,7 +112,7 @@ func (db *DB) PutVectors(ctx context.Context, ids []int64, vecs [][]float32) err
 			return err
 		}
 	}
-	return tx.Commit()
+	return db.commitWrite(tx)
 }
 
 // GetEmbeddings implements embed.Cache; hits are marked used now.
@@ -165,7 +162,7 @@ func (db *DB) GetEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, h
 			return out, err
 		}
 	}
-	return out, tx.Commit()
+	return out, db.commitWrite(tx)
 }
 
 // PutEmbeddings implements embed.Cache.
@@ -187,7 +184,7 @@ func (db *DB) PutEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, h
 			return err
 		}
 	}
-	return tx.Commit()
+	return db.commitWrite(tx)
 }
 
 // PruneEmbeddingCache evicts the least recently used cache entries until
@@ -226,7 +223,7 @@ func (db *DB) PruneEmbeddingCache(ctx context.Context, maxBytes int64) (int64, e
 	if err := rows.Close(); err != nil {
 		return 0, err
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -237,5 +234,5 @@ func (db *DB) PruneEmbeddingCache(ctx context.Context, maxBytes int64) (int64, e
 			return 0, err
 		}
 	}
-	return int64(len(evict)), tx.Commit()
+	return int64(len(evict)), db.commitWrite(tx)
 }

@@ -337,9 +337,8 @@ func (db *DB) SaveCaptureState(ctx context.Context, st *clawledger.CaptureState)
 	if err := db.Flush(ctx); err != nil {
 		return err
 	}
-	_, err := db.w.ExecContext(ctx, `INSERT OR REPLACE INTO episodic_capture_state(id, default_scope, last_run_ms) VALUES(1, ?, ?)`,
+	return db.execWrite(ctx, `INSERT OR REPLACE INTO episodic_capture_state(id, default_scope, last_run_ms) VALUES(1, ?, ?)`,
 		st.DefaultScope, st.LastRunMs)
-	return err
 }
 
 // CaptureCursors lists the line-based sources with lines not captured yet.

@@ -3,15 +3,15 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
 	"github.com/clawledger/clawledger/sqlite"
 )
 
@@ -69,7 +69,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 		db2.Close()
 	}
 	// the SQL itself re-applies cleanly over an existing schema
-	sqlDB, err := goose.OpenDBWithDriver("sqlite", path)
+	sqlDB, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func (db *DB) ownTx(ctx context.Context) (*sql.Tx, error) {
 	if err := db.Flush(ctx); err != nil {
 		return nil, err
 	}
-	return db.w.BeginTx(ctx, nil)
+	return db.beginWrite(ctx)
 }
 
 // indexBatch is how many documents one index transaction takes.
@@ -131,7 +131,7 @@ func (ix *indexer) begin() error {
 	if ix.tx != nil {
 		return nil
 	}
-	tx, err := ix.db.w.BeginTx(ix.ctx, nil)
+	tx, err := ix.db.beginWrite(ix.ctx)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func (ix *indexer) commit() error {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	return ix.db.commitWrite(tx)
 }
 
 func (ix *indexer) rollback() {
@@ -423,7 +423,7 @@ func (db *DB) ClearSearchIndex(ctx context.Context) error {
 	if err := clearSearchIndex(ctx, tx); err != nil {
 		return err
 	}
-	return tx.Commit()
+	return db.commitWrite(tx)
 }
 
 func clearSearchIndex(ctx context.Context, tx *sql.Tx) error {

@@ -3,32 +3,57 @@
 package sqlitedriver
 
 import (
+	"database/sql"
+	"database/sql/driver"
 	"net/url"
 	"strings"
 
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+	"github.com/mattn/go-sqlite3"
 )
 
 // Name is the database/sql driver name: the cgo driver, built with -tags
 // sqlite_fts5, faster on query-heavy loads (docs/benchmarks.md) at the
-// price of cgo.
-const Name = "sqlite3"
+// price of cgo. It is mattn/go-sqlite3's driver, registered under a name
+// of its own that runs the DSN's pragmas.
+const Name = "clawledger-sqlite3"
 
-// DSN builds a mattn/go-sqlite3 connection string from the parameters the
-// modernc build takes: "_pragma=name(value)" becomes "_name=value"; SQLite
-// URI parameters pass through.
-func DSN(path string, params ...string) string {
-	u := url.URL{Scheme: "file", Path: path}
-	out := make([]string, 0, len(params))
-	for _, p := range params {
-		if rest, ok := strings.CutPrefix(p, "_pragma="); ok {
-			name, value, _ := strings.Cut(strings.TrimSuffix(rest, ")"), "(")
-			p = "_" + name + "=" + value
+func init() {
+	sql.Register(Name, pragmaDriver{})
+}
+
+// pragmaDriver opens connections with mattn/go-sqlite3 and then runs the
+// "_pragma=name(value)" parameters of the DSN as statements, in order, as
+// the modernc driver does: mattn's driver has parameters of its own for
+// some pragmas only (busy_timeout, journal_mode, ...) and silently ignores
+// the others (temp_store, wal_autocheckpoint, journal_size_limit).
+type pragmaDriver struct{}
+
+func (pragmaDriver) Open(dsn string) (driver.Conn, error) {
+	name, query, _ := strings.Cut(dsn, "?")
+	var pragmas, rest []string
+	for _, p := range strings.Split(query, "&") {
+		if v, ok := strings.CutPrefix(p, "_pragma="); ok {
+			v, err := url.QueryUnescape(v)
+			if err != nil {
+				return nil, err
+			}
+			pragmas = append(pragmas, v)
+		} else if p != "" {
+			rest = append(rest, p)
 		}
-		out = append(out, p)
 	}
-	if len(out) == 0 {
-		return u.String()
+	if len(rest) > 0 {
+		name += "?" + strings.Join(rest, "&")
 	}
-	return u.String() + "?" + strings.Join(out, "&")
+	conn, err := (&sqlite3.SQLiteDriver{}).Open(name)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pragmas {
+		if _, err := conn.(*sqlite3.SQLiteConn).Exec("PRAGMA "+p, nil); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
+	return conn, nil
 }

@@ -7,23 +7,7 @@
 // open databases through it, so a build links exactly one driver.
 package sqlitedriver
 
-import (
-	"net/url"
-	"strings"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-)
+import _ "modernc.org/sqlite" // registers the "sqlite" driver
 
 // Name is the database/sql driver name.
 const Name = "sqlite"
-
-// DSN builds a connection string for the database at path. params are
-// SQLite URI parameters (mode=ro, immutable=1), "_pragma=name(value)" and
-// "_txlock=immediate".
-func DSN(path string, params ...string) string {
-	u := url.URL{Scheme: "file", Path: path}
-	if len(params) == 0 {
-		return u.String()
-	}
-	return u.String() + "?" + strings.Join(params, "&")
-}

@@ -1,0 +1,18 @@
+package sqlitedriver
+
+import (
+	"net/url"
+	"strings"
+)
+
+// DSN builds a connection string for the database at path. params are
+// SQLite URI parameters (mode=ro, immutable=1), "_pragma=name(value)" (run
+// as "PRAGMA name(value)" on every new connection, in order) and
+// "_txlock=immediate".
+func DSN(path string, params ...string) string {
+	u := url.URL{Scheme: "file", Path: path}
+	if len(params) == 0 {
+		return u.String()
+	}
+	return u.String() + "?" + strings.Join(params, "&")
+}
