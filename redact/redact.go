@@ -139,20 +139,6 @@ func standalone(s string, start, end int) bool {
 // FindSecrets returns the credentials found in s, in order.
 func FindSecrets(s string) []Match { return find(s, secretPatterns) }
 
-// ContainsSecret reports whether s holds anything that looks like a credential.
-func ContainsSecret(s string) bool {
-	lower := strings.ToLower(s)
-	for _, p := range secretPatterns {
-		if may := mayMatch[p.kind]; may != nil && !may(s, lower) {
-			continue
-		}
-		if p.re.MatchString(s) {
-			return true
-		}
-	}
-	return false
-}
-
 // SecretKinds lists the kinds of credentials found in s, without the values.
 func SecretKinds(s string) []string {
 	seen := map[string]bool{}
