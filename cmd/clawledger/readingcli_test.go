@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/clawledger/clawledger/internal/testenv"
+
 	"github.com/clawledger/clawledger/internal/fixture"
 )
 
@@ -87,5 +89,6 @@ func TestMain(m *testing.M) {
 	if edgeDir != "" {
 		os.RemoveAll(edgeDir)
 	}
+	testenv.RemoveBinary()
 	os.Exit(code)
 }

@@ -70,6 +70,14 @@ func Binary(t testing.TB) string {
 	return binPath
 }
 
+// RemoveBinary deletes what Binary built; a package's TestMain calls it
+// once its tests ran.
+func RemoveBinary() {
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+}
+
 // AppendFile appends s to the file at path.
 func AppendFile(t testing.TB, path, s string) {
 	t.Helper()
