@@ -398,11 +398,7 @@ func (e *eventSource) store(ctx context.Context, replace bool, generation string
 	}
 	// all or nothing: what was read is kept only if the database did not
 	// change meanwhile
-	mode := clawledger.Atomic
-	if replace {
-		mode = clawledger.Replace
-	}
-	tx, sess, err := e.c.Store.Begin(ctx, src, mode)
+	tx, sess, err := e.c.begin(ctx, src, replace, clawledger.Atomic)
 	if err != nil {
 		return storeError(err)
 	}

@@ -99,11 +99,7 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 	// need no savepoint: when reading stops early (a read error, a
 	// cancellation), the lines stored so far are kept with a cursor that
 	// ends at the last of them
-	mode := clawledger.Append
-	if replace {
-		mode = clawledger.Replace
-	}
-	tx, sess, err := c.Store.Begin(ctx, src, mode)
+	tx, sess, err := c.begin(ctx, src, replace, clawledger.Append)
 	if err != nil {
 		return err
 	}

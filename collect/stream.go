@@ -40,17 +40,23 @@ func hasContent(src *clawledger.Source) bool {
 	return src.Cursor.Offset > 0 || src.Cursor.Lines > 0 || src.Cursor.Pending > 0
 }
 
+// begin starts writing a source: replacing what it held when replace,
+// else in mode.
+func (c *Collector) begin(ctx context.Context, src *clawledger.Source, replace bool, mode clawledger.WriteMode) (clawledger.IngestTx, *clawledger.Session, error) {
+	if replace {
+		mode = clawledger.Replace
+	}
+	return c.Store.Begin(ctx, src, mode)
+}
+
 // ingestStream stores every line of a stream read from its start (a
 // decompressed archive), replacing what the source held. stat carries the
 // identity of what was read (a file's device, inode, size and mtime, or
 // only the compressed size of a database row).
 func (c *Collector) ingestStream(ctx context.Context, src *clawledger.Source, r io.Reader, stat clawledger.Cursor, rep *Report) error {
 	// an archive is stored whole or not at all
-	replace, mode := hasContent(src), clawledger.Atomic
-	if replace {
-		mode = clawledger.Replace
-	}
-	tx, sess, err := c.Store.Begin(ctx, src, mode)
+	replace := hasContent(src)
+	tx, sess, err := c.begin(ctx, src, replace, clawledger.Atomic)
 	if err != nil {
 		return err
 	}
