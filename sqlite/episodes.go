@@ -92,12 +92,7 @@ func (db *DB) episodicTx(ctx context.Context, fn func(w wtx) error) error {
 		return err
 	}
 	defer db.w.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = `+strconv.Itoa(was))
-	w, err := db.tx(ctx)
-	if err != nil {
-		return err
-	}
-	if err := fn(w); err != nil {
-		db.abort()
+	if err := db.within(ctx, fn); err != nil {
 		return err
 	}
 	return db.Flush(ctx)
