@@ -176,10 +176,14 @@ func (c *Collector) executeDatabases(ctx context.Context, p *dirPlan, rep *Repor
 		err := c.executeDatabase(ctx, p, d, rep)
 		if errors.Is(err, agentdb.ErrChanged) {
 			d.db.Close()
-			if d, err = c.openDatabase(ctx, p.dir, d.found); err == nil {
-				p.dbs[i] = d
-				err = c.executeDatabase(ctx, p, d, rep)
+			again, oerr := c.openDatabase(ctx, p.dir, d.found)
+			if oerr != nil {
+				// as when it could not be opened at first: its sources stay as they are
+				c.warn(rep, p.dir, d.found.Rel, "database not read: %v", oerr)
+				continue
 			}
+			p.dbs[i], d = again, again
+			err = c.executeDatabase(ctx, p, d, rep)
 		}
 		if err != nil {
 			var fe *fileError
