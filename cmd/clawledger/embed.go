@@ -13,8 +13,13 @@ import (
 	"github.com/clawledger/clawledger/sqlite"
 )
 
-// embedConfigKey is where the embedder configuration lives in search_meta.
-const embedConfigKey = "embedder"
+// embedConfigKey is where the embedder configuration lives in search_meta;
+// embedOff there says embeddings were switched off (`embed --provider
+// none`), which the environment's provider does not override.
+const (
+	embedConfigKey = "embedder"
+	embedOff       = "none"
+)
 
 // defaultCacheMB caps the embedding cache.
 const defaultCacheMB = 1024
@@ -71,11 +76,15 @@ each ingest embeds new chunks by itself.`,
 				if err != nil {
 					return err
 				}
-				if err := db.SetSearchMeta(ctx, embedConfigKey, ""); err != nil {
+				if err := db.SetSearchMeta(ctx, embedConfigKey, embedOff); err != nil {
 					return err
 				}
 				if a.json {
-					return a.printJSON(embedJSON{Provider: "none", Dropped: dropped})
+					chunks, _, err := db.SearchIndexCounts(ctx)
+					if err != nil {
+						return err
+					}
+					return a.printJSON(embedJSON{Provider: embedOff, Dropped: dropped, Chunks: chunks})
 				}
 				a.printf("embeddings off: search is full-text only\n")
 				return nil
@@ -170,8 +179,11 @@ func (a *app) embedConfig(ctx context.Context, db *sqlite.DB) (embed.Config, err
 	if err != nil {
 		return embed.Config{}, err
 	}
-	if raw == "" {
+	switch raw {
+	case "":
 		return embed.ConfigFromEnv(a.getenv)
+	case embedOff:
+		return embed.Config{}, nil
 	}
 	var cfg embed.Config
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {

@@ -179,6 +179,16 @@ func TestEmbedStaticAndHybridSearch(t *testing.T) {
 	if _, out, _ := e.run("search", "copies", "--json"); !strings.Contains(out, `"mode": "lexical"`) {
 		t.Errorf("after embed off: %s", out)
 	}
+	// off stays off, whatever the environment names
+	t.Setenv("CLAWLEDGER_EMBED_PROVIDER", "static")
+	t.Setenv("CLAWLEDGER_EMBED_MODEL_DIR", model)
+	if _, out, _ := e.run("search", "copies", "--json"); !strings.Contains(out, `"mode": "lexical"`) {
+		t.Errorf("after embed off, with a provider in the environment: %s", out)
+	}
+	code, out, _ = e.run("embed", "--provider", "none", "--json")
+	if code != 0 || !strings.Contains(out, `"chunks": `+jsonNumber(rep.Chunks)) {
+		t.Errorf("embed off --json counts the chunks: %s", out)
+	}
 }
 
 func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
