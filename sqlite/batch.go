@@ -91,6 +91,18 @@ func (db *DB) tx(ctx context.Context) (wtx, error) {
 	return w, nil
 }
 
+// ownTx begins a write transaction of its own, outside the batch: the
+// open batch is committed first (it holds the one writer connection).
+func (db *DB) ownTx(ctx context.Context) (*sql.Tx, error) {
+	if db.lock == nil {
+		return nil, errors.New("writing to the ledger without holding its writer lock")
+	}
+	if err := db.Flush(ctx); err != nil {
+		return nil, err
+	}
+	return db.beginWrite(ctx)
+}
+
 // Flush commits the open write transaction, if any, with what the store
 // derives from the lines written in it (usage copies).
 func (db *DB) Flush(ctx context.Context) error {

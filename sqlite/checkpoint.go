@@ -158,7 +158,7 @@ func (db *DB) commitWrite(tx *sql.Tx) error {
 
 // execWrite runs one writing statement in a write transaction of its own.
 func (db *DB) execWrite(ctx context.Context, query string, args ...any) error {
-	tx, err := db.beginWrite(ctx)
+	tx, err := db.ownTx(ctx)
 	if err != nil {
 		return err
 	}

@@ -22,9 +22,6 @@ func (db *DB) SearchMeta(ctx context.Context, key string) (string, error) {
 
 // SetSearchMeta stores a search_meta value; "" deletes it.
 func (db *DB) SetSearchMeta(ctx context.Context, key, value string) error {
-	if err := db.Flush(ctx); err != nil {
-		return err
-	}
 	if value == "" {
 		return db.execWrite(ctx, `DELETE FROM search_meta WHERE key = ?`, key)
 	}
@@ -223,7 +220,7 @@ func (db *DB) PruneEmbeddingCache(ctx context.Context, maxBytes int64) (int64, e
 	if err := rows.Close(); err != nil {
 		return 0, err
 	}
-	tx, err := db.beginWrite(ctx)
+	tx, err := db.ownTx(ctx)
 	if err != nil {
 		return 0, err
 	}

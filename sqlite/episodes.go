@@ -329,9 +329,6 @@ func (db *DB) CaptureState(ctx context.Context) (*clawledger.CaptureState, error
 
 // SaveCaptureState stores what capture remembers.
 func (db *DB) SaveCaptureState(ctx context.Context, st *clawledger.CaptureState) error {
-	if err := db.Flush(ctx); err != nil {
-		return err
-	}
 	return db.execWrite(ctx, `INSERT OR REPLACE INTO episodic_capture_state(id, default_scope, last_run_ms) VALUES(1, ?, ?)`,
 		st.DefaultScope, st.LastRunMs)
 }

@@ -12,17 +12,8 @@ import (
 
 var _ search.Store = (*DB)(nil)
 
-// The search index runs its own transactions on the writer connection;
-// every method that writes first commits the ledger's open write batch
-// (Flush), which otherwise holds that one connection.
-
-// ownTx begins one of the search index's own write transactions.
-func (db *DB) ownTx(ctx context.Context) (*sql.Tx, error) {
-	if err := db.Flush(ctx); err != nil {
-		return nil, err
-	}
-	return db.beginWrite(ctx)
-}
+// The search index runs its own transactions on the writer connection
+// (ownTx).
 
 // indexBatch is how many documents one index transaction takes.
 const indexBatch = 2000
@@ -131,7 +122,7 @@ func (ix *indexer) begin() error {
 	if ix.tx != nil {
 		return nil
 	}
-	tx, err := ix.db.beginWrite(ix.ctx)
+	tx, err := ix.db.ownTx(ix.ctx)
 	if err != nil {
 		return err
 	}
