@@ -223,4 +223,5 @@ type CronRun struct {
 	Model          string
 	Provider       string
 	Usage          *Usage
+	Repaired       bool // as Entry.Repaired
 }

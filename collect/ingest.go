@@ -439,12 +439,11 @@ func messageOf(e *clawledger.Entry) *clawledger.Message {
 // verdict by the error rule).
 func decodeLine(kind clawledger.SourceKind, rec *clawledger.Record) {
 	var err error
+	repaired := false
 	switch kind {
 	case clawledger.KindTranscript:
 		rec.Entry, err = openclaw.ParseEntry(rec.Line.Raw)
-		if err == nil && rec.Entry.Repaired {
-			rec.Line.Status, rec.Line.Error = clawledger.LineRepaired, repairNote(rec.Line.Raw)
-		}
+		repaired = err == nil && rec.Entry.Repaired
 		if m := messageOf(rec.Entry); m != nil && m.Role == "toolResult" {
 			// the error rule needs the result's text, which only this
 			// parse has (the ledger keeps tool output in the raw line only)
@@ -452,9 +451,12 @@ func decodeLine(kind clawledger.SourceKind, rec *clawledger.Record) {
 		}
 	case clawledger.KindCronRuns:
 		rec.CronRun, err = openclaw.ParseCronRun(rec.Line.Raw)
+		repaired = err == nil && rec.CronRun.Repaired
 	}
 	var me *openclaw.MalformedError
 	switch {
+	case repaired:
+		rec.Line.Status, rec.Line.Error = clawledger.LineRepaired, repairNote(rec.Line.Raw)
 	case err == nil:
 	case errors.Is(err, openclaw.ErrBlank):
 		rec.Line.Status = clawledger.LineBlank

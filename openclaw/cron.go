@@ -167,7 +167,10 @@ func stateOf(v json.RawMessage) json.RawMessage {
 // "finished" decode too (the caller decides what to keep).
 func ParseCronRun(line []byte) (*clawledger.CronRun, error) {
 	var run *clawledger.CronRun
-	err := parseObject(line, func(v *fastjson.Value, _ bool) { run = cronRunOf(v) })
+	err := parseObject(line, func(v *fastjson.Value, repaired bool) {
+		run = cronRunOf(v)
+		run.Repaired = repaired
+	})
 	return run, err
 }
 

@@ -107,6 +107,12 @@ func TestParseCronRun(t *testing.T) {
 	if r.Error != "timeout" || r.Delivered == nil || *r.Delivered || r.Usage.Input != 1000 || r.Usage.Total != 900 || r.Usage.CacheRead != 50 {
 		t.Fatalf("%+v %+v", r, r.Usage)
 	}
+	if r.Repaired {
+		t.Error("a clean line marked repaired")
+	}
+	if fixed, err := ParseCronRun([]byte("{\"ts\":1,\"jobId\":\"j\",\"action\":\"finished\",\"summary\":\"a\tb \xff\"}")); err != nil || !fixed.Repaired || fixed.JobID != "j" {
+		t.Errorf("a run line with a raw tab and invalid UTF-8: %+v %v", fixed, err)
+	}
 	old, err := ParseCronRun([]byte(`{"timestamp":"2026-03-14T08:00:00.000Z","jobId":"j","action":"finished","status":"ok"}`))
 	if err != nil || old.Ts != 1773475200000 {
 		t.Fatalf("ISO timestamp: %+v %v", old, err)
