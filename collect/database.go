@@ -412,6 +412,7 @@ func (e *eventSource) store(ctx context.Context, replace bool, generation string
 		}
 	}()
 	sink := &lineSink{src: src, rep: e.rep, tx: tx, tr: &transcript{s: sess}, cur: cur, h: h, hashOK: true}
+	var last *agentdb.Event // the last event read: the cursor's tail hash
 	err = events(after, func(ev *agentdb.Event) error {
 		var err error
 		if ev.Err != nil {
@@ -426,8 +427,7 @@ func (e *eventSource) store(ctx context.Context, replace bool, generation string
 			sum := sha256.Sum256(ev.JSON)
 			sink.cur.HeadHash = sum[:]
 		}
-		sum := sha256.Sum256(ev.JSON)
-		sink.cur.TailHash, sink.cur.Offset = sum[:], ev.Seq
+		last, sink.cur.Offset = ev, ev.Seq
 		if err == nil {
 			err = ctx.Err()
 		}
@@ -437,6 +437,10 @@ func (e *eventSource) store(ctx context.Context, replace bool, generation string
 		return err
 	}
 	final := sink.cur
+	if last != nil {
+		sum := sha256.Sum256(last.JSON)
+		final.TailHash = sum[:]
+	}
 	final.Size, final.Mark, final.PrefixHash = final.Lines, generation, nil
 	if sink.hashOK {
 		final.PrefixHash = marshalHash(sink.h)

@@ -23,6 +23,10 @@ func (p *streamPrint) write(b []byte) {
 	if n := headBytes - len(p.head); n > 0 {
 		p.head = append(p.head, b[:min(n, len(b))]...)
 	}
+	if len(b) >= headBytes { // the last KiB is all in b
+		p.tail = append(p.tail[:0], b[len(b)-headBytes:]...)
+		return
+	}
 	p.tail = append(p.tail, b...)
 	if over := len(p.tail) - headBytes; over > 0 {
 		p.tail = append(p.tail[:0], p.tail[over:]...)
