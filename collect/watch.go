@@ -255,7 +255,8 @@ func (s *watch) batch(ctx context.Context, reason string, dirs []string) bool {
 		return nil
 	}
 	if s.Exclusive == nil {
-		return run() == nil
+		run()
+		return true
 	}
 	if err := s.Exclusive(ctx, run); err != nil {
 		if ctx.Err() == nil {
