@@ -20,6 +20,15 @@ func (db *DB) SearchMeta(ctx context.Context, key string) (string, error) {
 	return v, err
 }
 
+// vectorSpaceKey is where search_meta names the embedding space of the
+// stored vectors (see UseVectorSpace).
+const vectorSpaceKey = "vector_space"
+
+// VectorSpace is the embedding space of the stored vectors ("" when none).
+func (db *DB) VectorSpace(ctx context.Context) (string, error) {
+	return db.SearchMeta(ctx, vectorSpaceKey)
+}
+
 // SetSearchMeta stores a search_meta value; "" deletes it.
 func (db *DB) SetSearchMeta(ctx context.Context, key, value string) error {
 	if value == "" {
@@ -39,7 +48,7 @@ func (db *DB) UseVectorSpace(ctx context.Context, space string) (int64, error) {
 	}
 	defer tx.Rollback()
 	var cur string
-	if err := tx.QueryRowContext(ctx, `SELECT value FROM search_meta WHERE key = 'vector_space'`).Scan(&cur); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM search_meta WHERE key = ?`, vectorSpaceKey).Scan(&cur); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
 	}
 	if cur == space {
@@ -54,10 +63,10 @@ func (db *DB) UseVectorSpace(ctx context.Context, space string) (int64, error) {
 		n, _ = res.RowsAffected()
 	}
 	if space == "" {
-		_, err = tx.ExecContext(ctx, `DELETE FROM search_meta WHERE key = 'vector_space'`)
+		_, err = tx.ExecContext(ctx, `DELETE FROM search_meta WHERE key = ?`, vectorSpaceKey)
 	} else {
-		_, err = tx.ExecContext(ctx, `INSERT INTO search_meta(key, value) VALUES('vector_space', ?)
-			ON CONFLICT(key) DO UPDATE SET value = excluded.value`, space)
+		_, err = tx.ExecContext(ctx, `INSERT INTO search_meta(key, value) VALUES(?, ?)
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value`, vectorSpaceKey, space)
 	}
 	if err != nil {
 		return 0, err

@@ -227,7 +227,7 @@ func (a *app) searchEngine(ctx context.Context, db *sqlite.DB, mode string) (*se
 		eng.NoVectors = fmt.Sprintf("the embedder (%s) is unavailable: %v; full-text search only", cfg, err)
 		return eng, nil
 	}
-	stored, err := db.SearchMeta(ctx, "vector_space")
+	stored, err := db.VectorSpace(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func (a *app) embedNew(ctx context.Context, db *sqlite.DB) error {
 	if err != nil {
 		return err
 	}
-	stored, err := db.SearchMeta(ctx, "vector_space")
+	stored, err := db.VectorSpace(ctx)
 	if err != nil {
 		return err
 	}
