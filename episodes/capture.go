@@ -15,6 +15,7 @@ import (
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/redact"
+	"github.com/clawledger/clawledger/transcript"
 )
 
 // captureNamespace seeds the UUIDv5 ids of captured events, so the same
@@ -211,7 +212,7 @@ func (c *capturer) message(cur *clawledger.CaptureCursor, l *clawledger.CaptureL
 		}
 		for i, call := range m.ToolCalls {
 			summary := call.Name
-			if arg := keyArgument(call.Arguments); arg != "" {
+			if _, arg, ok := transcript.Target(call.Arguments); ok {
 				summary += ": " + arg
 			}
 			payload := map[string]any{"tool": call.Name, "arguments": argumentsOf(call.Arguments)}
@@ -371,21 +372,6 @@ func clipText(s string) string {
 // tokenRune reports whether r can be part of a credential.
 func tokenRune(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.~+/=", r)
-}
-
-// keyArgument is the argument that says what a tool call does: its path,
-// command, query or url, shortened.
-func keyArgument(args json.RawMessage) string {
-	var m map[string]any
-	if json.Unmarshal(args, &m) != nil {
-		return ""
-	}
-	for _, k := range []string{"command", "cmd", "path", "file_path", "filePath", "file", "query", "q", "url", "pattern"} {
-		if s, ok := m[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // argumentsOf is a tool call's arguments as JSON, or as text when they do
