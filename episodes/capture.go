@@ -324,7 +324,7 @@ func (c *capturer) add(ce *capturedEvent) {
 // bounded clips and masks every string of m (its keys are ours), drops
 // empty values and encodes it cut to limit; nil when nothing is left.
 func bounded(m map[string]any, limit int, mask func(string) string) json.RawMessage {
-	clipMask := func(s string) string { return mask(clipText(s)) }
+	clipMask := func(s string) string { return mask(clipText(s, limit)) }
 	for k, v := range m {
 		switch x := v.(type) {
 		case nil:
@@ -355,17 +355,21 @@ func bounded(m map[string]any, limit int, mask func(string) string) json.RawMess
 
 // summaryOf is one line of masked text, clipped.
 func summaryOf(s string) string {
-	return Clip(strings.Join(strings.Fields(redact.All(clipText(s))), " "), captureSummaryRunes)
+	return Clip(strings.Join(strings.Fields(redact.All(clipText(s, summaryScanBytes))), " "), captureSummaryRunes)
 }
 
-// clipText cuts a text to the payload cap before it is masked (no more of
-// it can be kept, and masking a long text costs), dropping the token cut in
+// summaryScanBytes is how much of a text a summary is made from: ten times
+// what it keeps, room for the whitespace it collapses.
+const summaryScanBytes = 10 * captureSummaryRunes
+
+// clipText cuts a text to limit bytes before it is masked (no more of it
+// can be kept, and masking a long text costs), dropping the token cut in
 // two at the end: half a credential is too short to be recognized as one.
-func clipText(s string) string {
-	if len(s) <= DefaultLimits.Payload {
+func clipText(s string, limit int) string {
+	if len(s) <= limit {
 		return s
 	}
-	s = clipBytes(s, DefaultLimits.Payload-len(ellipsis), "")
+	s = clipBytes(s, limit-len(ellipsis), "")
 	return strings.TrimRightFunc(s, tokenRune) + ellipsis
 }
 

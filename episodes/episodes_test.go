@@ -319,11 +319,11 @@ func FuzzTruncateJSON(f *testing.F) {
 func TestClipTextDropsCutToken(t *testing.T) {
 	pad := strings.Repeat("x ", DefaultLimits.Payload/2-5)
 	s := pad + "ghp_abcdefghijklmnopqrstuvwxyz0123456789 tail"
-	got := clipText(s)
+	got := clipText(s, DefaultLimits.Payload)
 	if strings.Contains(got, "ghp_") || !strings.HasSuffix(got, "x "+ellipsis) || len(got) > DefaultLimits.Payload+len(ellipsis) {
 		t.Fatalf("clipText kept %q", got[len(got)-30:])
 	}
-	if short := "short ghp_abc"; clipText(short) != short {
+	if short := "short ghp_abc"; clipText(short, DefaultLimits.Payload) != short {
 		t.Fatal("short text was changed")
 	}
 }
