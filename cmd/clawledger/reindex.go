@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -32,6 +35,12 @@ only for the rest).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			// reindex rebuilds from a ledger: opening one for writing
+			// would create an empty one and index nothing
+			if _, err := os.Stat(a.dbPath()); err != nil {
+				abs, _ := filepath.Abs(a.dbPath())
+				return fmt.Errorf("no ledger at %s (run `clawledger ingest` first)", abs)
+			}
 			db, err := a.openDB(ctx)
 			if err != nil {
 				return err
