@@ -75,8 +75,10 @@ only for the rest).`,
 var errReindexInterrupted = errors.New("reindex interrupted: nothing was changed, searches still answer from the previous index; run `clawledger reindex` again")
 
 // queryPathBacklog is the most ledger lines a query's automatic refresh
-// indexes; past it (a first index of a large ledger, say) the query
-// answers from the index as it is and says so: queries never (re)build it.
+// indexes (embedding the new chunks with a local model only, see
+// embedNew); past it (a first index of a large ledger, say) the query
+// answers from the index as it is and says so, and leaves the backlog to
+// ingest or reindex.
 var queryPathBacklog int64 = 20000
 
 // refreshSearch updates the search index after an ingest and embeds the

@@ -140,7 +140,7 @@ clawledger show PATH --around ENTRY.`,
 				return err
 			}
 			if a.searchBehind > 0 {
-				behind := fmt.Sprintf("the search index is %d ledger lines behind (queries never build it): run `clawledger ingest` or `clawledger reindex`", a.searchBehind)
+				behind := fmt.Sprintf("the search index is %d ledger lines behind (a query indexes at most %d): run `clawledger ingest` or `clawledger reindex`", a.searchBehind, queryPathBacklog)
 				res.Note = strings.TrimPrefix(res.Note+"; "+behind, "; ")
 			}
 			if a.json {
