@@ -228,6 +228,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"ingest", "--state", filepath.Join(home, "nope")}, exitUsage, "no such file"},
 		{[]string{"export"}, exitUsage, "give a SESSION"},
 		{[]string{"sessions", "--since", "yesterday-ish"}, exitUsage, "cannot read time"},
+		{[]string{"sessions", "--limit", "-3"}, exitUsage, "--limit must not be negative"},
 	} {
 		_, errs, code := c.run(tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.msg) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {

@@ -296,7 +296,12 @@ func (a *app) refreshEpisodes(ctx context.Context, db *sqlite.DB) error {
 	if err != nil || st == nil {
 		return err
 	}
-	rep, err := a.capture(ctx, db, episodes.CaptureOptions{})
+	var opt episodes.CaptureOptions
+	if !a.queryPath && a.interactive() {
+		// an ingest's capture draws what `episodes capture` draws; a query's stays quiet
+		opt.Progress = &barProgress{w: a.stderr, description: "capturing lines", lines: true}
+	}
+	rep, err := a.capture(ctx, db, opt)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -32,6 +35,12 @@ only for the rest).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			// reindex rebuilds from a ledger: opening one for writing
+			// would create an empty one and index nothing
+			if _, err := os.Stat(a.dbPath()); err != nil {
+				abs, _ := filepath.Abs(a.dbPath())
+				return fmt.Errorf("no ledger at %s (run `clawledger ingest` first)", abs)
+			}
 			db, err := a.openDB(ctx)
 			if err != nil {
 				return err
@@ -66,8 +75,10 @@ only for the rest).`,
 var errReindexInterrupted = errors.New("reindex interrupted: nothing was changed, searches still answer from the previous index; run `clawledger reindex` again")
 
 // queryPathBacklog is the most ledger lines a query's automatic refresh
-// indexes; past it (a first index of a large ledger, say) the query
-// answers from the index as it is and says so: queries never (re)build it.
+// indexes (embedding the new chunks with a local model only, see
+// embedNew); past it (a first index of a large ledger, say) the query
+// answers from the index as it is and says so, and leaves the backlog to
+// ingest or reindex.
 var queryPathBacklog int64 = 20000
 
 // refreshSearch updates the search index after an ingest and embeds the

@@ -140,7 +140,7 @@ clawledger show PATH --around ENTRY.`,
 				return err
 			}
 			if a.searchBehind > 0 {
-				behind := fmt.Sprintf("the search index is %d ledger lines behind (queries never build it): run `clawledger ingest` or `clawledger reindex`", a.searchBehind)
+				behind := fmt.Sprintf("the search index is %d ledger lines behind (a query indexes at most %d): run `clawledger ingest` or `clawledger reindex`", a.searchBehind, queryPathBacklog)
 				res.Note = strings.TrimPrefix(res.Note+"; "+behind, "; ")
 			}
 			if a.json {
@@ -319,11 +319,12 @@ func (a *app) printSearch(query string, res *search.Result, explain bool) {
 	if explain {
 		a.printf("\nmode %s, fusion %s, %d candidates per lane; FTS %s\n", res.Mode, res.Fusion, res.Candidates, res.FTS)
 		if res.Mode != search.ModeVector {
-			scope := "all ranked"
-			if !res.LexicalComplete {
-				scope = fmt.Sprintf("the newest %d ranked (--exhaustive ranks all)", res.LexicalMatches)
+			if res.LexicalComplete {
+				a.printf("lexical: %d matches, all ranked\n", res.LexicalMatches)
+			} else {
+				// the window cut: more matched than were ranked
+				a.printf("lexical: more than %d matches, the newest %d ranked (--exhaustive ranks all)\n", res.LexicalMatches, res.LexicalMatches)
 			}
-			a.printf("lexical: %d matches, %s\n", res.LexicalMatches, scope)
 		}
 		if res.Mode != search.ModeLexical {
 			a.printf("vector: %d chunks scanned\n", res.VectorChunks)

@@ -317,3 +317,21 @@ func TestIngestNoIndex(t *testing.T) {
 		t.Errorf("the next ingest did not catch the index up: %s", out)
 	}
 }
+
+// TestReindexWithoutLedger: reindex on a path with no ledger fails as a
+// reader does, and creates nothing there.
+func TestReindexWithoutLedger(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "sub", "none.db")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--db", db, "reindex"}, &stdout, &stderr)
+	if code != exitFailure || !strings.Contains(stderr.String(), "no ledger at "+db+" (run `clawledger ingest` first)") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	if strings.Contains(stdout.String(), "indexed") {
+		t.Errorf("stdout %q", stdout.String())
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("reindex created %v (%v)", entries, err)
+	}
+}

@@ -37,6 +37,9 @@ why it matched.`,
 	refresh := a.addRefreshFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
+		if f.Limit < 0 {
+			return usagef("--limit must not be negative (0: no limit), not %d", f.Limit)
+		}
 		var err error
 		now := time.Now()
 		if f.Since, f.Until, err = parseRange(since, until, now, time.Local); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -468,7 +469,7 @@ func printItem(w io.Writer, t string, it *transcript.Item) {
 		}
 		fmt.Fprintf(w, "%s $ %s (%s)\n", t, it.Command, status)
 	case transcript.KindCustom:
-		fmt.Fprintf(w, "%s %s: %s\n", t, firstNonEmpty(it.CustomType, "injected"), indent(it.Text))
+		fmt.Fprintf(w, "%s %s: %s\n", t, cmp.Or(it.CustomType, "injected"), indent(it.Text))
 	case transcript.KindCompaction, transcript.KindBranch:
 		fmt.Fprintf(w, "%s ── %s%s\n", t, strings.ReplaceAll(it.Kind, "_", " "), fileLists(it.ReadFiles, it.ModifiedFiles))
 	case transcript.KindModel:
@@ -492,15 +493,6 @@ func fileLists(read, modified []string) string {
 		return ""
 	}
 	return ": " + strings.Join(parts, "; ")
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 // printEntry renders one entry as readable text.
