@@ -236,6 +236,7 @@ func (a *app) searchEngine(ctx context.Context, db *sqlite.DB, mode string) (*se
 		return eng, nil
 	}
 	eng.Embedder = e
+	liftMemoryLimit() // the search loads every vector
 	return eng, nil
 }
 

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 )
@@ -22,5 +23,15 @@ func tuneGC() {
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(64 << 20)
+	}
+}
+
+// liftMemoryLimit drops tuneGC's soft memory limit before the process
+// loads data that stays live (the vector matrix: 150 MB for 100,000
+// chunks of 384 dimensions): past the limit the collector would run back
+// to back while it loads, to no avail (twice the load time, measured).
+func liftMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(math.MaxInt64)
 	}
 }
