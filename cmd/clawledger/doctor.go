@@ -150,7 +150,7 @@ func (a *app) diagnose(ctx context.Context, db *sqlite.DB, full bool) (*doctorJS
 	for _, o := range orphans {
 		out.add(finding{Check: "orphans", Severity: "problem", Table: o.Table, Rows: o.Rows, Message: fmt.Sprintf("%d row(s) whose %s", o.Rows, strings.TrimPrefix(o.Reason, "its ")), Fix: fixDoctor})
 	}
-	bad, err := inconsistentSources(ctx, db, full, &out.Checked)
+	bad, err := a.inconsistentSources(ctx, db, full, &out.Checked)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (a *app) diagnose(ctx context.Context, db *sqlite.DB, full bool) (*doctorJS
 			total += s.Cursor.Offset
 		}
 	}
-	bar := a.doctorProgress(total)
+	bar := a.doctorProgress("verifying files", total, false)
 	for _, s := range srcs {
 		if s.GoneAt != 0 {
 			continue
@@ -216,7 +216,7 @@ type badSource struct {
 // inconsistentSources finds the line-based sources whose stored lines
 // disagree with their cursor: in count, numbering or bytes, and when full
 // in the sha256 of the stored bytes against the running hash committed.
-func inconsistentSources(ctx context.Context, db *sqlite.DB, full bool, checked *doctorChecked) ([]badSource, error) {
+func (a *app) inconsistentSources(ctx context.Context, db *sqlite.DB, full bool, checked *doctorChecked) ([]badSource, error) {
 	counts, err := db.StoredCounts(ctx)
 	if err != nil {
 		return nil, err
@@ -236,7 +236,14 @@ func inconsistentSources(ctx context.Context, db *sqlite.DB, full bool, checked 
 	if err != nil {
 		return nil, err
 	}
+	var total int64
 	for _, s := range srcs {
+		total += s.Cursor.Lines
+	}
+	bar := a.doctorProgress("verifying stored lines", total, true)
+	defer bar.Finish()
+	for _, s := range srcs {
+		bar.Add(s.Cursor.Lines)
 		if seen[s.ID] {
 			continue
 		}
@@ -269,7 +276,7 @@ func (a *app) doctorFix(ctx context.Context, full bool) (*doctorFixed, error) {
 	if fixed.OrphanRows, err = db.DeleteOrphans(ctx); err != nil {
 		return nil, err
 	}
-	bad, err := inconsistentSources(ctx, db, full, &doctorChecked{})
+	bad, err := a.inconsistentSources(ctx, db, full, &doctorChecked{})
 	if err != nil {
 		return nil, err
 	}
@@ -350,21 +357,15 @@ func clip(s []string, n int) []string {
 	return s
 }
 
-// doctorProgress draws a bar over the bytes to hash, on a terminal only.
-func (a *app) doctorProgress(total int64) collect.Progress {
-	if !a.interactive() || total == 0 {
-		return noProgress{}
+// doctorProgress draws a bar over the bytes (or lines) to hash, on a
+// terminal only (a bar never started draws nothing).
+func (a *app) doctorProgress(desc string, total int64, lines bool) collect.Progress {
+	p := &barProgress{w: a.stderr, description: desc, lines: lines}
+	if a.interactive() {
+		p.Start(total, 0)
 	}
-	p := &barProgress{w: a.stderr, description: "verifying"}
-	p.Start(total, 0)
 	return p
 }
-
-type noProgress struct{}
-
-func (noProgress) Start(int64, int) {}
-func (noProgress) Add(int64)        {}
-func (noProgress) Finish()          {}
 
 func (a *app) printDoctor(d *doctorJSON) {
 	a.printf("ledger     %s (schema %d)\n", d.DB, d.SchemaVersion)
