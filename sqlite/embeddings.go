@@ -162,11 +162,10 @@ func (db *DB) GetEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, h
 		return out, err
 	}
 	defer tx.Rollback()
-	for _, h := range used {
-		if _, err := tx.ExecContext(ctx, `UPDATE embedding_cache SET used_ms = ? WHERE provider = ? AND model = ? AND provider_key = ? AND hash = ?`,
-			nowMs(), sp.Provider, sp.Model, sp.Key, h); err != nil {
-			return out, err
-		}
+	now := nowMs()
+	if err := execEach(ctx, tx, `UPDATE embedding_cache SET used_ms = ? WHERE provider = ? AND model = ? AND provider_key = ? AND hash = ?`,
+		len(used), func(i int) []any { return []any{now, sp.Provider, sp.Model, sp.Key, used[i]} }); err != nil {
+		return out, err
 	}
 	return out, db.commitWrite(tx)
 }
@@ -234,11 +233,24 @@ func (db *DB) PruneEmbeddingCache(ctx context.Context, maxBytes int64) (int64, e
 		return 0, err
 	}
 	defer tx.Rollback()
-	for _, k := range evict {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM embedding_cache WHERE provider = ? AND model = ? AND provider_key = ? AND hash = ?`,
-			k.provider, k.model, k.pkey, k.hash); err != nil {
-			return 0, err
-		}
+	if err := execEach(ctx, tx, `DELETE FROM embedding_cache WHERE provider = ? AND model = ? AND provider_key = ? AND hash = ?`,
+		len(evict), func(i int) []any { k := evict[i]; return []any{k.provider, k.model, k.pkey, k.hash} }); err != nil {
+		return 0, err
 	}
 	return int64(len(evict)), db.commitWrite(tx)
+}
+
+// execEach runs one statement, prepared once, n times with args(i).
+func execEach(ctx context.Context, tx *sql.Tx, query string, n int, args func(i int) []any) error {
+	st, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for i := range n {
+		if _, err := st.ExecContext(ctx, args(i)...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
