@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -290,10 +291,7 @@ func lineInsert(args []any, sourceID int64, rec *clawledger.Record) (string, []a
 	if m == nil {
 		return lineInserts[lineEntryOnly], append(args, l.Raw)
 	}
-	ts := m.Timestamp
-	if ts == 0 {
-		ts = e.Timestamp
-	}
+	ts := msgTime(e)
 	model, provider := m.Model, m.Provider
 	if rec.Model != "" {
 		model, provider = rec.Model, rec.Provider
@@ -324,6 +322,11 @@ func lineInsert(args []any, sourceID int64, rec *clawledger.Record) (string, []a
 		args = append(args, key)
 	}
 	return lineInserts[kind], append(args, l.Raw)
+}
+
+// msgTime is a message's time, else its entry's.
+func msgTime(e *clawledger.Entry) int64 {
+	return cmp.Or(e.Message.Timestamp, e.Timestamp)
 }
 
 func nullString(s string) any {
@@ -368,10 +371,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 		return nil
 	}
 	if m := e.Message; m != nil {
-		ts := m.Timestamp
-		if ts == 0 {
-			ts = e.Timestamp
-		}
+		ts := msgTime(e)
 		for i, c := range m.ToolCalls {
 			if _, err := t.exec(insertToolCall, lineID, i, sid, c.ID, c.Name, string(c.Arguments), ts); err != nil {
 				return err
