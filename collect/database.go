@@ -188,7 +188,7 @@ func (c *Collector) executeDatabases(ctx context.Context, p *dirPlan, rep *Repor
 		if err != nil {
 			var fe *fileError
 			if errors.As(err, &fe) || errors.Is(err, agentdb.ErrChanged) {
-				c.warn(rep, p.dir, d.found.Rel, "%v", err)
+				c.warn(rep, p.dir, d.found.Rel, "%v; read again at the next ingest", err)
 				continue
 			}
 			return fmt.Errorf("%s: %w", filepath.Join(p.dir, d.found.Rel), err)

@@ -16,7 +16,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -88,7 +87,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	d.db.SetMaxOpenConns(1)
 	if err := d.loadSchema(ctx); err != nil {
 		d.db.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err // the caller names the database
 	}
 	return d, nil
 }
@@ -102,7 +101,7 @@ func isWAL(path string) (bool, error) {
 	defer f.Close()
 	var h [100]byte
 	if _, err := io.ReadFull(f, h[:]); err != nil || !bytes.HasPrefix(h[:], []byte("SQLite format 3\x00")) {
-		return false, fmt.Errorf("%s is not a SQLite database", path)
+		return false, errors.New("not a SQLite database")
 	}
 	return h[18] == 2 || h[19] == 2, nil
 }
