@@ -205,27 +205,16 @@ func (c *Collector) executeDatabase(ctx context.Context, p *dirPlan, d *dbPlan, 
 		return c.ingestDatabaseRuns(ctx, p, d, rep)
 	}
 	agent := d.found.AgentID
-	var windows map[string]agentdb.Window
-	loadWindows := func() error {
-		if windows != nil {
-			return nil
-		}
-		list, err := d.db.Windows(ctx)
-		windows = make(map[string]agentdb.Window, len(list))
-		for _, w := range list {
-			windows[w.SessionID] = w
-		}
-		return sourceError(err)
-	}
+	windows := &sessionWindows{}
 	transcript := func(sessionID string) (*clawledger.Source, error) {
 		rel := d.rel(sessionID)
 		if p.byRel[rel] == nil {
-			if err := loadWindows(); err != nil {
+			if err := windows.load(ctx, d.db); err != nil {
 				return nil, err
 			}
 		}
 		class := clawledger.ClassLive
-		if windows[sessionID].Reason == "fork" {
+		if windows.byID[sessionID].Reason == "fork" {
 			class = clawledger.ClassFork
 		}
 		return c.source(ctx, p, clawledger.Source{Rel: rel, Kind: clawledger.KindTranscript, Class: class, AgentID: agent, SessionID: sessionID})
@@ -265,7 +254,29 @@ func (c *Collector) executeDatabase(ctx context.Context, p *dirPlan, d *dbPlan, 
 			return err
 		}
 	}
-	return c.ingestDatabaseIndex(ctx, p, d, loadWindows, func() map[string]agentdb.Window { return windows })
+	return c.ingestDatabaseIndex(ctx, p, d, windows)
+}
+
+// sessionWindows are an agent database's session windows, read once, when
+// first needed: in the database's order and by session id.
+type sessionWindows struct {
+	list []agentdb.Window
+	byID map[string]agentdb.Window
+}
+
+func (w *sessionWindows) load(ctx context.Context, db *agentdb.DB) error {
+	if w.byID != nil {
+		return nil
+	}
+	list, err := db.Windows(ctx)
+	if err != nil {
+		return sourceError(err)
+	}
+	w.list, w.byID = list, make(map[string]agentdb.Window, len(list))
+	for _, x := range list {
+		w.byID[x.SessionID] = x
+	}
+	return nil
 }
 
 // ingestArchiveRow stores an archive row's transcript, verified against its
@@ -294,7 +305,7 @@ func (c *Collector) ingestArchiveRow(ctx context.Context, p *dirPlan, d *dbPlan,
 
 // ingestDatabaseIndex replaces the index entries of an agent database when
 // its session windows or nodes changed.
-func (c *Collector) ingestDatabaseIndex(ctx context.Context, p *dirPlan, d *dbPlan, load func() error, windows func() map[string]agentdb.Window) error {
+func (c *Collector) ingestDatabaseIndex(ctx context.Context, p *dirPlan, d *dbPlan, windows *sessionWindows) error {
 	src, err := c.source(ctx, p, clawledger.Source{Rel: d.rel(openclaw.DatabaseIndexPart), Kind: clawledger.KindIndex,
 		Class: clawledger.ClassIndex, AgentID: d.found.AgentID})
 	mark := fmt.Sprintf("%s/%d", d.indexPrint, len(d.archives)) // archived sessions are named too
@@ -305,14 +316,10 @@ func (c *Collector) ingestDatabaseIndex(ctx context.Context, p *dirPlan, d *dbPl
 	if err != nil {
 		return sourceError(err)
 	}
-	if err := load(); err != nil {
+	if err := windows.load(ctx, d.db); err != nil {
 		return err
 	}
-	list := make([]agentdb.Window, 0, len(windows()))
-	for _, w := range windows() {
-		list = append(list, w)
-	}
-	entries := agentdb.IndexEntries(nodes, list, d.archives)
+	entries := agentdb.IndexEntries(nodes, windows.list, d.archives)
 	if err := d.db.Stable(); err != nil {
 		return err
 	}
