@@ -47,23 +47,36 @@ var piiPatterns = []pattern{
 }
 
 // mayMatch holds a cheap necessary condition of each pattern: literal
-// text every match contains (lower is s lowercased, for the patterns that
+// text every match contains (in the text lowercased, for the patterns that
 // ignore case). Most text holds no credential, and a substring search costs
 // a fraction of running the regexp over the whole text.
-var mayMatch = map[string]func(s, lower string) bool{
-	"private_key":           func(s, _ string) bool { return strings.Contains(s, "PRIVATE KEY") },
-	"anthropic_key":         func(s, _ string) bool { return strings.Contains(s, "sk-ant-") },
-	"openai_key":            func(s, _ string) bool { return strings.Contains(s, "sk-") },
-	"aws_access_key":        func(s, _ string) bool { return containsAny(s, "AKIA", "ASIA", "ABIA", "ACCA") },
-	"github_token":          func(s, _ string) bool { return containsAny(s, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_") },
-	"slack_token":           func(s, _ string) bool { return strings.Contains(s, "xox") },
-	"google_api_key":        func(s, _ string) bool { return strings.Contains(s, "AIza") },
-	"stripe_key":            func(s, _ string) bool { return containsAny(s, "k_live_", "k_test_") },
-	"jwt":                   func(s, _ string) bool { return strings.Contains(s, "eyJ") },
-	"bearer_token":          func(_, lower string) bool { return strings.Contains(lower, "bearer") },
-	"credential_assignment": func(_, lower string) bool { return containsAny(lower, "key", "token", "passw") },
-	"email":                 func(s, _ string) bool { return strings.Contains(s, "@") },
-	"phone":                 func(s, _ string) bool { return hasDigitGroups(s) },
+var mayMatch = map[string]func(t *text) bool{
+	"private_key":           func(t *text) bool { return strings.Contains(t.s, "PRIVATE KEY") },
+	"anthropic_key":         func(t *text) bool { return strings.Contains(t.s, "sk-ant-") },
+	"openai_key":            func(t *text) bool { return strings.Contains(t.s, "sk-") },
+	"aws_access_key":        func(t *text) bool { return containsAny(t.s, "AKIA", "ASIA", "ABIA", "ACCA") },
+	"github_token":          func(t *text) bool { return containsAny(t.s, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_") },
+	"slack_token":           func(t *text) bool { return strings.Contains(t.s, "xox") },
+	"google_api_key":        func(t *text) bool { return strings.Contains(t.s, "AIza") },
+	"stripe_key":            func(t *text) bool { return containsAny(t.s, "k_live_", "k_test_") },
+	"jwt":                   func(t *text) bool { return strings.Contains(t.s, "eyJ") },
+	"bearer_token":          func(t *text) bool { return strings.Contains(t.lower(), "bearer") },
+	"credential_assignment": func(t *text) bool { return containsAny(t.lower(), "key", "token", "passw") },
+	"email":                 func(t *text) bool { return strings.Contains(t.s, "@") },
+	"phone":                 func(t *text) bool { return hasDigitGroups(t.s) },
+}
+
+// text is a text being searched, and its lowercase, made once if needed.
+type text struct {
+	s, lowered string
+	done       bool
+}
+
+func (t *text) lower() string {
+	if !t.done {
+		t.lowered, t.done = strings.ToLower(t.s), true
+	}
+	return t.lowered
 }
 
 func containsAny(s string, subs ...string) bool {
@@ -95,9 +108,9 @@ func hasDigitGroups(s string) bool {
 
 func find(s string, pats []pattern) []Match {
 	var out []Match
-	lower := strings.ToLower(s)
+	t := &text{s: s}
 	for _, p := range pats {
-		if may := mayMatch[p.kind]; may != nil && !may(s, lower) {
+		if may := mayMatch[p.kind]; may != nil && !may(t) {
 			continue
 		}
 		for _, loc := range p.re.FindAllStringIndex(s, -1) {
