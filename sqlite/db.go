@@ -231,6 +231,17 @@ func (db *DB) migrate(ctx context.Context) error {
 	return err
 }
 
+// smallRead is the connection for a read of a row or two: a writer's own
+// (its batch flushed first), so that an ingest that changed nothing does
+// not open a reader connection, which parses the whole schema, for one
+// row; a read-only ledger's readers.
+func (db *DB) smallRead(ctx context.Context) (*sql.DB, error) {
+	if db.w == nil {
+		return db.r, nil
+	}
+	return db.w, db.Flush(ctx)
+}
+
 // Version returns the ledger's schema version.
 func (db *DB) Version(ctx context.Context) (int64, error) {
 	var v sql.NullInt64

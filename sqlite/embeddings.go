@@ -12,8 +12,12 @@ import (
 
 // SearchMeta reads a search_meta value ("" when unset).
 func (db *DB) SearchMeta(ctx context.Context, key string) (string, error) {
+	q, err := db.smallRead(ctx)
+	if err != nil {
+		return "", err
+	}
 	var v string
-	err := db.r.QueryRowContext(ctx, `SELECT value FROM search_meta WHERE key = ?`, key).Scan(&v)
+	err = q.QueryRowContext(ctx, `SELECT value FROM search_meta WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

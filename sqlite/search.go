@@ -32,10 +32,11 @@ type changedSource struct {
 // UpdateSearchIndex brings the search index up to date with the ledger:
 // transcripts whose rows were replaced are rebuilt, appended messages and
 // summaries added, changed memory files re-chunked. It only reads what
-// changed, so an update after an ingest that found nothing new costs two
-// small queries. Each batch commits with its progress, so an interrupted
-// update resumes where it stopped. progress, when set, is told how many
-// ledger lines are behind and then how many were handled.
+// changed. Each batch commits with its progress, so an interrupted update
+// resumes where it stopped; the last batch marks the index current, so an
+// update after an ingest that changed nothing reads one row. progress, when
+// set, is told how many ledger lines are behind and then how many were
+// handled.
 func (db *DB) UpdateSearchIndex(ctx context.Context, progress search.Progress) (search.IndexStats, error) {
 	return db.updateSearchIndex(ctx, progress, false)
 }
@@ -58,6 +59,11 @@ func (db *DB) updateSearchIndex(ctx context.Context, progress search.Progress, r
 		return search.IndexStats{}, err
 	}
 	var st search.IndexStats
+	if !rebuild {
+		if current, err := searchCurrent(ctx, db.w); err != nil || current {
+			return st, err
+		}
+	}
 	ix := &indexer{db: db, ctx: ctx, st: &st, whole: rebuild}
 	defer ix.rollback()
 	var q querier = db.w
@@ -101,7 +107,22 @@ func (db *DB) updateSearchIndex(ctx context.Context, progress search.Progress, r
 			progress.Add(s.behind)
 		}
 	}
+	// every change is in: say so with the last batch
+	if err := ix.begin(); err != nil {
+		return st, err
+	}
+	if err := ix.exec(`INSERT OR IGNORE INTO search_current(id) VALUES (1)`); err != nil {
+		return st, err
+	}
 	return st, ix.commit()
+}
+
+// searchCurrent says whether the search index holds every change of the
+// ledger (see migration 00005).
+func searchCurrent(ctx context.Context, w *sql.DB) (bool, error) {
+	var n int
+	err := w.QueryRowContext(ctx, `SELECT count(*) FROM search_current`).Scan(&n)
+	return n > 0, err
 }
 
 // indexer writes chunks in transactions of about indexBatch documents,
@@ -167,6 +188,9 @@ func (ix *indexer) exec(query string, args ...any) error {
 // memory file) the search index has yet to take in.
 func (db *DB) SearchIndexBacklog(ctx context.Context) (int64, error) {
 	if err := db.Flush(ctx); err != nil {
+		return 0, err
+	}
+	if current, err := searchCurrent(ctx, db.w); err != nil || current {
 		return 0, err
 	}
 	srcs, err := changedSources(ctx, db.w)
@@ -424,6 +448,7 @@ func clearSearchIndex(ctx context.Context, tx *sql.Tx) error {
 		`DELETE FROM search_chunks`,
 		`DELETE FROM search_sources`,
 		`DELETE FROM search_stale`,
+		`DELETE FROM search_current`,
 		`UPDATE search_stats SET chunks = 0, tokens = 0`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {

@@ -121,6 +121,21 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	if st := l.ingest(); st != (search.IndexStats{}) {
 		t.Errorf("nothing changed, yet %+v", st)
 	}
+	if n, err := l.db.SearchIndexBacklog(context.Background()); err != nil || n != 0 {
+		t.Errorf("backlog of a current index: %d, %v", n, err)
+	}
+
+	// each change below follows an update that marked the index current
+	// (search_current): the change must void the mark
+
+	// a new transcript, of a new agent
+	l.transcript("ops", fixture.Base.Add(time.Hour), "the seal sings at dawn")
+	if st := l.ingest(); st.Docs != 1 {
+		t.Errorf("new transcript: %+v", st)
+	}
+	if hits := l.search(search.Request{Query: "seal"}, nil); len(hits) != 1 {
+		t.Errorf("seal hits: %q", texts(hits))
+	}
 
 	// an append indexes only the new message
 	tr.User("and the walrus backup?")
@@ -159,10 +174,10 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	if err := l.db.ClearSearchIndex(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st := l.ingest(); st.Docs != 2 {
+	if st := l.ingest(); st.Docs != 3 {
 		t.Errorf("rebuild: %+v", st)
 	}
-	if hits := l.search(search.Request{Query: "dolphin OR octopus"}, nil); len(hits) != 2 {
+	if hits := l.search(search.Request{Query: "dolphin OR octopus OR seal"}, nil); len(hits) != 3 {
 		t.Errorf("after rebuild: %q", texts(hits))
 	}
 }
