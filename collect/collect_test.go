@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -540,6 +542,93 @@ func TestRereadCountsUsageOnce(t *testing.T) {
 				t.Fatalf("the live file was not read again: %+v", r)
 			}
 			counted("after the re-read")
+		})
+	}
+}
+
+// statSignal is the real file system, without OpenDir (so Scan stats every
+// file by its path), closing statted once the file named target is stat'ed.
+type statSignal struct {
+	openclaw.FS
+	target  string
+	once    sync.Once
+	statted chan struct{}
+}
+
+func (s *statSignal) Stat(name string) (fs.FileInfo, error) {
+	fi, err := s.FS.Stat(name)
+	if filepath.Base(name) == s.target {
+		s.once.Do(func() { close(s.statted) })
+	}
+	return fi, err
+}
+
+// TestPrescan: a run goes by a scan taken before the ledger was open
+// (collect.Prescan) as by its own: a change after a file was scanned is the
+// next run's, and a ledger that another writer brought further in between
+// reads nothing again. A prescan older than a second (the ledger waited
+// for another writer) is scanned again.
+func TestPrescan(t *testing.T) {
+	const (
+		header = `{"type":"session","version":3,"id":"s1","timestamp":"2024-03-14T10:00:00.000Z","cwd":"/w"}` + "\n"
+		user   = `{"type":"message","id":"u1","parentId":null,"timestamp":1710410000000,"message":{"role":"user","content":"hi","timestamp":1710410000000}}` + "\n"
+		more   = `{"type":"message","id":"u2","parentId":"u1","timestamp":1710410002000,"message":{"role":"user","content":"more","timestamp":1710410002000}}` + "\n"
+		name   = "s1.jsonl"
+	)
+	appendMore := func(t *testing.T, path string) {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(more); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		between   func(t *testing.T, l *ledger, dir, path string) // after the prescan, before the run
+		age       time.Duration                                   // of the prescan when the run starts
+		wantLines int64
+	}{
+		{"nothing changed", func(*testing.T, *ledger, string, string) {}, 0, 0},
+		{"appended after the prescan", func(t *testing.T, _ *ledger, _, path string) { appendMore(t, path) }, 0, 0},
+		{"appended after an old prescan", func(t *testing.T, _ *ledger, _, path string) { appendMore(t, path) }, 2 * time.Second, 1},
+		{"appended and ingested by another writer after the prescan", func(t *testing.T, l *ledger, dir, path string) {
+			appendMore(t, path)
+			if r := l.run(dir); r.LinesIngested != 1 {
+				t.Fatalf("the other writer: %+v", r)
+			}
+		}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), ".openclaw")
+			path := filepath.Join(dir, "agents", "main", "sessions", name)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(header+user), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			l := newLedger(t)
+			l.run(dir)
+			fsys := &statSignal{FS: openclaw.OS, target: name, statted: make(chan struct{})}
+			now := time.Now()
+			c := &collect.Collector{FS: fsys, Now: func() time.Time { return now }}
+			c.Prescan([]string{dir})
+			now = now.Add(tc.age)
+			<-fsys.statted
+			tc.between(t, l, dir, path)
+			c.Store = l.db
+			rep, err := c.Run(context.Background(), []string{dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.LinesIngested != tc.wantLines || rep.FilesReplaced != 0 || rep.FilesScanned != 1 {
+				t.Errorf("run: %d lines, %d files re-read, %d scanned; want %d, 0, 1", rep.LinesIngested, rep.FilesReplaced, rep.FilesScanned, tc.wantLines)
+			}
+			l.run(dir) // the next run has every line, once
+			l.mustMirror(dir, "agents/main/sessions/"+name)
 		})
 	}
 }

@@ -51,7 +51,20 @@ type Collector struct {
 	// ChunkBytes. Re-reads of replaced files always commit in one transaction.
 	ChunkBytes int64
 	Now        func() time.Time
+
+	prescans map[string]prescan // by absolute state dir
 }
+
+// prescan is a scan Prescan started.
+type prescan struct {
+	tree    chan *openclaw.Tree
+	started time.Time
+}
+
+// prescanMaxAge is how old a prescan Run goes by can be: opening the
+// ledger takes milliseconds, unless it waited for another writer, and
+// then the files may have changed long since.
+const prescanMaxAge = time.Second
 
 // Warning is something a run could not read, or found suspicious; the run
 // goes on.
@@ -107,6 +120,34 @@ func (c *Collector) now() time.Time {
 		return c.Now()
 	}
 	return time.Now()
+}
+
+// Prescan starts scanning state dirs before the ledger is open: a scan
+// needs no ledger and is most of an ingest that finds nothing new. Run
+// goes by a dir's prescan when it started less than prescanMaxAge ago, as
+// by a scan of its own (what changed after a file was scanned is the next
+// run's; a file read is checked again when opened, so one that another
+// writer ingested further in between is not read again), and scans the dir
+// again otherwise.
+func (c *Collector) Prescan(stateDirs []string) {
+	c.FS = c.fs()
+	for _, dir := range stateDirs {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			continue // Run reports it
+		}
+		if c.prescans == nil {
+			c.prescans = map[string]prescan{}
+		}
+		c.prescans[abs] = prescan{started: c.now(), tree: c.scan(abs)}
+	}
+}
+
+// scan scans a state dir on a goroutine of its own.
+func (c *Collector) scan(abs string) chan *openclaw.Tree {
+	ch := make(chan *openclaw.Tree, 1)
+	go func() { ch <- openclaw.Scan(c.FS, abs) }()
+	return ch
 }
 
 // Run ingests every given state directory.
@@ -207,9 +248,14 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	if err != nil {
 		return nil, err
 	}
-	// the tree is scanned while the ledger says what it last saw of it
-	scanned := make(chan *openclaw.Tree, 1)
-	go func() { scanned <- openclaw.Scan(c.FS, abs) }()
+	// the tree is scanned (or was, by Prescan) while the ledger says what
+	// it last saw of it
+	pre, ok := c.prescans[abs]
+	delete(c.prescans, abs)
+	scanned := pre.tree
+	if !ok || c.now().Sub(pre.started) > prescanMaxAge {
+		scanned = c.scan(abs)
+	}
 	id, last, err := c.Store.StateDir(ctx, abs)
 	tree := <-scanned
 	if err != nil {

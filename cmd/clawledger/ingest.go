@@ -53,12 +53,15 @@ unreadable files, a corrupt index); 1 means it failed.`,
 				a.warnf("No OpenClaw state directory found (looked for $OPENCLAW_STATE_DIR, ~/.openclaw, ~/.openclaw-*, ~/.clawdbot, ~/.moltbot, ~/.moldbot).\nIngesting the bundled sample state dir instead: %s\n", dir)
 				dirs, sample = []string{dir}, true
 			}
+			c := a.collector(a.interactive())
+			c.Prescan(dirs) // while the ledger opens
 			db, err := a.openDB(ctx)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			rep, err := a.collect(ctx, db, dirs, a.interactive())
+			c.Store = db
+			rep, err := c.Run(ctx, dirs)
 			if err != nil {
 				return err
 			}
@@ -81,12 +84,14 @@ unreadable files, a corrupt index); 1 means it failed.`,
 
 // collect runs one incremental ingest.
 func (a *app) collect(ctx context.Context, db *sqlite.DB, dirs []string, progress bool) (*collect.Report, error) {
-	return a.collector(db, progress).Run(ctx, dirs)
+	c := a.collector(progress)
+	c.Store = db
+	return c.Run(ctx, dirs)
 }
 
-// collector is the collector every command ingests with.
-func (a *app) collector(db *sqlite.DB, progress bool) *collect.Collector {
-	c := &collect.Collector{Store: db, FS: openclaw.OS}
+// collector is the collector every command ingests with (its Store to be set).
+func (a *app) collector(progress bool) *collect.Collector {
+	c := &collect.Collector{FS: openclaw.OS}
 	if progress {
 		c.Progress = &barProgress{w: a.stderr}
 	}

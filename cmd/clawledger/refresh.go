@@ -27,6 +27,8 @@ func (a *app) refresh(ctx context.Context) error {
 		}
 		return nil
 	}
+	c := a.collector(a.interactive()) // the first query on a new tree ingests it all
+	c.Prescan(dirs)                   // while the ledger opens
 	db, err := sqlite.Open(ctx, a.dbPath(), sqlite.Options{Writer: sqlite.Holder{Command: a.command + " (refresh)"}})
 	if le := (*sqlite.LockedError)(nil); errors.As(err, &le) {
 		if a.verbose {
@@ -38,7 +40,8 @@ func (a *app) refresh(ctx context.Context) error {
 		return err
 	}
 	defer db.Close()
-	rep, err := a.collect(ctx, db, dirs, a.interactive()) // the first query on a new tree ingests it all
+	c.Store = db
+	rep, err := c.Run(ctx, dirs)
 	if err != nil {
 		return err
 	}

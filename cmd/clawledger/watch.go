@@ -69,8 +69,10 @@ per line; --verbose adds a line per change and per no-op rescan.`,
 			if cfg, err := a.embedConfig(ctx, db); err == nil && cfg.Remote() {
 				log.Info("new chunks are not embedded by a remote provider during a watch (it would hold the writer lock); run `clawledger embed` to embed them")
 			}
+			c := a.collector(false)
+			c.Store = db
 			w := &collect.Watcher{
-				Collector: a.collector(db, false),
+				Collector: c,
 				StateDirs: a.stateDirs,
 				Debounce:  debounce,
 				Interval:  interval,
