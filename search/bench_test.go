@@ -78,3 +78,17 @@ func BenchmarkBM25(b *testing.B) {
 		bm25(text, 24, ps, dfs, c, tfs)
 	}
 }
+
+// BenchmarkBM25CJK scores one matched message for a CJK phrase.
+func BenchmarkBM25CJK(b *testing.B) {
+	p, _ := Parse(`数据库`)
+	ps := p.phrases()
+	text := "升级以后数据库连接超时, the deployment failed twice 数据库 before the error went away. 服务重启后恢复正常。"
+	dfs := []TermCount{{DF: 2000}}
+	c := Corpus{Chunks: 1e6, AvgLen: 40}
+	tfs := make([]int, len(ps))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bm25(text, 24, ps, dfs, c, tfs)
+	}
+}

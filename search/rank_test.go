@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -145,13 +146,16 @@ func TestBM25MatchesFTS5Formula(t *testing.T) {
 }
 
 func TestTermFreqsAgreesWithMatchers(t *testing.T) {
-	p, _ := Parse(`error "the build" deplo* 数据库 "a b c d e f g h i" Café`)
+	// Hangul syllables, kana with a voicing mark and compatibility
+	// ideographs change under NFD (fold): the matchers must agree there too
+	p, _ := Parse("error \"the build\" deplo* 数据库 \"a b c d e f g h i\" Café 한국어 ガス \uF900")
 	ps := p.phrases()
 	for _, text := range []string{
 		"Error: the BUILD failed; error again, deployment deployed",
 		"数据库连接 数据库 数据 the build the build",
 		"a b c d e f g h i j a b c d e f g h i",
 		"café CAFE Café cafés",
+		"한국어 데이터 한국 ガス カス がす \uF900 \u8C48 豈",
 		"",
 	} {
 		tfs := make([]int, len(ps))
@@ -172,4 +176,35 @@ func TestTermFreqsAgreesWithMatchers(t *testing.T) {
 	if n := TokenCount("Go语言 is fun!"); n != 5 {
 		t.Errorf("TokenCount = %d", n)
 	}
+}
+
+// FuzzTokenIs: tokenIs's shortcuts agree with folding both sides.
+func FuzzTokenIs(f *testing.F) {
+	for _, s := range []string{"Kubernetes kube", "한국어 한", "ガス カス", "\uF900 \u8C48", "Café cafe", "数据库 数"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, text, query string) {
+		var toks, wants []string // the first 32 of each (every pair is checked)
+		scanTokens(text, func(start, end int) {
+			if len(toks) < 32 {
+				toks = append(toks, text[start:end])
+			}
+		})
+		scanTokens(query, func(start, end int) {
+			if len(wants) < 32 {
+				wants = append(wants, fold(query[start:end]))
+			}
+		})
+		for _, tok := range toks {
+			ft := fold(tok)
+			for _, want := range wants {
+				if got := tokenIs(tok, want, false); got != (ft == want) {
+					t.Fatalf("tokenIs(%q, %q) = %v, fold gives %q", tok, want, got, ft)
+				}
+				if got := tokenIs(tok, want, true); got != strings.HasPrefix(ft, want) {
+					t.Fatalf("tokenIs(%q, %q, prefix) = %v, fold gives %q", tok, want, got, ft)
+				}
+			}
+		}
+	})
 }

@@ -146,6 +146,24 @@ func scanTokens(s string, fn func(start, end int)) {
 // tokenIs reports whether the token tok, folded, is want (or starts with
 // it), without allocating for ASCII.
 func tokenIs(tok, want string, prefix bool) bool {
+	if tok == "" {
+		return want == ""
+	}
+	// most tokens differ from want in their first character: an ASCII one
+	// folds to its lower case; a CJK character (a token of its own) that
+	// NFD leaves as it is folds to itself (not a Hangul syllable, which NFD
+	// takes apart by rule, not by its decomposition table)
+	if c := tok[0]; c < utf8.RuneSelf {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if want == "" || c != want[0] {
+			return want == "" && prefix
+		}
+	} else if r, n := utf8.DecodeRuneInString(tok); n == len(tok) && r >= 0x1100 && isCJK(r) &&
+		(r < 0xAC00 || r > 0xD7A3) && norm.NFD.PropertiesString(tok).Decomposition() == nil {
+		return tok == want || prefix && strings.HasPrefix(tok, want)
+	}
 	ascii := true
 	for i := 0; i < len(tok); i++ {
 		if tok[i] >= utf8.RuneSelf {
