@@ -198,7 +198,7 @@ func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error
 		// last scan), changed or not
 		digest := p.digest
 		if !p.unchanged {
-			digest = p.filesDigest()
+			digest = p.filesDigest(rep)
 		}
 		if err := c.Store.Scanned(ctx, p.id, digest); err != nil {
 			return rep, err
@@ -209,10 +209,11 @@ func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error
 
 // dirPlan is what a scan of one state dir decided to do.
 type dirPlan struct {
-	dir    string
-	id     int64
-	tree   *openclaw.Tree
-	digest []byte // of the tree's files (see digest.go)
+	dir     string
+	id      int64
+	tree    *openclaw.Tree
+	scanned time.Time // when the scan of the tree started
+	digest  []byte    // of the tree's files and databases (see digest.go)
 	// unchanged: the digest is the one recorded by the last complete ingest,
 	// so the ledger holds every file as it is: nothing to do
 	unchanged bool
@@ -252,12 +253,11 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	// it last saw of it
 	pre, ok := c.prescans[abs]
 	delete(c.prescans, abs)
-	scanned := pre.tree
 	if !ok || c.now().Sub(pre.started) > prescanMaxAge {
-		scanned = c.scan(abs)
+		pre = prescan{started: c.now(), tree: c.scan(abs)}
 	}
 	id, last, err := c.Store.StateDir(ctx, abs)
-	tree := <-scanned
+	tree := <-pre.tree
 	if err != nil {
 		return nil, err
 	}
@@ -266,10 +266,10 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	}
 	rep.FilesSkipped += len(tree.Skipped)
 	digest := filesDigest(tree)
-	if len(tree.Databases) == 0 && bytes.Equal(digest, last) {
-		// databases are asked what changed; files were all seen as they are
-		rep.FilesScanned += len(tree.Files)
-		return &dirPlan{dir: abs, id: id, tree: tree, digest: digest, unchanged: true}, nil
+	if bytes.Equal(digest, last) {
+		// files and databases were all seen as they are
+		rep.FilesScanned += len(tree.Files) + len(tree.Databases)
+		return &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, unchanged: true}, nil
 	}
 	if err := c.Store.SetAgents(ctx, id, tree.Agents); err != nil {
 		return nil, err
@@ -282,7 +282,7 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	for _, s := range known {
 		byRel[s.Rel] = s
 	}
-	p := &dirPlan{dir: abs, id: id, tree: tree, digest: digest, byRel: byRel}
+	p := &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, byRel: byRel}
 	present, unreadable := c.planDatabases(ctx, p, rep)
 	for _, f := range tree.Files {
 		present[f.Rel] = true

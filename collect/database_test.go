@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/clawledger/clawledger/internal/sqlitedriver"
 
@@ -500,4 +501,93 @@ func TestCronRunStoredOnceAcrossItsWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	step("an old mark", 0)
+}
+
+// TestDatabaseDigest: a state dir with databases that no one wrote to is
+// found unchanged by its digest, without opening a database; a write to a
+// database (to its WAL or to the file) makes the next run read it; and a
+// database written within quietTime of the scan is never taken on trust.
+func TestDatabaseDigest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	if _, err := fixture.WriteSQLiteEra(dir); err != nil {
+		t.Fatal(err)
+	}
+	l := openLedger(t)
+	store := &countingStore{DB: l.db}
+	now := time.Now()
+	c := &collect.Collector{Store: store, FS: openclaw.OS, Now: func() time.Time { return now }}
+	run := func(what string, wantLoads int, wantLines int64) *collect.Report { // wantLines -1: any
+		t.Helper()
+		store.loads = 0
+		rep, err := c.Run(context.Background(), []string{dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if store.loads != wantLoads || wantLines >= 0 && rep.LinesIngested != wantLines || len(rep.Warnings) != 0 {
+			t.Errorf("%s: %d cursor loads, %d lines, warnings %v; want %d loads, %d lines", what, store.loads, rep.LinesIngested, rep.Warnings, wantLoads, wantLines)
+		}
+		return rep
+	}
+	first := run("first run", 1, -1)
+	// the databases were just written: not quiet, so no digest was kept
+	run("databases written just now", 1, 0)
+
+	now = now.Add(time.Hour) // every database has been left alone since
+	run("first quiet run", 1, 0)
+	if rep := run("unchanged", 0, 0); rep.FilesScanned != first.FilesScanned {
+		t.Errorf("unchanged: %d files scanned, the first run %d", rep.FilesScanned, first.FilesScanned)
+	}
+
+	db := openMain(t, dir)
+	if _, err := db.AppendEvent(fixture.EraLive, `{"type":"message","id":"late01","parentId":null,"timestamp":1710410000000,"message":{"role":"user","content":"late","timestamp":1710410000000}}`, false); err != nil {
+		t.Fatal(err)
+	}
+	run("an event appended", 1, 1)
+	if err := db.Close(); err != nil { // the last connection checkpoints into the file
+		t.Fatal(err)
+	}
+	run("checkpointed", 1, 0)
+	run("unchanged again", 0, 0)
+}
+
+// TestDatabaseDigestAfterWarning: a run that warned about a state dir keeps
+// no digest of it, so a cold archive file that was missing (nothing in the
+// digest changes when it comes back) is read as soon as it is there.
+func TestDatabaseDigestAfterWarning(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	if _, err := fixture.WriteSQLiteEra(dir); err != nil {
+		t.Fatal(err)
+	}
+	cold, err := filepath.Glob(filepath.Join(dir, "agents", "main", "sessions", "cold", "*.jsonl.zst"))
+	if err != nil || len(cold) != 1 {
+		t.Fatalf("cold archives: %v %v", cold, err)
+	}
+	aside := filepath.Join(t.TempDir(), "aside")
+	if err := os.Rename(cold[0], aside); err != nil {
+		t.Fatal(err)
+	}
+	l := openLedger(t)
+	store := &countingStore{DB: l.db}
+	now := time.Now().Add(time.Hour) // the databases are quiet
+	c := &collect.Collector{Store: store, FS: openclaw.OS, Now: func() time.Time { return now }}
+	for i := range 2 {
+		store.loads = 0
+		rep, err := c.Run(context.Background(), []string{dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if store.loads != 1 || len(rep.Warnings) == 0 {
+			t.Fatalf("run %d without the cold archive: %d cursor loads, warnings %v; want 1 load and a warning", i+1, store.loads, rep.Warnings)
+		}
+	}
+	if err := os.Rename(aside, cold[0]); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Run(context.Background(), []string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.LinesIngested == 0 || len(rep.Warnings) != 0 {
+		t.Errorf("the cold archive back: %d lines, warnings %v; want its lines", rep.LinesIngested, rep.Warnings)
+	}
 }

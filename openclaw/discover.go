@@ -111,6 +111,7 @@ type Database struct {
 	Role    string // DatabaseAgent or DatabaseState
 	AgentID string // for agent databases
 	Info    fs.FileInfo
+	WAL     fs.FileInfo // its -wal file; nil when there is none
 }
 
 // Database roles.
@@ -296,10 +297,15 @@ func parallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// scanDatabase stats one database file (never its -wal or -shm).
+// scanDatabase stats one database file and its -wal file, if any (a
+// write changes one of the two); never its -shm, which readers write to.
 func (t *Tree) scanDatabase(fsys FS, rel, role, agent string) {
 	if fi, ok := t.statFile(fsys, rel); ok {
-		t.Databases = append(t.Databases, Database{Rel: rel, Role: role, AgentID: agent, Info: fi})
+		d := Database{Rel: rel, Role: role, AgentID: agent, Info: fi}
+		if wal, err := fsys.Stat(t.abs(rel + "-wal")); err == nil && wal.Mode().IsRegular() {
+			d.WAL = wal
+		}
+		t.Databases = append(t.Databases, d)
 	}
 }
 
