@@ -6,6 +6,7 @@
 //	go run ./internal/cmd/genstate -kind large -home /tmp/big -size 500MB -files 5000
 //	go run ./internal/cmd/genstate -kind usage -home /tmp/usage
 //	go run ./internal/cmd/genstate -kind sqlite -home /tmp/home   # OpenClaw 2026.9 (SQLite era)
+//	go run ./internal/cmd/genstate -kind sqlite-large -home /tmp/big -files 5000   # sessions in one agent database
 package main
 
 import (
@@ -20,12 +21,12 @@ import (
 )
 
 func main() {
-	kind := flag.String("kind", "edge", "edge (every edge case), sample (small and clean), usage (usage vs ccusage), large (benchmarks) or sqlite (the SQLite era)")
+	kind := flag.String("kind", "edge", "edge (every edge case), sample (small and clean), usage (usage vs ccusage), large (benchmarks), sqlite (the SQLite era) or sqlite-large (benchmarks: -files sessions in an agent database)")
 	home := flag.String("home", "", "directory to write the state dir(s) into (a fake $HOME)")
 	size := flag.String("size", "500MB", "large: approximate total transcript size (e.g. 500MB, 2GB)")
-	files := flag.Int("files", 5000, "large: number of transcripts")
+	files := flag.Int("files", 5000, "large and sqlite-large: number of transcripts")
 	agents := flag.Int("agents", 3, "large: number of agents")
-	seed := flag.Int64("seed", 1, "large: random seed")
+	seed := flag.Int64("seed", 1, "large and sqlite-large: random seed")
 	flag.Parse()
 	if *home == "" {
 		fmt.Fprintln(os.Stderr, "genstate: -home is required")
@@ -51,6 +52,11 @@ func main() {
 		m, err = fixture.WriteSQLiteEra(filepath.Join(*home, ".openclaw"))
 		if err == nil {
 			fmt.Printf("wrote %d sessions, %d cron jobs and %d runs under %s\n", len(m.Sessions), m.CronJobs, m.CronRuns, m.StateDir)
+		}
+	case "sqlite-large":
+		dir := filepath.Join(*home, ".openclaw")
+		if err = fixture.WriteLargeSQLiteEra(dir, *files, 10, *seed); err == nil {
+			fmt.Printf("wrote %d sessions under %s\n", *files, dir)
 		}
 	case "large":
 		var total int64
