@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -590,4 +592,63 @@ func TestDatabaseDigestAfterWarning(t *testing.T) {
 	if rep.LinesIngested == 0 || len(rep.Warnings) != 0 {
 		t.Errorf("the cold archive back: %d lines, warnings %v; want its lines", rep.LinesIngested, rep.Warnings)
 	}
+}
+
+// TestDatabaseSessionSizes: a session's new events are stored whole
+// whether they fit in memory first (read, then stored without a savepoint)
+// or not (streamed into a savepoint), and a later append of either size
+// adds only the new events.
+func TestDatabaseSessionSizes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	db, err := fixture.OpenEraDB(filepath.Join(dir, filepath.FromSlash(openclaw.AgentDatabaseRel("main"))), fixture.AgentSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rnd := rand.New(rand.NewSource(5))
+	big := strings.Repeat("lorem ipsum ", 20_000)       // 240 KB a message
+	sessions := map[string]int{"small": 3, "large": 30} // messages: 0.7 MB and 7 MB
+	want := map[string][]string{}
+	write := func(id string, lines []string) {
+		t.Helper()
+		for i, ev := range lines {
+			if _, err := db.AppendEvent(id, ev, i%2 == 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want[id] = append(want[id], lines...)
+	}
+	trs := map[string]*fixture.Transcript{}
+	for name, n := range sessions {
+		tr := fixture.NewTranscript(rnd, fixture.UUID(rnd), 4, fixture.Base, "/w")
+		for range n {
+			tr.User(big)
+		}
+		trs[name] = tr
+		write(tr.ID, tr.Lines())
+	}
+	l := openLedger(t)
+	check := func(when string) {
+		t.Helper()
+		for name, tr := range trs {
+			got := l.lines(dbRel("main", tr.ID))
+			if !slices.Equal(got, want[tr.ID]) {
+				t.Errorf("%s: %s session: %d lines stored, want %d (or they differ)", when, name, len(got), len(want[tr.ID]))
+			}
+		}
+	}
+	l.ingest(dir)
+	check("first read")
+	for name, n := range map[string]int{"small": 1, "large": 20} { // 0.2 MB held, 4.8 MB streamed
+		tr := trs[name]
+		before := len(tr.Lines())
+		for range n {
+			tr.User(big)
+		}
+		write(tr.ID, tr.Lines()[before:])
+	}
+	if rep := l.ingest(dir); rep.LinesIngested != 21 || rep.FilesReplaced != 0 {
+		t.Errorf("append: %d lines, %d re-read; want 21 and none", rep.LinesIngested, rep.FilesReplaced)
+	}
+	check("after the append")
 }
