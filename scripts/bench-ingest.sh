@@ -9,7 +9,9 @@
 #   - clawledger ingest: the same with the search index built too
 #   - the no-op floor:   find -newer over the tree
 #   - clawledger ingest: a no-op re-ingest
-# and the peak RSS of the full ingest and of a single 500 MB transcript.
+# and the peak RSS of the full ingest and of a single 500 MB transcript; then
+# a full and a no-op ingest of an OpenClaw 2026.7+ tree (5,000 sessions in one
+# agent database, genstate -kind sqlite-large).
 #
 #   scripts/bench-ingest.sh [SIZE] [FILES] [WORKDIR]     (default 600MB 5000 /tmp/clawledger-bench)
 set -euo pipefail
@@ -65,3 +67,22 @@ rm -f "$WORK"/one.db*
 echo "peak RSS, the same with the search index:"
 rm -f "$WORK"/one.db*
 /usr/bin/time -f "  %M KiB, %e s" "$B/clawledger" ingest -q --state "$ONE" --db "$WORK/one.db"
+
+# OpenClaw 2026.7+: the same measures on 5,000 sessions held in one agent
+# database (no transcript files), left alone for over 2 s before the no-op
+# runs (a database written more recently is always asked what changed)
+ERA=$WORK/era/.openclaw
+if [ ! -d "$ERA" ]; then
+  "$B/genstate" -kind sqlite-large -home "$WORK/era" -files 5000
+fi
+echo "SQLite-era tree: $(du -sb "$ERA" | cut -f1) bytes, one agent database of 5000 sessions"
+find "$ERA" -exec touch -h -d '1 hour ago' {} +
+hyperfine --warmup 1 --runs 3 --export-json "$WORK/era-full.json" \
+  --prepare "rm -f $WORK/era.db*" \
+  -n era-ingest-no-index "$B/clawledger ingest -q --no-index --state $ERA --db $WORK/era.db" \
+  -n era-ingest "$B/clawledger ingest -q --state $ERA --db $WORK/era.db"
+hyperfine --warmup 2 --runs 10 --export-json "$WORK/era-noop.json" \
+  -n era-noop "$B/clawledger ingest -q --state $ERA --db $WORK/era.db"
+echo "peak RSS, SQLite-era full ingest:"
+rm -f "$WORK"/era.db*
+/usr/bin/time -f "  %M KiB, %e s" "$B/clawledger" ingest -q --no-index --state "$ERA" --db "$WORK/era.db"
