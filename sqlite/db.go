@@ -53,10 +53,6 @@ type Options struct {
 	LockWait time.Duration
 }
 
-// readerMmapBytes is how much of the ledger file a reader maps: SQLite's
-// own ceiling (SQLITE_MAX_MMAP_SIZE); past it, pages are read.
-const readerMmapBytes = 0x7fff0000
-
 // Open opens (creating when needed, mode 0600) the ledger at path and brings
 // its schema up to date.
 func Open(ctx context.Context, path string, opt Options) (*DB, error) {
@@ -84,13 +80,8 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	// Reports sort tens of thousands of rows: the sorts stay in memory, as
-	// the writer's do. Readers map the file (up to readerMmapBytes) rather
-	// than copy each page in with a read call: a full-text query reads a
-	// page for each of its 2,000 newest matches, and took a third of its
-	// time in those calls (docs/benchmarks.md, "Search").
-	db.r, err = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)",
-		"_pragma=temp_store(MEMORY)", fmt.Sprintf("_pragma=mmap_size(%d)", readerMmapBytes)))
+	// reports sort tens of thousands of rows: keep the sorts in memory, as the writer does
+	db.r, err = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)", "_pragma=temp_store(MEMORY)"))
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -103,7 +103,6 @@ func TestConnectionPragmas(t *testing.T) {
 		{db.w, "journal_size_limit", walKeepBytes},
 		{db.r, "query_only", 1},
 		{db.r, "temp_store", 2},
-		{db.r, "mmap_size", readerMmapBytes},
 		{db.ckpt.conn, "busy_timeout", 30000},
 	} {
 		var got int64
