@@ -21,6 +21,10 @@ type LexicalMatch struct {
 	Text   string
 }
 
+// DFProbe is how many of a phrase's newest matches are read to count (or,
+// past that, estimate) its document frequency.
+const DFProbe = 1000
+
 // TermCount is one query phrase's document frequency.
 type TermCount struct {
 	DF    float64

@@ -87,8 +87,11 @@ type Store interface {
 	// there are no more.
 	Lexical(ctx context.Context, expr string, f *Filter, window int) (matches []LexicalMatch, complete bool, err error)
 	// TermCounts returns each phrase's document frequency (over the whole
-	// index, unfiltered) and the corpus totals.
-	TermCounts(ctx context.Context, phrases []string) ([]TermCount, Corpus, error)
+	// index, unfiltered) and the corpus totals. newest[i], when not nil,
+	// holds phrase i's newest matching chunk ids, newest first (all of
+	// them, or at least DFProbe): the store counts from it rather than
+	// from the index.
+	TermCounts(ctx context.Context, phrases []string, newest [][]int64) ([]TermCount, Corpus, error)
 	// Hits returns the chunks with these ids.
 	Hits(ctx context.Context, ids []int64) (map[int64]*HitInfo, error)
 	// LoadVectors adds every stored chunk vector to x.
@@ -277,7 +280,17 @@ func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, res *Resu
 	for i, ph := range ps {
 		exprs[i] = ph.fts
 	}
-	dfs, corpus, err := e.Store.TermCounts(ctx, exprs)
+	// a query of one phrase and no filter matched the phrase's own newest
+	// chunks: its document frequency is counted from them
+	var newest [][]int64
+	if len(ps) == 1 && ps[0].fts == res.FTS && req.Filter.keeper() == nil && (complete || len(matches) >= DFProbe) {
+		ids := make([]int64, min(len(matches), DFProbe))
+		for i := range ids {
+			ids[i] = matches[i].ID
+		}
+		newest = [][]int64{ids}
+	}
+	dfs, corpus, err := e.Store.TermCounts(ctx, exprs, newest)
 	if err != nil {
 		return nil, err
 	}

@@ -545,15 +545,12 @@ func (db *DB) Lexical(ctx context.Context, expr string, f *search.Filter, window
 	return out, complete, nil
 }
 
-// dfProbe is how many of a phrase's newest matches are read to count (or,
-// past that, estimate) its document frequency.
-const dfProbe = 1000
-
 // TermCounts returns each phrase's document frequency: exact up to
-// dfProbe documents; beyond that estimated from how densely its newest
-// dfProbe matches lie among the newest chunks, which avoids walking the
-// posting list of a word found in half the corpus.
-func (db *DB) TermCounts(ctx context.Context, phrases []string) ([]search.TermCount, search.Corpus, error) {
+// search.DFProbe documents; beyond that estimated from how densely its
+// newest DFProbe matches lie among the newest chunks, which avoids walking
+// the posting list of a word found in half the corpus. A phrase whose
+// newest matches the caller holds (newest[i]) is not looked up again.
+func (db *DB) TermCounts(ctx context.Context, phrases []string, newest [][]int64) ([]search.TermCount, search.Corpus, error) {
 	var c search.Corpus
 	var chunks, tokens, maxID int64
 	if err := db.r.QueryRowContext(ctx, `SELECT chunks, tokens, (SELECT coalesce(max(id), 0) FROM search_chunks) FROM search_stats`).
@@ -566,25 +563,21 @@ func (db *DB) TermCounts(ctx context.Context, phrases []string) ([]search.TermCo
 	}
 	out := make([]search.TermCount, len(phrases))
 	for i, p := range phrases {
-		rows, err := db.r.QueryContext(ctx, `SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY rowid DESC LIMIT ?`, p, dfProbe)
-		if err != nil {
-			return nil, c, ftsError(err)
-		}
-		n, last := 0, int64(0)
-		for rows.Next() {
-			if err := rows.Scan(&last); err != nil {
-				rows.Close()
-				return nil, c, err
+		var ids []int64
+		if i < len(newest) && newest[i] != nil {
+			ids = newest[i][:min(len(newest[i]), search.DFProbe)]
+		} else {
+			var err error
+			if ids, err = queryAll(ctx, db.r, func(r scanner) (id int64, err error) { return id, r.Scan(&id) },
+				`SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY rowid DESC LIMIT ?`, p, search.DFProbe); err != nil {
+				return nil, c, ftsError(err)
 			}
-			n++
 		}
-		if err := rows.Close(); err != nil {
-			return nil, c, err
-		}
-		out[i] = search.TermCount{DF: float64(n), Exact: n < dfProbe}
-		if n == dfProbe && maxID >= last {
-			// n matches among the chunks with ids in [last, maxID]
-			span := float64(maxID-last+1) * c.Chunks / float64(maxID)
+		n := len(ids)
+		out[i] = search.TermCount{DF: float64(n), Exact: n < search.DFProbe}
+		if n == search.DFProbe && maxID >= ids[n-1] {
+			// n matches among the chunks with ids in [ids[n-1], maxID]
+			span := float64(maxID-ids[n-1]+1) * c.Chunks / float64(maxID)
 			out[i].DF = min(c.Chunks, max(float64(n), float64(n)*c.Chunks/span))
 		}
 	}

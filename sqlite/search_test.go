@@ -492,3 +492,45 @@ func FuzzQueryNeverBreaksFTS(f *testing.F) {
 		}
 	})
 }
+
+// TestTermCountsFromMatches: a phrase's document frequency counted from
+// the newest matches a query already read is the one the index gives,
+// below search.DFProbe matches (exact) and above (estimated).
+func TestTermCountsFromMatches(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := searchbench.NewGenerator(2).WriteCorpus(ctx, db, "", 5000, 50); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.UpdateSearchIndex(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		fts   string
+		exact bool
+	}{{`"kubernetes"`, true}, {`"error"`, false}, {`"the"`, false}, {`"no such word"`, true}} {
+		matches, _, err := db.Lexical(ctx, c.fts, &search.Filter{}, 2000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int64, len(matches))
+		for i, m := range matches {
+			ids[i] = m.ID
+		}
+		want, _, err := db.TermCounts(ctx, []string{c.fts}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := db.TermCounts(ctx, []string{c.fts}, [][]int64{ids})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != want[0] || want[0].Exact != c.exact {
+			t.Errorf("%s: from the matches %+v, from the index %+v (exact: want %v)", c.fts, got[0], want[0], c.exact)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// matchStore matches every query with n chunks (ids n..1, newest first)
+// and records what the engine hands TermCounts.
+type matchStore struct {
+	n      int
+	newest [][]int64
+}
+
+func (s *matchStore) Lexical(_ context.Context, _ string, _ *Filter, window int) ([]LexicalMatch, bool, error) {
+	var out []LexicalMatch
+	for id := s.n; id > 0 && (window <= 0 || len(out) < window); id-- {
+		out = append(out, LexicalMatch{ID: int64(id), Tokens: 3, Text: "alpha beta gamma"})
+	}
+	return out, window <= 0 || s.n <= window, nil
+}
+
+func (s *matchStore) TermCounts(_ context.Context, phrases []string, newest [][]int64) ([]TermCount, Corpus, error) {
+	s.newest = newest
+	return make([]TermCount, len(phrases)), Corpus{Chunks: float64(s.n), AvgLen: 3}, nil
+}
+
+func (s *matchStore) Hits(_ context.Context, ids []int64) (map[int64]*HitInfo, error) {
+	out := map[int64]*HitInfo{}
+	for _, id := range ids {
+		out[id] = &HitInfo{Chunk: Chunk{ID: id, Text: "alpha beta gamma", SessionID: fmt.Sprint(id)}}
+	}
+	return out, nil
+}
+
+func (s *matchStore) LoadVectors(context.Context, *VectorIndex) error { return nil }
+
+// TestTermCountsReuseMatches: the engine hands the store a phrase's newest
+// matches only when they are the phrase's own (one phrase, no filter) and
+// cover what the store would count (every match, or DFProbe of them).
+func TestTermCountsReuseMatches(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		req    Request
+		n      int
+		reused int // ids handed over; -1: none
+	}{
+		{"one word", Request{Query: "alpha"}, 50, 50},
+		{"one phrase", Request{Query: `"alpha beta"`}, 50, 50},
+		{"more than DFProbe", Request{Query: "alpha", Window: 2000}, 3000, DFProbe},
+		{"window below DFProbe, cut", Request{Query: "alpha", Window: 10}, 3000, -1},
+		{"window below DFProbe, complete", Request{Query: "alpha", Window: 10}, 5, 5},
+		{"two words", Request{Query: "alpha beta"}, 50, -1},
+		{"a word and an exclusion", Request{Query: "alpha -beta"}, 50, -1},
+		{"agent filter", Request{Query: "alpha", Filter: Filter{AgentID: "ops"}}, 50, -1},
+		{"time filter", Request{Query: "alpha", Filter: Filter{Since: 1}}, 50, -1},
+	} {
+		st := &matchStore{n: c.n}
+		req := c.req
+		req.Mode = ModeLexical
+		if _, err := (&Engine{Store: st}).Search(context.Background(), req); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := -1
+		if st.newest != nil {
+			got = len(st.newest[0])
+		}
+		if got != c.reused {
+			t.Errorf("%s: %d ids handed over, want %d", c.name, got, c.reused)
+		}
+	}
+}
