@@ -78,7 +78,7 @@ unreadable files, a corrupt index); 1 means it failed.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&a.noIndex, "no-index", false, "store and derive everything but the search index, which the next ingest or `clawledger reindex` brings up to date")
+	cmd.Flags().BoolVar(&a.noIndex, "no-index", false, "store and derive everything but the search index, which the next ingest or 'clawledger reindex' brings up to date")
 	return cmd
 }
 

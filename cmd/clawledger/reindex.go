@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/clawledger/clawledger/search"
@@ -111,37 +110,10 @@ func (a *app) countBar(desc string) search.Progress {
 	if !a.interactive() {
 		return nil
 	}
-	return &itemBar{a: a, desc: desc}
+	return &itemBar{barProgress{w: a.stderr, description: desc, lines: true}}
 }
 
-type itemBar struct {
-	a    *app
-	desc string
-	bar  *progressbar.ProgressBar
-}
+// itemBar is a barProgress of items, as search.Progress takes it.
+type itemBar struct{ barProgress }
 
-func (p *itemBar) Start(total int64) {
-	if total <= 0 {
-		return
-	}
-	p.bar = progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(p.a.stderr),
-		progressbar.OptionSetDescription(p.desc),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(100_000_000),
-		progressbar.OptionClearOnFinish(),
-	)
-}
-
-func (p *itemBar) Add(n int64) {
-	if p.bar != nil {
-		_ = p.bar.Add64(n)
-	}
-}
-
-func (p *itemBar) Finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
-}
+func (p *itemBar) Start(total int64) { p.barProgress.Start(total, 0) }

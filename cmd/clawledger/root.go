@@ -206,9 +206,11 @@ func (a *app) home() string {
 	return openclaw.UserHome()
 }
 
-// interactive reports whether progress may be drawn on stderr.
+// interactive reports whether progress may be drawn on stderr: not with
+// --json or -q, not while watching (stderr is the watch's log), and only
+// on a terminal.
 func (a *app) interactive() bool {
-	if a.json || a.quiet {
+	if a.json || a.quiet || a.watching {
 		return false
 	}
 	f, ok := a.stderr.(*os.File)
