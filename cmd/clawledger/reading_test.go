@@ -167,6 +167,9 @@ func TestShowErrors(t *testing.T) {
 		{[]string{"usage", "-z", "Mars/Olympus"}, exitUsage, "not a time zone"},
 		{[]string{"usage", "--week-start", "someday"}, exitUsage, "weekday"},
 		{[]string{"tools", "--since", "2026-03-15", "--until", "2026-03-01T00:00:00Z"}, exitUsage, "not after"},
+		{[]string{"sessions", "--since", "2026-03-15", "--until", "2026-03-01"}, exitUsage, "not after"},
+		{[]string{"usage", "daily", "--since", "2026-03-15", "--until", "2026-03-01"}, exitUsage, "not after"},
+		{[]string{"sessions", "--until", "someday"}, exitUsage, "cannot read time"},
 	} {
 		_, errOut, code := c.run(append(tc.args, "--no-refresh")...)
 		if code != tc.code || !strings.Contains(errOut, tc.msg) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {

@@ -42,15 +42,17 @@ func parseRange(since, until string, now time.Time, loc *time.Location) (from, t
 	if from, err = parseTime(since, now, loc); err != nil {
 		return 0, 0, err
 	}
+	if to, err = parseTime(until, now, loc); err != nil {
+		return 0, 0, err
+	}
 	u := strings.TrimSpace(until)
 	for _, layout := range []string{"2006-01-02", "20060102"} {
 		if d, perr := time.ParseInLocation(layout, u, loc); perr == nil {
-			return from, d.AddDate(0, 0, 1).UnixMilli(), nil
+			to = d.AddDate(0, 0, 1).UnixMilli()
 		}
 	}
-	to, err = parseTime(until, now, loc)
-	if err == nil && from > 0 && to > 0 && to <= from {
-		err = usagef("--until %s is not after --since %s", until, since)
+	if from > 0 && to > 0 && to <= from {
+		return 0, 0, usagef("--until %s is not after --since %s", until, since)
 	}
-	return from, to, err
+	return from, to, nil
 }
