@@ -45,6 +45,7 @@ type DB struct {
 // Options tune Open.
 type Options struct {
 	ReadOnly bool // open an existing ledger for reading only; no migrations
+	Existing bool // a writer that needs a ledger to work on: never create one
 	// Writer says who this writer is, for a second writer's error message.
 	// A writer holds the writer lock (see lock.go) from Open to Close (or
 	// Unlock); Open fails with a *LockedError while another process writes.
@@ -60,7 +61,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.ReadOnly {
+	if opt.ReadOnly || opt.Existing {
 		if _, err := os.Stat(abs); err != nil {
 			return nil, fmt.Errorf("no ledger at %s (run `clawledger ingest` first)", abs)
 		}

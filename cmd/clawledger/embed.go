@@ -66,7 +66,7 @@ each ingest embeds new chunks by itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			db, err := a.openDB(ctx)
+			db, err := a.openExisting(ctx)
 			if err != nil {
 				return err
 			}

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -34,13 +31,7 @@ only for the rest).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			// reindex rebuilds from a ledger: opening one for writing
-			// would create an empty one and index nothing
-			if _, err := os.Stat(a.dbPath()); err != nil {
-				abs, _ := filepath.Abs(a.dbPath())
-				return fmt.Errorf("no ledger at %s (run `clawledger ingest` first)", abs)
-			}
-			db, err := a.openDB(ctx)
+			db, err := a.openExisting(ctx)
 			if err != nil {
 				return err
 			}

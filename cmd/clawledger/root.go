@@ -158,11 +158,18 @@ const lockWait = 5 * time.Second
 // openDB opens the ledger for writing, as the only writer: it waits up to
 // lockWait for another writer to finish.
 func (a *app) openDB(ctx context.Context) (*sqlite.DB, error) {
-	return a.openWriter(ctx, sqlite.Holder{Command: a.command})
+	return a.openWriter(ctx, sqlite.Options{Writer: sqlite.Holder{Command: a.command}})
 }
 
-func (a *app) openWriter(ctx context.Context, me sqlite.Holder) (*sqlite.DB, error) {
-	db, err := sqlite.Open(ctx, a.dbPath(), sqlite.Options{Writer: me, LockWait: lockWait})
+// openExisting is openDB for a command that works on what the ledger
+// holds (reindex, embed): it never creates one.
+func (a *app) openExisting(ctx context.Context) (*sqlite.DB, error) {
+	return a.openWriter(ctx, sqlite.Options{Writer: sqlite.Holder{Command: a.command}, Existing: true})
+}
+
+func (a *app) openWriter(ctx context.Context, opt sqlite.Options) (*sqlite.DB, error) {
+	opt.LockWait = lockWait
+	db, err := sqlite.Open(ctx, a.dbPath(), opt)
 	return db, lockedMessage(err)
 }
 

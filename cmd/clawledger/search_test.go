@@ -318,20 +318,22 @@ func TestIngestNoIndex(t *testing.T) {
 	}
 }
 
-// TestReindexWithoutLedger: reindex on a path with no ledger fails as a
-// reader does, and creates nothing there.
+// TestReindexWithoutLedger: reindex and embed on a path with no ledger
+// fail as a reader does, and create nothing there.
 func TestReindexWithoutLedger(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "sub", "none.db")
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"--db", db, "reindex"}, &stdout, &stderr)
-	if code != exitFailure || !strings.Contains(stderr.String(), "no ledger at "+db+" (run `clawledger ingest` first)") {
-		t.Errorf("exit %d, stderr %q", code, stderr.String())
-	}
-	if strings.Contains(stdout.String(), "indexed") {
-		t.Errorf("stdout %q", stdout.String())
-	}
-	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
-		t.Errorf("reindex created %v (%v)", entries, err)
+	for _, args := range [][]string{{"reindex"}, {"embed", "--provider", "none"}} {
+		dir := t.TempDir()
+		db := filepath.Join(dir, "sub", "none.db")
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"--db", db}, args...), &stdout, &stderr)
+		if code != exitFailure || !strings.Contains(stderr.String(), "no ledger at "+db+" (run `clawledger ingest` first)") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
+		}
+		if stdout.Len() > 0 {
+			t.Errorf("%v: stdout %q", args, stdout.String())
+		}
+		if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+			t.Errorf("%v created %v (%v)", args, entries, err)
+		}
 	}
 }

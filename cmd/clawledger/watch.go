@@ -55,7 +55,7 @@ per line; --verbose adds a line per change and per no-op rescan.`,
 				return err
 			}
 			defer claim.Unlock()
-			db, err := a.openWriter(ctx, me)
+			db, err := a.openWriter(ctx, sqlite.Options{Writer: me})
 			if err != nil {
 				return err
 			}
