@@ -632,3 +632,25 @@ func TestPrescan(t *testing.T) {
 		})
 	}
 }
+
+// TestPrescanThenRun: Run right after Prescan, as ingest does (the scans
+// still running), with the default file system: the run is complete, and
+// `go test -race` finds the two never write what the scans read.
+func TestPrescanThenRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	if err := fixture.WriteSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	want := newLedger(t).run(dir)
+	l := newLedger(t)
+	c := &collect.Collector{}
+	c.Prescan([]string{dir})
+	c.Store = l.db
+	got, err := c.Run(context.Background(), []string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.FilesScanned != want.FilesScanned || got.LinesIngested != want.LinesIngested {
+		t.Errorf("after a prescan: %d files, %d lines; without: %d files, %d lines", got.FilesScanned, got.LinesIngested, want.FilesScanned, want.LinesIngested)
+	}
+}

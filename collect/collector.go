@@ -108,11 +108,12 @@ type Report struct {
 	Warnings       []Warning   `json:"warnings"`
 }
 
-func (c *Collector) fs() openclaw.FS {
+// useOS makes the real file system the collector's unless it has one. It
+// writes c.FS only when unset: a scan Prescan started reads it meanwhile.
+func (c *Collector) useOS() {
 	if c.FS == nil {
-		return openclaw.OS
+		c.FS = openclaw.OS
 	}
-	return c.FS
 }
 
 func (c *Collector) now() time.Time {
@@ -130,7 +131,7 @@ func (c *Collector) now() time.Time {
 // writer ingested further in between is not read again), and scans the dir
 // again otherwise.
 func (c *Collector) Prescan(stateDirs []string) {
-	c.FS = c.fs()
+	c.useOS()
 	for _, dir := range stateDirs {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -146,13 +147,14 @@ func (c *Collector) Prescan(stateDirs []string) {
 // scan scans a state dir on a goroutine of its own.
 func (c *Collector) scan(abs string) chan *openclaw.Tree {
 	ch := make(chan *openclaw.Tree, 1)
-	go func() { ch <- openclaw.Scan(c.FS, abs) }()
+	fsys := c.FS
+	go func() { ch <- openclaw.Scan(fsys, abs) }()
 	return ch
 }
 
 // Run ingests every given state directory.
 func (c *Collector) Run(ctx context.Context, stateDirs []string) (*Report, error) {
-	c.FS = c.fs()
+	c.useOS()
 	if c.Progress == nil {
 		c.Progress = noProgress{}
 	}

@@ -89,6 +89,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	defer fsw.Close()
 	s := &watch{Watcher: w, fsw: fsw, watched: map[string]bool{}, logged: map[string]bool{}}
+	w.Collector.useOS()
 	if err := s.discover(); err != nil {
 		return err
 	}
@@ -194,7 +195,7 @@ func (s *watch) discover() error {
 // watch adds a watch on every directory of a state dir that a scan reads
 // and has none yet.
 func (s *watch) watch(stateDir string) {
-	for _, rel := range openclaw.WatchDirs(s.Collector.fs(), stateDir) {
+	for _, rel := range openclaw.WatchDirs(s.Collector.FS, stateDir) {
 		p := filepath.Join(stateDir, filepath.FromSlash(rel))
 		if s.watched[p] {
 			continue
