@@ -654,3 +654,30 @@ func TestPrescanThenRun(t *testing.T) {
 		t.Errorf("after a prescan: %d files, %d lines; without: %d files, %d lines", got.FilesScanned, got.LinesIngested, want.FilesScanned, want.LinesIngested)
 	}
 }
+
+// TestBrokenCronJobsWarnEveryRun: a cron/jobs.json that does not parse is
+// reported by every run until it is mended, not once: its cursor (and so
+// the no-op digest) never claims a file the ledger could not take in.
+func TestBrokenCronJobsWarnEveryRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	if err := fixture.WriteSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "cron"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cron", "jobs.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger(t)
+	for i := range 3 {
+		rep := l.run(dir)
+		warned := false
+		for _, w := range rep.Warnings {
+			warned = warned || w.Path == "cron/jobs.json"
+		}
+		if !warned {
+			t.Errorf("run %d: no warning about cron/jobs.json: %+v", i+1, rep.Warnings)
+		}
+	}
+}

@@ -215,7 +215,10 @@ type dirPlan struct {
 	id      int64
 	tree    *openclaw.Tree
 	scanned time.Time // when the scan of the tree started
-	digest  []byte    // of the tree's files and databases (see digest.go)
+	// rep.Warnings from here on were met after the scan (its problems come
+	// first, and a scan that found the same problems finds the same digest)
+	warnedFrom int
+	digest     []byte // of the tree's files and databases (see digest.go)
 	// unchanged: the digest is the one recorded by the last complete ingest,
 	// so the ledger holds every file as it is: nothing to do
 	unchanged bool
@@ -266,6 +269,7 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	for _, p := range tree.Problems {
 		c.warn(rep, abs, p.Rel, "%s", p.Err)
 	}
+	scanWarnings := len(rep.Warnings)
 	rep.FilesSkipped += len(tree.Skipped)
 	digest := filesDigest(tree)
 	if bytes.Equal(digest, last) {
@@ -284,7 +288,7 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	for _, s := range known {
 		byRel[s.Rel] = s
 	}
-	p := &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, byRel: byRel}
+	p := &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, byRel: byRel, warnedFrom: scanWarnings}
 	present, unreadable := c.planDatabases(ctx, p, rep)
 	for _, f := range tree.Files {
 		present[f.Rel] = true

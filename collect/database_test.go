@@ -652,3 +652,30 @@ func TestDatabaseSessionSizes(t *testing.T) {
 	}
 	check("after the append")
 }
+
+// TestDatabaseDigestDespiteScanProblems: a problem the scan meets on every
+// run (a directory named like a transcript) is reported every time,
+// but does not keep the digest from sparing the databases.
+func TestDatabaseDigestDespiteScanProblems(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	if _, err := fixture.WriteSQLiteEra(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "agents", "main", "sessions", "5e000000-0000-4000-8000-0000000000ff.jsonl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l := openLedger(t)
+	store := &countingStore{DB: l.db}
+	now := time.Now().Add(time.Hour) // the databases are quiet
+	c := &collect.Collector{Store: store, FS: openclaw.OS, Now: func() time.Time { return now }}
+	for i, wantLoads := range []int{1, 0, 0} {
+		store.loads = 0
+		rep, err := c.Run(context.Background(), []string{dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if store.loads != wantLoads || len(rep.Warnings) != 1 {
+			t.Errorf("run %d: %d cursor loads, warnings %v; want %d loads and the directory's warning", i+1, store.loads, rep.Warnings, wantLoads)
+		}
+	}
+}

@@ -62,13 +62,13 @@ func filesDigest(t *openclaw.Tree) []byte {
 
 // filesDigest is the plan's digest when the run left every file's source
 // matching the file as scanned, and read every database without a warning
-// (rep's warnings about the dir), each left alone for quietTime before the
-// scan; nil otherwise (a file changed while it was read, could not be read,
-// or was read only in part; a database could not be read, or is being
-// written).
+// (rep's warnings about the dir since its scan), each left alone for
+// quietTime before the scan; nil otherwise (a file changed while it was
+// read, could not be read, or was read only in part; a database could not
+// be read, or is being written).
 func (p *dirPlan) filesDigest(rep *Report) []byte {
 	if len(p.tree.Databases) > 0 {
-		for _, w := range rep.Warnings {
+		for _, w := range rep.Warnings[p.warnedFrom:] {
 			if w.StateDir == p.dir {
 				return nil
 			}

@@ -516,6 +516,7 @@ func (c *Collector) ingestCronJobs(ctx context.Context, p *dirPlan, rep *Report)
 	}
 	data := map[string][]byte{}
 	var srcs []*clawledger.Source
+	var curs []clawledger.Cursor // theirs once the jobs are stored (a source's cursor says what the ledger holds)
 	for _, found := range p.tree.Files {
 		if found.Kind != clawledger.KindCronJobs {
 			continue
@@ -538,8 +539,7 @@ func (c *Collector) ingestCronJobs(ctx context.Context, p *dirPlan, rep *Report)
 		data[found.Rel] = b
 		rep.BytesRead += int64(len(b))
 		if changed[found.Rel] != nil {
-			src.Cursor, src.GoneAt = statCursor(fi), 0
-			srcs = append(srcs, src)
+			srcs, curs = append(srcs, src), append(curs, statCursor(fi))
 		}
 	}
 	var jobs []clawledger.CronJob
@@ -576,6 +576,9 @@ func (c *Collector) ingestCronJobs(ctx context.Context, p *dirPlan, rep *Report)
 			}
 		}
 		jobs = merged
+	}
+	for i, cur := range curs {
+		srcs[i].Cursor, srcs[i].GoneAt = cur, 0
 	}
 	srcs = append(srcs, p.dbJobSrcs...)
 	rep.FilesIngested += len(srcs)
