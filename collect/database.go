@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"math"
 	"path"
 	"path/filepath"
@@ -414,13 +413,9 @@ var errTooLarge = errors.New("more than heldBytes of new events")
 func (e *eventSource) store(ctx context.Context, replace bool, generation string, events func(after int64, fn func(*agentdb.Event) error) error) error {
 	replace = replace && hasContent(e.src)
 	if !replace {
-		after := int64(math.MinInt64)
-		if hasContent(e.src) {
-			after = e.src.Cursor.Offset
-		}
 		var held []*agentdb.Event
 		size := 0
-		err := events(after, func(ev *agentdb.Event) error {
+		err := events(readAfter(e.src, false), func(ev *agentdb.Event) error {
 			held = append(held, ev)
 			if size += len(ev.JSON) + 1; size > heldBytes {
 				return errTooLarge
@@ -447,19 +442,27 @@ func (e *eventSource) store(ctx context.Context, replace bool, generation string
 	return e.write(ctx, replace, generation, clawledger.Atomic, events)
 }
 
+// readAfter is the seq after which a source's events are read: its last
+// stored one, or none (read them all) when it holds none or is replaced.
+func readAfter(src *clawledger.Source, replace bool) int64 {
+	if replace || !hasContent(src) {
+		return math.MinInt64
+	}
+	return src.Cursor.Offset
+}
+
 // write stores events as store says. In Append mode the events were read
 // and the database checked already: nothing may stop it half way, since
 // rolling an Append back would undo every source since the last commit.
 func (e *eventSource) write(ctx context.Context, replace bool, generation string, mode clawledger.WriteMode, events func(after int64, fn func(*agentdb.Event) error) error) error {
 	src := e.src
 	atomic := mode != clawledger.Append
-	cur := src.Cursor
-	var h hash.Hash
-	after := int64(math.MinInt64)
-	if replace || !hasContent(src) {
-		cur, h = clawledger.Cursor{}, sha256.New()
+	cur, h := src.Cursor, sha256.New()
+	after := readAfter(src, replace)
+	if after == math.MinInt64 {
+		cur = clawledger.Cursor{}
 	} else {
-		after, h = cur.Offset, prefixHash(cur.PrefixHash)
+		h = prefixHash(cur.PrefixHash)
 	}
 	// all or nothing: what was read is kept only if the database did not
 	// change meanwhile
