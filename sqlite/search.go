@@ -663,13 +663,13 @@ func (db *DB) LoadVectors(ctx context.Context, x *search.VectorIndex) error {
 	}
 	defer vecs.Close()
 	var agent, role, kind, blob sql.RawBytes
+	var m search.VectorMeta
+	var cid int64 // the chunk of the meta row read last (both passes ascend)
 	for vecs.Next() {
 		var id int64
 		if err := vecs.Scan(&id, &blob); err != nil {
 			return err
 		}
-		var m search.VectorMeta
-		var cid int64
 		for cid < id && meta.Next() {
 			if err := meta.Scan(&cid, &m.SourceID, &m.TsMs, &agent, &role, &kind); err != nil {
 				return err

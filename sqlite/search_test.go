@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/clawledger/clawledger/embed"
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/searchbench"
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/search"
 	"github.com/clawledger/clawledger/sqlite"
@@ -532,5 +534,39 @@ func TestTermCountsFromMatches(t *testing.T) {
 		if got[0] != want[0] || want[0].Exact != c.exact {
 			t.Errorf("%s: from the matches %+v, from the index %+v (exact: want %v)", c.fts, got[0], want[0], c.exact)
 		}
+	}
+}
+
+// TestLoadVectorsSkipsOrphans: a vector whose chunk is gone is skipped, and
+// every vector after it is still loaded.
+func TestLoadVectorsSkipsOrphans(t *testing.T) {
+	l := newLedger(t)
+	l.transcript("main", fixture.Base, "one", "two", "three", "four", "five")
+	l.ingest()
+	ctx := context.Background()
+	m, err := embed.LoadStatic(tinyModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.db.UseVectorSpace(ctx, search.SpaceString(m.Space())); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := search.EmbedPending(ctx, l.db, m, nil); err != nil || n != 5 {
+		t.Fatalf("embedded %d: %v", n, err)
+	}
+	raw, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(l.db.Path, "_pragma=busy_timeout(5000)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`DELETE FROM search_chunks WHERE id = (SELECT min(id) + 1 FROM search_chunks)`); err != nil {
+		t.Fatal(err)
+	}
+	x := search.NewVectorIndex(0)
+	if err := l.db.LoadVectors(ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	if x.Len() != 4 {
+		t.Errorf("loaded %d vectors, want the 4 whose chunks remain", x.Len())
 	}
 }
