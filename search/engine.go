@@ -28,7 +28,7 @@ type Filter struct {
 // keeper returns the filter as a predicate for the vector scan; nil when
 // it keeps everything.
 func (f *Filter) keeper() func(*VectorMeta) bool {
-	if f.AgentID == "" && f.Role == "" && f.Source == "" && f.Since == 0 && f.Until == 0 && f.SourceIDs == nil {
+	if f.keepsAll() {
 		return nil
 	}
 	g := *f
@@ -39,6 +39,11 @@ func (f *Filter) keeper() func(*VectorMeta) bool {
 		}
 	}
 	return g.Keep
+}
+
+// keepsAll reports whether the filter keeps every chunk.
+func (f *Filter) keepsAll() bool {
+	return f.AgentID == "" && f.Role == "" && f.Source == "" && f.Since == 0 && f.Until == 0 && f.SourceIDs == nil
 }
 
 // Keep reports whether a chunk with this metadata passes the filter.
@@ -283,7 +288,7 @@ func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, res *Resu
 	// a query of one phrase and no filter matched the phrase's own newest
 	// chunks: its document frequency is counted from them
 	var newest [][]int64
-	if len(ps) == 1 && ps[0].fts == res.FTS && req.Filter.keeper() == nil && (complete || len(matches) >= DFProbe) {
+	if len(ps) == 1 && ps[0].fts == res.FTS && req.Filter.keepsAll() && (complete || len(matches) >= DFProbe) {
 		ids := make([]int64, min(len(matches), DFProbe))
 		for i := range ids {
 			ids[i] = matches[i].ID

@@ -111,16 +111,9 @@ func (db *DB) PutVectors(ctx context.Context, ids []int64, vecs [][]float32) err
 		return err
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO search_vectors(chunk_id, vec)
-		SELECT id, ? FROM search_chunks WHERE id = ?`)
-	if err != nil {
+	if err := execEach(ctx, tx, `INSERT OR REPLACE INTO search_vectors(chunk_id, vec) SELECT id, ? FROM search_chunks WHERE id = ?`,
+		len(ids), func(i int) []any { return []any{search.EncodeVector(vecs[i]), ids[i]} }); err != nil {
 		return err
-	}
-	defer st.Close()
-	for i, id := range ids {
-		if _, err := st.ExecContext(ctx, search.EncodeVector(vecs[i]), id); err != nil {
-			return err
-		}
 	}
 	return db.commitWrite(tx)
 }
@@ -181,17 +174,12 @@ func (db *DB) PutEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, h
 		return err
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO embedding_cache(provider, model, provider_key, hash, vec, used_ms)
-		VALUES(?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	now := nowMs()
-	for i, h := range hashes {
-		if _, err := st.ExecContext(ctx, sp.Provider, sp.Model, sp.Key, h, search.EncodeVector(vecs[i]), now); err != nil {
-			return err
-		}
+	if err := execEach(ctx, tx, `INSERT OR REPLACE INTO embedding_cache(provider, model, provider_key, hash, vec, used_ms) VALUES(?, ?, ?, ?, ?, ?)`,
+		len(hashes), func(i int) []any {
+			return []any{sp.Provider, sp.Model, sp.Key, hashes[i], search.EncodeVector(vecs[i]), now}
+		}); err != nil {
+		return err
 	}
 	return db.commitWrite(tx)
 }
