@@ -77,8 +77,9 @@ It only reads (and never blocks a running watch or ingest), except with
 --fix, which deletes orphaned rows, and resets the sources whose stored
 lines disagree with their cursor, or whose file was altered where an ingest
 does not look, and reads them again (an incremental ingest of their state
-dirs; a source whose file is gone is left as it is, the ledger's copy being
-all there is).
+dirs). A source whose file is gone, or a run log of OpenClaw's state
+database (which prunes run history), is left as it is: the ledger's copy
+holds what its origin no longer does.
 --quick runs SQLite's quick_check and hashes only the first and last KiB.
 
 Exit code 0: no problem found; 3: problems found (listed with what to run);
@@ -226,7 +227,7 @@ func (a *app) inconsistentSources(ctx context.Context, db *sqlite.DB, full bool,
 	for _, c := range counts {
 		if problem := collect.CheckCursor(c.Source, c.Lines, c.MaxLineNo, c.Malformed, c.Bytes, c.NoBytes); problem != "" {
 			seen[c.Source.ID] = true
-			out = append(out, badSource{c.Source, finding{Check: "cursor", Severity: "problem", File: sourceFile(c.Source), Message: problem, Fix: fixDoctor}})
+			out = append(out, badSource{c.Source, sourceFinding("cursor", c.Source, problem)})
 		}
 	}
 	if !full {
@@ -257,8 +258,8 @@ func (a *app) inconsistentSources(ctx context.Context, db *sqlite.DB, full bool,
 			checked.StoredLines += s.Cursor.Lines
 		}
 		if !ok {
-			out = append(out, badSource{s, finding{Check: "stored_lines", Severity: "problem", File: sourceFile(s),
-				Message: "the lines stored for this file do not hash to the bytes committed: the ledger was altered or damaged", Fix: fixDoctor}})
+			out = append(out, badSource{s, sourceFinding("stored_lines", s,
+				"the lines stored for this file do not hash to the bytes committed: the ledger was altered or damaged")})
 		}
 	}
 	return out, nil
@@ -306,6 +307,18 @@ func (a *app) doctorFix(ctx context.Context, full bool) (*doctorFixed, error) {
 		}
 	}
 	return fixed, nil
+}
+
+// sourceFinding is a problem with a source's stored lines. doctor --fix
+// mends it by reading the source again, unless that would lose what only
+// the ledger still holds (keepsHistory): then it says so, and names no fix.
+func sourceFinding(check string, src *clawledger.Source, message string) finding {
+	f := finding{Check: check, Severity: "problem", File: sourceFile(src), Message: message, Fix: fixDoctor}
+	if keepsHistory(src) {
+		f.Fix = ""
+		f.Message += " (left as it is: reading it again would lose what only the ledger still holds)"
+	}
+	return f
 }
 
 // keepsHistory reports whether a source's rows are all that is left of what
