@@ -91,6 +91,9 @@ each ingest embeds new chunks by itself.`,
 			}
 			cfg := flags
 			if cfg.Provider == "" {
+				if cfg != (embed.Config{}) {
+					return usagef("--base-url, --model, --dims and --model-dir go with --provider (the stored choice is used as it is without one)")
+				}
 				if cfg, err = a.embedConfig(ctx, db); err != nil {
 					return err
 				}

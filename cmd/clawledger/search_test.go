@@ -337,3 +337,15 @@ func TestReindexWithoutLedger(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbedFlagsNeedProvider: model flags without --provider are a usage
+// error, not silently dropped in favour of the stored choice.
+func TestEmbedFlagsNeedProvider(t *testing.T) {
+	c := edgeLedger(t)
+	for _, args := range [][]string{{"--model", "x"}, {"--model-dir", "/m"}, {"--dims", "8"}, {"--base-url", "http://h"}} {
+		_, errOut, code := c.run(append([]string{"embed"}, args...)...)
+		if code != exitUsage || !strings.Contains(errOut, "go with --provider") {
+			t.Errorf("embed %v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
