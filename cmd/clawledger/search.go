@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,9 +125,15 @@ clawledger show PATH --around ENTRY.`,
 				if len(list) == 0 {
 					return fmt.Errorf("no session matches %q (see `clawledger sessions --include-deleted`)", session)
 				}
+				// every transcript of the session (live, archives, forks), of one session only
 				req.Filter.SourceIDs = []int64{}
+				ids := map[string]bool{}
 				for _, s := range list {
 					req.Filter.SourceIDs = append(req.Filter.SourceIDs, s.SourceID)
+					ids[s.SessionID] = true
+				}
+				if len(ids) > 1 {
+					return usagef("%q matches %d sessions: %s", session, len(ids), strings.Join(slices.Sorted(maps.Keys(ids)), ", "))
 				}
 			}
 			eng, err := a.searchEngine(ctx, db, req.Mode)

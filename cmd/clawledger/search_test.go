@@ -349,3 +349,17 @@ func TestEmbedFlagsNeedProvider(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchSessionPrefixAmbiguous: a --session prefix that several
+// sessions share is a usage error naming them; one session's id searches
+// all of its transcripts.
+func TestSearchSessionPrefixAmbiguous(t *testing.T) {
+	c := edgeLedger(t)
+	_, errOut, code := c.run("search", "x", "--session", "a", "--no-refresh")
+	if code != exitUsage || !strings.Contains(errOut, "sessions: a1000000-") {
+		t.Errorf("ambiguous prefix: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, code := c.run("search", "x", "--session", "a1000000-0000-4000-8000-000000000001", "--no-refresh"); code != 0 {
+		t.Errorf("one session: exit %d, stderr %q", code, errOut)
+	}
+}
