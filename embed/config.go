@@ -12,6 +12,7 @@ import (
 const (
 	ProviderOpenAI = "openai" // any OpenAI-compatible /embeddings endpoint
 	ProviderStatic = "static" // a model2vec-style model directory
+	ProviderNone   = "none"   // embeddings off: full-text search only
 )
 
 // DefaultOpenAIModel is used when no model is named.
@@ -28,7 +29,7 @@ type Config struct {
 }
 
 // ConfigFromEnv reads CLAWLEDGER_EMBED_PROVIDER, _BASE_URL, _MODEL, _DIMS
-// and _MODEL_DIR; the zero Config when no provider is named.
+// and _MODEL_DIR; the zero Config when no provider is named (or "none").
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		Provider: getenv("CLAWLEDGER_EMBED_PROVIDER"),
@@ -43,7 +44,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.Dims = n
 	}
-	if c.Provider == "" {
+	if c.Provider == "" || c.Provider == ProviderNone {
 		return Config{}, nil
 	}
 	return c.Normalized()
@@ -69,7 +70,7 @@ func (c Config) Normalized() (Config, error) {
 		}
 		c.BaseURL, c.Model, c.Dims = "", "", 0
 	default:
-		return c, fmt.Errorf("unknown embedding provider %q (use openai or static)", c.Provider)
+		return c, fmt.Errorf("unknown embedding provider %q (use openai, static or none)", c.Provider)
 	}
 	return c, nil
 }

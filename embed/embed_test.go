@@ -136,6 +136,10 @@ func TestConfig(t *testing.T) {
 	if c, err := ConfigFromEnv(func(string) string { return "" }); err != nil || c.Provider != "" {
 		t.Errorf("empty env: %+v %v", c, err)
 	}
+	off := func(k string) string { return map[string]string{"CLAWLEDGER_EMBED_PROVIDER": ProviderNone}[k] }
+	if c, err := ConfigFromEnv(off); err != nil || c.Provider != "" {
+		t.Errorf("CLAWLEDGER_EMBED_PROVIDER=none: %+v %v", c, err)
+	}
 }
 
 func mustOpen(t *testing.T, c Config, getenv func(string) string) clawledger.Embedder {

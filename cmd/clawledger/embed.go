@@ -18,7 +18,7 @@ import (
 // none`), which the environment's provider does not override.
 const (
 	embedConfigKey = "embedder"
-	embedOff       = "none"
+	embedOff       = embed.ProviderNone
 )
 
 // defaultCacheMB caps the embedding cache.
@@ -71,7 +71,7 @@ each ingest embeds new chunks by itself.`,
 				return err
 			}
 			defer db.Close()
-			if flags.Provider == "none" {
+			if flags.Provider == embed.ProviderNone {
 				dropped, err := db.UseVectorSpace(ctx, "")
 				if err != nil {
 					return err

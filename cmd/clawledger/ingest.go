@@ -36,7 +36,8 @@ sample state dir instead, and says so.
 tree is ready for every other query sooner.
 
 Exit code 3 means the run completed with warnings (malformed lines newly seen,
-unreadable files, a corrupt index); 1 means it failed.`,
+unreadable files, a corrupt index, new chunks the embedding provider did not
+embed); 1 means it failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()

@@ -172,7 +172,7 @@ clawledger show PATH --around ENTRY.`,
 	fl.StringVar(&role, "role", "", "only user, assistant, compaction, branch_summary or memory text")
 	fl.StringVar(&source, "source", "", "only sessions or memory")
 	fl.StringVar(&since, "since", "", "only hits since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
-	fl.StringVar(&until, "until", "", "only hits before")
+	fl.StringVar(&until, "until", "", "only hits up to this date (inclusive) or before this time")
 	fl.IntVar(&req.Limit, "limit", 10, "at most this many hits")
 	fl.IntVar(&req.PerSession, "per-session", 0, "at most N hits per session, grouped by session")
 	fl.StringVar(&req.Mode, "mode", "", "lexical, vector or hybrid (default: hybrid when vectors exist)")

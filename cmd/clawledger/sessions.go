@@ -95,7 +95,7 @@ why it matched.`,
 	fl.StringVar(&f.Channel, "channel", "", "only sessions on this channel (from the index)")
 	fl.StringVar(&project, "project", "", "only sessions of this project (fuzzy match on cwd, else on the first user messages)")
 	fl.StringVar(&since, "since", "", "only sessions active since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
-	fl.StringVar(&until, "until", "", "only sessions started before")
+	fl.StringVar(&until, "until", "", "only sessions started up to this date (inclusive) or before this time")
 	fl.BoolVar(&f.IncludeDeleted, "include-deleted", false, "include deleted and reset archives and vanished files")
 	fl.IntVar(&f.Limit, "limit", 0, "at most this many (newest first)")
 	return cmd
