@@ -383,21 +383,29 @@ func tinyModel(t *testing.T) string {
 	return dir
 }
 
+// embedAll embeds every chunk with the tiny static model, and says so
+// when they are not n.
+func (l *ledger) embedAll(n int) *embed.Static {
+	l.t.Helper()
+	ctx := context.Background()
+	m, err := embed.LoadStatic(tinyModel(l.t))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	if _, err := l.db.UseVectorSpace(ctx, search.SpaceString(m.Space())); err != nil {
+		l.t.Fatal(err)
+	}
+	if got, err := search.EmbedPending(ctx, l.db, m, nil); err != nil || got != n {
+		l.t.Fatalf("embedded %d, want %d: %v", got, n, err)
+	}
+	return m
+}
+
 func TestHybridFindsWhatLexicalMisses(t *testing.T) {
 	l := newLedger(t)
 	l.transcript("main", fixture.Base, "my automobile broke down", "grocery list for the week", "the car wash list")
 	l.ingest()
-	ctx := context.Background()
-	m, err := embed.LoadStatic(tinyModel(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.db.UseVectorSpace(ctx, search.SpaceString(m.Space())); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := search.EmbedPending(ctx, l.db, m, nil); err != nil || n != 3 {
-		t.Fatalf("embedded %d: %v", n, err)
-	}
+	m := l.embedAll(3)
 	eng := &search.Engine{Store: l.db, Embedder: m}
 	if hits := l.search(search.Request{Query: "vehicle", Mode: search.ModeLexical}, eng); len(hits) != 0 {
 		t.Fatalf("lexical should miss: %q", texts(hits))
@@ -544,16 +552,7 @@ func TestLoadVectorsSkipsOrphans(t *testing.T) {
 	l.transcript("main", fixture.Base, "one", "two", "three", "four", "five")
 	l.ingest()
 	ctx := context.Background()
-	m, err := embed.LoadStatic(tinyModel(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.db.UseVectorSpace(ctx, search.SpaceString(m.Space())); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := search.EmbedPending(ctx, l.db, m, nil); err != nil || n != 5 {
-		t.Fatalf("embedded %d: %v", n, err)
-	}
+	l.embedAll(5)
 	raw, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(l.db.Path, "_pragma=busy_timeout(5000)"))
 	if err != nil {
 		t.Fatal(err)
