@@ -1,12 +1,6 @@
 package clawledger
 
-import (
-	"context"
-	"errors"
-)
-
-// ErrNotFound is returned by lookups that match nothing.
-var ErrNotFound = errors.New("not found")
+import "context"
 
 // Source is one tracked file (or, in the SQLite era, one database session)
 // with the cursor that makes its ingest incremental and exactly-once.

@@ -165,11 +165,20 @@ type Engine struct {
 	// NoVectors explains why Embedder is nil ("no embedding provider
 	// configured", ...); shown when a search falls back to lexical.
 	NoVectors string
-	vectors   *VectorIndex
+	// NotEmbedded says that no chunk has a vector yet, when an Embedder is
+	// set (default ErrNotEmbedded's text); shown likewise.
+	NotEmbedded string
+	vectors     *VectorIndex
 }
 
-// ErrNoVectors is returned when vector search is asked for but impossible.
-var ErrNoVectors = errors.New("vector search unavailable")
+// ErrNoVectors is returned when vector search is asked for but impossible
+// (no embedder, or no chunk embedded yet): the request asks for what this
+// ledger cannot do.
+var ErrNoVectors = &clawledger.Error{Code: clawledger.EINVALID, Message: "vector search unavailable"}
+
+// ErrNotEmbedded is the reason of an ErrNoVectors when an embedder is
+// configured but no chunk has a vector yet.
+var ErrNotEmbedded = errors.New("no chunk is embedded yet")
 
 // Vectors loads (once) and returns the vector matrix.
 func (e *Engine) Vectors(ctx context.Context) (*VectorIndex, error) {
@@ -213,12 +222,12 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		res.Mode = ModeLexical
 		res.Note = e.NoVectors
 		if res.Note == "" && vx != nil {
-			res.Note = "no chunk is embedded yet (run `clawledger embed`): full-text search only"
+			res.Note = e.notEmbedded() + ": full-text search only"
 		}
 	case req.Mode != ModeLexical && e.Embedder == nil:
 		return nil, fmt.Errorf("%w: %s", ErrNoVectors, e.NoVectors)
 	case req.Mode != ModeLexical && vx.Len() == 0:
-		return nil, fmt.Errorf("%w: no chunk is embedded yet (run `clawledger embed`)", ErrNoVectors)
+		return nil, fmt.Errorf("%w: %s%w", ErrNoVectors, e.notEmbedded(), quiet{ErrNotEmbedded})
 	}
 
 	var qvec []float32
@@ -271,6 +280,19 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		k *= 4
 	}
 }
+
+func (e *Engine) notEmbedded() string {
+	if e.NotEmbedded != "" {
+		return e.NotEmbedded
+	}
+	return ErrNotEmbedded.Error()
+}
+
+// quiet wraps an error (for errors.Is) without adding to the message.
+type quiet struct{ err error }
+
+func (q quiet) Error() string { return "" }
+func (q quiet) Unwrap() error { return q.err }
 
 // lexical runs the lexical lane: the matches (the newest Window of them
 // for a broad query), ranked by BM25.

@@ -1,9 +1,10 @@
 package search
 
 import (
-	"errors"
 	"strings"
 	"unicode"
+
+	"github.com/clawledger/clawledger"
 )
 
 // Term is one searchable unit of a query: a word, a "quoted phrase" or a
@@ -23,7 +24,7 @@ type Parsed struct {
 }
 
 // ErrEmptyQuery says a query has nothing to search for.
-var ErrEmptyQuery = errors.New("the query has no words to search for")
+var ErrEmptyQuery = &clawledger.Error{Code: clawledger.EINVALID, Message: "the query has no words to search for"}
 
 // Parse reads a query: words (all must match), "quoted phrases", prefix
 // terms (deploy*), OR between two terms, and -word to exclude. Nothing a

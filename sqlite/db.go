@@ -18,6 +18,7 @@ import (
 
 	"github.com/pressly/goose/v3"
 
+	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/filelock"
 	"github.com/clawledger/clawledger/internal/sqlitedriver"
 )
@@ -63,7 +64,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	if opt.ReadOnly || opt.Existing {
 		if _, err := os.Stat(abs); err != nil {
-			return nil, fmt.Errorf("no ledger at %s (run `clawledger ingest` first)", abs)
+			return nil, clawledger.Reasonf(clawledger.ENOTFOUND, clawledger.ErrNoLedger, "no ledger at %s", abs)
 		}
 	} else if fi, err := os.Stat(abs); err == nil && !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("create ledger: %s is not a file", abs)

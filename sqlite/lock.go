@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/filelock"
 )
 
@@ -44,6 +45,9 @@ func (e *LockedError) Error() string {
 	}
 	return fmt.Sprintf("the ledger %s is being written by %s", e.Path, e.Holder.String())
 }
+
+// ErrorCode makes a LockedError a conflict (see clawledger.ErrorCode).
+func (e *LockedError) ErrorCode() string { return clawledger.ECONFLICT }
 
 // String says who holds a lock, for messages.
 func (h Holder) String() string {

@@ -101,7 +101,7 @@ each ingest embeds new chunks by itself.`,
 					return usagef("no embedding provider configured: pass --provider openai (with --base-url and --model) or --provider static --model-dir DIR")
 				}
 			} else if cfg, err = cfg.Normalized(); err != nil {
-				return usageError{err}
+				return invalid(err)
 			}
 			return a.runEmbed(ctx, db, cfg, cacheMB)
 		},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -110,17 +109,7 @@ func addScopeFlags(cmd *cobra.Command, scope *string, global *bool, what string)
 
 // scopeSelector validates --scope/--global.
 func scopeSelector(scope string, global bool) (clawledger.ScopeSelector, error) {
-	sel, err := episodes.Selector(scope, global)
-	return sel, inputError(err)
-}
-
-// inputError turns the domain's input errors into usage errors (exit 2).
-func inputError(err error) error {
-	var ie *episodes.InputError
-	if errors.As(err, &ie) {
-		return usageError{err}
-	}
-	return err
+	return episodes.Selector(scope, global)
 }
 
 // parseTimeMs reads a time flag: epoch milliseconds, or what parseTime takes.

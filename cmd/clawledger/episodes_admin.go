@@ -53,7 +53,7 @@ transcripts are copies: the transcript itself stays in the ledger.)`,
 				return usagef("give --event-id or --session-id (one of them)")
 			case t.EventID != "":
 				if t.EventID, err = episodes.ParseEventID(t.EventID); err != nil {
-					return inputError(err)
+					return err
 				}
 			}
 			var payload json.RawMessage
@@ -143,7 +143,7 @@ The receipt holds counts by scope and type, never event contents.`,
 			policy := episodes.DefaultRetention()
 			for _, r := range rules {
 				if err := policy.Set(r); err != nil {
-					return inputError(err)
+					return err
 				}
 			}
 			now := time.Now()
@@ -250,7 +250,7 @@ Once capture has run, every ingest captures new lines as well.`,
 			}
 			rep, err := a.capture(ctx, db, opt)
 			if err != nil {
-				return inputError(err)
+				return err
 			}
 			if rep.SkippedInvalidScope > 0 {
 				a.warnf("warning: %d event(s) skipped: their turn's [SCOPE: x] tag is not a valid scope\n", rep.SkippedInvalidScope)

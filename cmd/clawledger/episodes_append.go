@@ -67,7 +67,7 @@ Appending an --event-id again is idempotent: the receipt says "duplicate".`,
 			defer db.Close()
 			res, err := episodes.Append(ctx, db, in, opt)
 			if err != nil {
-				return inputError(err)
+				return err
 			}
 			e := res.Event
 			out := appendJSON{receipt: newReceipt("append"), Status: "appended",

@@ -84,7 +84,7 @@ the summary, payload or refs.`,
 				return err
 			}
 			if f.Types, err = episodes.ParseTypes(types); err != nil {
-				return inputError(err)
+				return err
 			}
 			now := time.Now()
 			if f.From, err = parseTimeMs(from, now); err != nil {

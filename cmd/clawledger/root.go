@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -50,11 +49,6 @@ type app struct {
 	embedderCfg  embed.Config
 }
 
-// usageError marks an error in how the command was called.
-type usageError struct{ error }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-
 func run(args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	root := a.rootCommand()
@@ -65,42 +59,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(stderr, "clawledger: "+userMessage(ctx, err))
-		var ue usageError
-		if errors.As(err, &ue) || isCobraUsage(err) {
-			return exitUsage
-		}
-		return exitFailure
+		return exitCode(err)
 	}
 	return a.exitCode
-}
-
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-// userMessage is the one line a failure prints.
-func userMessage(ctx context.Context, err error) string {
-	msg := oneLine(err)
-	switch {
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		return "interrupted: everything stored before the signal is kept; run the command again to continue"
-	case strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY"):
-		// never expected (one writer at a time, readers never block it), but
-		// should a foreign process hold the ledger, say what happened
-		return "the ledger is busy: another process kept it locked for more than 30 s; try again (" + msg + ")"
-	}
-	return msg
-}
-
-// isCobraUsage recognizes cobra's own argument and flag errors.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument", "flag needs an argument", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -110,7 +71,7 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return invalid(err) })
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.command = cmd.Name() }
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.db, "db", "", "ledger database (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db)")

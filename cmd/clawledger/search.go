@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -141,9 +140,6 @@ clawledger show PATH --around ENTRY.`,
 				return err
 			}
 			res, err := eng.Search(ctx, req)
-			if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, search.ErrNoVectors) {
-				return usageError{err}
-			}
 			if err != nil {
 				return err
 			}
