@@ -132,6 +132,15 @@ type Session struct {
 // Orphan reports whether the session index does not name this session.
 func (s *Session) Orphan() bool { return s.Index == nil }
 
+// Store is one open ledger: every side of it that a backend implements.
+type Store interface {
+	Reader
+	Writer
+	CaptureStore
+	// Close closes the ledger; a writer's open batch is rolled back.
+	Close() error
+}
+
 // IngestTx writes one source's new lines, its derived rows, its session
 // summary and its cursor in one transaction, so a crash never loses or
 // duplicates a line: the lines are stored with the cursor that covers them

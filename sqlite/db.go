@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/pressly/goose/v3"
 
@@ -32,8 +31,8 @@ type DB struct {
 	w    *sql.DB // the single writer connection
 	r    *sql.DB // read pool
 
-	lock   *filelock.File // the writer lock (nil for readers, and after Unlock)
-	holder Holder         // who this writer says it is
+	lock   *filelock.File    // the writer lock (nil for readers, and after Unlock)
+	holder clawledger.Holder // who this writer says it is
 
 	ckpt *checkpointer // copies the WAL into the database file (see checkpoint.go)
 
@@ -43,17 +42,8 @@ type DB struct {
 	batchStmts map[string]*sql.Stmt // stmts bound to it
 }
 
-// Options tune Open.
-type Options struct {
-	ReadOnly bool // open an existing ledger for reading only; no migrations
-	Existing bool // a writer that needs a ledger to work on: never create one
-	// Writer says who this writer is, for a second writer's error message.
-	// A writer holds the writer lock (see lock.go) from Open to Close (or
-	// Unlock); Open fails with a *LockedError while another process writes.
-	Writer Holder
-	// LockWait is how long Open waits for another writer to finish.
-	LockWait time.Duration
-}
+// Options tune Open (see clawledger.OpenOptions).
+type Options clawledger.OpenOptions
 
 // Open opens (creating when needed, mode 0600) the ledger at path and brings
 // its schema up to date.

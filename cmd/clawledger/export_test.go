@@ -17,7 +17,7 @@ import (
 func TestExportStaysInside(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "ledger.db"), sqlite.Options{Writer: sqlite.Holder{Command: "test"}})
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "ledger.db"), sqlite.Options{Writer: clawledger.Holder{Command: "test"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,9 +140,18 @@ func location(stateDir, rel string, line int64) string {
 	return p
 }
 
-// sampleStateDir writes the bundled sample state dir (once) under the data dir.
+// sampleStateDir writes the bundled sample state dir (once) next to the
+// ledger's file, or in the data dir for a ledger kept elsewhere.
 func (a *app) sampleStateDir() (string, error) {
-	dir := filepath.Join(filepath.Dir(a.dbPath()), "sample", ".openclaw")
+	loc, err := a.location()
+	if err != nil {
+		return "", err
+	}
+	base := a.dataDir()
+	if loc.Path != "" {
+		base = filepath.Dir(loc.Path)
+	}
+	dir := filepath.Join(base, "sample", ".openclaw")
 	if err := sample.Write(dir); err != nil {
 		return "", fmt.Errorf("write the bundled sample: %w", err)
 	}

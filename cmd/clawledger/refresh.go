@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/sqlite"
 )
 
@@ -21,7 +22,11 @@ func (a *app) refresh(ctx context.Context) error {
 	if err != nil || len(dirs) == 0 {
 		return err
 	}
-	if h, ok := sqlite.Watching(a.dbPath()); ok {
+	loc, err := a.location()
+	if err != nil {
+		return err
+	}
+	if h, ok := loc.Watching(ctx); ok {
 		if a.verbose {
 			a.warnf("not refreshing: %s keeps the ledger current\n", h)
 		}
@@ -29,8 +34,8 @@ func (a *app) refresh(ctx context.Context) error {
 	}
 	c := a.collector(a.interactive()) // the first query on a new tree ingests it all
 	c.Prescan(dirs)                   // while the ledger opens
-	db, err := sqlite.Open(ctx, a.dbPath(), sqlite.Options{Writer: sqlite.Holder{Command: a.command + " (refresh)"}})
-	if le := (*sqlite.LockedError)(nil); errors.As(err, &le) {
+	db, err := a.open(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: a.command + " (refresh)"}})
+	if le := (*clawledger.LockedError)(nil); errors.As(err, &le) {
 		if a.verbose {
 			a.warnf("not refreshing: %v; answering from the ledger as it is\n", le)
 		}

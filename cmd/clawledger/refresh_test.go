@@ -23,7 +23,7 @@ func TestRefreshStepsAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	dbPath := filepath.Join(t.TempDir(), "ledger.db")
-	watch, err := sqlite.LockWatch(ctx, dbPath, sqlite.Holder{Command: "watch"}, 0)
+	watch, err := sqlite.LockWatch(ctx, dbPath, clawledger.Holder{Command: "watch"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestRefreshStepsAside(t *testing.T) {
 	}
 	watch.Unlock()
 
-	ingest, err := sqlite.Open(ctx, dbPath, sqlite.Options{Writer: sqlite.Holder{Command: "ingest"}})
+	ingest, err := sqlite.Open(ctx, dbPath, sqlite.Options{Writer: clawledger.Holder{Command: "ingest"}})
 	if err != nil {
 		t.Fatal(err)
 	}

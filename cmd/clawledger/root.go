@@ -74,7 +74,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return invalid(err) })
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.command = cmd.Name() }
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.db, "db", "", "ledger database (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db)")
+	pf.StringVar(&a.db, "db", "", "ledger: a path, file:PATH or sqlite:///PATH (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db)")
 	pf.StringArrayVar(&a.states, "state", nil, "OpenClaw state directory (repeatable; default: discovered)")
 	pf.BoolVar(&a.json, "json", false, "print machine-readable JSON")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing but errors")
@@ -97,19 +97,31 @@ func (a *app) rootCommand() *cobra.Command {
 	return root
 }
 
-// dbPath resolves the ledger path: --db, $CLAWLEDGER_DB, then the XDG data dir.
-func (a *app) dbPath() string {
-	if a.db != "" {
-		return a.db
-	}
-	if p := a.getenv("CLAWLEDGER_DB"); p != "" {
-		return p
-	}
+// dataDir is where clawledger keeps its files by default:
+// $XDG_DATA_HOME/clawledger, else ~/.local/share/clawledger.
+func (a *app) dataDir() string {
 	dir := a.getenv("XDG_DATA_HOME")
 	if dir == "" {
 		dir = filepath.Join(openclaw.UserHome(), ".local", "share")
 	}
-	return filepath.Join(dir, "clawledger", "ledger.db")
+	return filepath.Join(dir, "clawledger")
+}
+
+// location resolves the ledger: --db, $CLAWLEDGER_DB, then ledger.db in
+// the data dir; a path or a URL whose scheme a linked backend registered.
+// It touches no file: a location no backend takes is a usage error.
+func (a *app) location() (clawledger.Location, error) {
+	raw, from := a.db, "--db "
+	if raw == "" {
+		if raw, from = a.getenv("CLAWLEDGER_DB"), "$CLAWLEDGER_DB "; raw == "" {
+			raw, from = filepath.Join(a.dataDir(), "ledger.db"), ""
+		}
+	}
+	loc, err := clawledger.ParseLocation(raw)
+	if err != nil {
+		return loc, &clawledger.Error{Code: clawledger.ErrorCode(err), Message: from + err.Error(), Err: err}
+	}
+	return loc, nil
 }
 
 // lockWait is how long a writer waits for another writer (an ingest, a
@@ -119,24 +131,36 @@ const lockWait = 5 * time.Second
 // openDB opens the ledger for writing, as the only writer: it waits up to
 // lockWait for another writer to finish.
 func (a *app) openDB(ctx context.Context) (*sqlite.DB, error) {
-	return a.openWriter(ctx, sqlite.Options{Writer: sqlite.Holder{Command: a.command}})
+	return a.openWriter(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: a.command}})
 }
 
 // openExisting is openDB for a command that works on what the ledger
 // holds (reindex, embed): it never creates one.
 func (a *app) openExisting(ctx context.Context) (*sqlite.DB, error) {
-	return a.openWriter(ctx, sqlite.Options{Writer: sqlite.Holder{Command: a.command}, Existing: true})
+	return a.openWriter(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: a.command}, Existing: true})
 }
 
-func (a *app) openWriter(ctx context.Context, opt sqlite.Options) (*sqlite.DB, error) {
+func (a *app) openWriter(ctx context.Context, opt clawledger.OpenOptions) (*sqlite.DB, error) {
 	opt.LockWait = lockWait
-	db, err := sqlite.Open(ctx, a.dbPath(), opt)
-	return db, lockedMessage(err)
+	return a.open(ctx, opt)
+}
+
+// open opens the ledger with the backend of its location.
+func (a *app) open(ctx context.Context, opt clawledger.OpenOptions) (*sqlite.DB, error) {
+	loc, err := a.location()
+	if err != nil {
+		return nil, err
+	}
+	st, err := loc.Open(ctx, opt)
+	if err != nil {
+		return nil, lockedMessage(err)
+	}
+	return st.(*sqlite.DB), nil
 }
 
 // lockedMessage completes the error of a writer that gave up waiting.
 func lockedMessage(err error) error {
-	if le := (*sqlite.LockedError)(nil); errors.As(err, &le) && !le.Watch {
+	if le := (*clawledger.LockedError)(nil); errors.As(err, &le) && !le.Watch {
 		return fmt.Errorf("%w and did not finish within %s; try again when it is done", le, lockWait)
 	}
 	return err
@@ -144,7 +168,7 @@ func lockedMessage(err error) error {
 
 // openReader opens an existing ledger for queries.
 func (a *app) openReader(ctx context.Context) (*sqlite.DB, error) {
-	return sqlite.Open(ctx, a.dbPath(), sqlite.Options{ReadOnly: true})
+	return a.open(ctx, clawledger.OpenOptions{ReadOnly: true})
 }
 
 // stateDirs resolves the state directories: --state, else discovery.

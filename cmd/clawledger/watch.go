@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/collect"
-	"github.com/clawledger/clawledger/sqlite"
 )
 
 func (a *app) watchCommand() *cobra.Command {
@@ -49,13 +49,17 @@ per line; --verbose adds a line per change and per no-op rescan.`,
 			if _, err := a.stateDirs(); err != nil {
 				return err // a --state that is not a directory
 			}
-			me := sqlite.Holder{Command: "watch"}
-			claim, err := sqlite.LockWatch(ctx, a.dbPath(), me, time.Second)
+			loc, err := a.location()
+			if err != nil {
+				return err
+			}
+			me := clawledger.Holder{Command: "watch"}
+			claim, err := loc.LockWatch(ctx, me, time.Second)
 			if err != nil {
 				return err
 			}
 			defer claim.Unlock()
-			db, err := a.openWriter(ctx, sqlite.Options{Writer: me})
+			db, err := a.openWriter(ctx, clawledger.OpenOptions{Writer: me})
 			if err != nil {
 				return err
 			}
