@@ -14,45 +14,8 @@ import (
 	"github.com/clawledger/clawledger/collect"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/view"
 )
-
-type doctorJSON struct {
-	DB              string        `json:"db"`
-	Healthy         bool          `json:"healthy"` // no problem found (notices do not count)
-	Integrity       []string      `json:"integrity"`
-	SchemaVersion   int64         `json:"schema_version"`
-	SupportedSchema int64         `json:"supported_schema_version"`
-	Checked         doctorChecked `json:"checked"`
-	Findings        []finding     `json:"findings"`
-	Fixed           *doctorFixed  `json:"fixed,omitempty"`
-	Actions         []string      `json:"actions"` // what to run, in order
-}
-
-type doctorChecked struct {
-	Full        bool  `json:"full"` // integrity_check and every committed byte hashed (not --quick)
-	Sources     int   `json:"sources"`
-	Files       int   `json:"files"`
-	StoredLines int64 `json:"stored_lines_hashed"`
-	BytesHashed int64 `json:"file_bytes_hashed"`
-}
-
-type doctorFixed struct {
-	OrphanRows int64    `json:"orphan_rows_deleted"`
-	Reset      []string `json:"sources_reset"`
-	Kept       []string `json:"sources_kept"` // inconsistent, but a reset would lose what only the ledger still holds
-}
-
-// finding is one thing doctor found. Problems make the exit code 3;
-// notices (a file that grew since the last ingest, a pending tail) do not.
-type finding struct {
-	Check    string `json:"check"`    // integrity, schema, orphans, cursor, stored_lines, fingerprint, file, pending
-	Severity string `json:"severity"` // problem or notice
-	File     string `json:"file,omitempty"`
-	Table    string `json:"table,omitempty"`
-	Rows     int64  `json:"rows,omitempty"`
-	Message  string `json:"message"`
-	Fix      string `json:"fix,omitempty"` // the command that fixes it
-}
 
 const (
 	fixIngest = "clawledger ingest"
@@ -87,7 +50,7 @@ Exit code 0: no problem found; 3: problems found (listed with what to run);
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			var fixed *doctorFixed
+			var fixed *view.DoctorFixed
 			if fix {
 				var err error
 				if fixed, err = a.doctorFix(ctx, !quick); err != nil {
@@ -120,14 +83,14 @@ Exit code 0: no problem found; 3: problems found (listed with what to run);
 }
 
 // diagnose runs every check.
-func (a *app) diagnose(ctx context.Context, db *sqlite.DB, full bool) (*doctorJSON, error) {
-	out := &doctorJSON{DB: db.Path, Healthy: true, Findings: []finding{}, Actions: []string{}, Checked: doctorChecked{Full: full}}
+func (a *app) diagnose(ctx context.Context, db *sqlite.DB, full bool) (*view.Doctor, error) {
+	out := &view.Doctor{DB: db.Path, Healthy: true, Findings: []view.Finding{}, Actions: []string{}, Checked: view.DoctorChecked{Full: full}}
 	var err error
 	if out.Integrity, err = db.Integrity(ctx, !full); err != nil {
 		return nil, err
 	}
 	if len(out.Integrity) != 1 || out.Integrity[0] != "ok" {
-		out.add(finding{Check: "integrity", Severity: "problem", Message: "SQLite's integrity check failed: " + strings.Join(clip(out.Integrity, 5), "; "),
+		out.Add(view.Finding{Check: "integrity", Severity: "problem", Message: "SQLite's integrity check failed: " + strings.Join(clip(out.Integrity, 5), "; "),
 			Fix: "move the ledger aside and run `clawledger ingest` to rebuild it (lines of files that have since vanished are only in the old ledger)"})
 		return out, nil // nothing below can be trusted
 	}
@@ -139,24 +102,24 @@ func (a *app) diagnose(ctx context.Context, db *sqlite.DB, full bool) (*doctorJS
 	}
 	switch {
 	case out.SchemaVersion > out.SupportedSchema:
-		out.add(finding{Check: "schema", Severity: "problem", Message: fmt.Sprintf("schema version %d is newer than this clawledger knows (%d)", out.SchemaVersion, out.SupportedSchema), Fix: "upgrade clawledger"})
+		out.Add(view.Finding{Check: "schema", Severity: "problem", Message: fmt.Sprintf("schema version %d is newer than this clawledger knows (%d)", out.SchemaVersion, out.SupportedSchema), Fix: "upgrade clawledger"})
 		return out, nil
 	case out.SchemaVersion < out.SupportedSchema:
-		out.add(finding{Check: "schema", Severity: "notice", Message: fmt.Sprintf("schema version %d; this clawledger migrates it to %d", out.SchemaVersion, out.SupportedSchema), Fix: fixIngest})
+		out.Add(view.Finding{Check: "schema", Severity: "notice", Message: fmt.Sprintf("schema version %d; this clawledger migrates it to %d", out.SchemaVersion, out.SupportedSchema), Fix: fixIngest})
 	}
 	orphans, err := db.Orphans(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range orphans {
-		out.add(finding{Check: "orphans", Severity: "problem", Table: o.Table, Rows: o.Rows, Message: fmt.Sprintf("%d row(s) whose %s", o.Rows, strings.TrimPrefix(o.Reason, "its ")), Fix: fixDoctor})
+		out.Add(view.Finding{Check: "orphans", Severity: "problem", Table: o.Table, Rows: o.Rows, Message: fmt.Sprintf("%d row(s) whose %s", o.Rows, strings.TrimPrefix(o.Reason, "its ")), Fix: fixDoctor})
 	}
 	bad, err := a.inconsistentSources(ctx, db, full, &out.Checked)
 	if err != nil {
 		return nil, err
 	}
 	for _, b := range bad {
-		out.add(b.finding)
+		out.Add(b.Finding)
 	}
 	srcs, err := db.AllSources(ctx)
 	if err != nil {
@@ -181,43 +144,33 @@ func (a *app) diagnose(ctx context.Context, db *sqlite.DB, full bool) (*doctorJS
 		out.Checked.BytesHashed += chk.Hashed
 		switch {
 		case chk.State == collect.FileAltered: // an ingest does not look there
-			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: chk.Detail, Fix: fixDoctor})
+			out.Add(view.Finding{Check: "fingerprint", Severity: "problem", File: file, Message: chk.Detail, Fix: fixDoctor})
 		case chk.State == collect.FileUnreadable:
-			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: "cannot be read to verify it: " + chk.Detail})
+			out.Add(view.Finding{Check: "fingerprint", Severity: "problem", File: file, Message: "cannot be read to verify it: " + chk.Detail})
 		case chk.State.Mismatch():
-			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: chk.Detail, Fix: fixIngest})
+			out.Add(view.Finding{Check: "fingerprint", Severity: "problem", File: file, Message: chk.Detail, Fix: fixIngest})
 		case chk.State == collect.FileUnread:
-			out.add(finding{Check: "file", Severity: "notice", File: file, Message: chk.Detail})
+			out.Add(view.Finding{Check: "file", Severity: "notice", File: file, Message: chk.Detail})
 		case chk.State != collect.FileOK:
-			out.add(finding{Check: "file", Severity: "notice", File: file, Message: chk.Detail, Fix: fixIngest})
+			out.Add(view.Finding{Check: "file", Severity: "notice", File: file, Message: chk.Detail, Fix: fixIngest})
 		}
 		if s.Cursor.Pending > 0 && chk.State == collect.FileOK {
-			out.add(finding{Check: "pending", Severity: "notice", File: file, Message: fmt.Sprintf("%d bytes after the last newline wait for their newline", s.Cursor.Pending)})
+			out.Add(view.Finding{Check: "pending", Severity: "notice", File: file, Message: fmt.Sprintf("%d bytes after the last newline wait for their newline", s.Cursor.Pending)})
 		}
 	}
 	bar.Finish()
 	return out, nil
 }
 
-func (d *doctorJSON) add(f finding) {
-	d.Findings = append(d.Findings, f)
-	if f.Severity == "problem" {
-		d.Healthy = false
-	}
-	if f.Fix != "" && !slices.Contains(d.Actions, f.Fix) {
-		d.Actions = append(d.Actions, f.Fix)
-	}
-}
-
 type badSource struct {
 	src *clawledger.Source
-	finding
+	view.Finding
 }
 
 // inconsistentSources finds the line-based sources whose stored lines
 // disagree with their cursor: in count, numbering or bytes, and when full
 // in the sha256 of the stored bytes against the running hash committed.
-func (a *app) inconsistentSources(ctx context.Context, db *sqlite.DB, full bool, checked *doctorChecked) ([]badSource, error) {
+func (a *app) inconsistentSources(ctx context.Context, db *sqlite.DB, full bool, checked *view.DoctorChecked) ([]badSource, error) {
 	counts, err := db.StoredCounts(ctx)
 	if err != nil {
 		return nil, err
@@ -267,17 +220,17 @@ func (a *app) inconsistentSources(ctx context.Context, db *sqlite.DB, full bool,
 
 // doctorFix deletes orphaned rows and resets the sources whose stored lines
 // disagree with their cursor (when their file is still there to read again).
-func (a *app) doctorFix(ctx context.Context, full bool) (*doctorFixed, error) {
+func (a *app) doctorFix(ctx context.Context, full bool) (*view.DoctorFixed, error) {
 	db, err := a.openDB(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	fixed := &doctorFixed{Reset: []string{}, Kept: []string{}}
+	fixed := &view.DoctorFixed{Reset: []string{}, Kept: []string{}}
 	if fixed.OrphanRows, err = db.DeleteOrphans(ctx); err != nil {
 		return nil, err
 	}
-	bad, err := a.inconsistentSources(ctx, db, full, &doctorChecked{})
+	bad, err := a.inconsistentSources(ctx, db, full, &view.DoctorChecked{})
 	if err != nil {
 		return nil, err
 	}
@@ -312,8 +265,8 @@ func (a *app) doctorFix(ctx context.Context, full bool) (*doctorFixed, error) {
 // sourceFinding is a problem with a source's stored lines. doctor --fix
 // mends it by reading the source again, unless that would lose what only
 // the ledger still holds (keepsHistory): then it says so, and names no fix.
-func sourceFinding(check string, src *clawledger.Source, message string) finding {
-	f := finding{Check: check, Severity: "problem", File: sourceFile(src), Message: message, Fix: fixDoctor}
+func sourceFinding(check string, src *clawledger.Source, message string) view.Finding {
+	f := view.Finding{Check: check, Severity: "problem", File: sourceFile(src), Message: message, Fix: fixDoctor}
 	if keepsHistory(src) {
 		f.Fix = ""
 		f.Message += " (left as it is: reading it again would lose what only the ledger still holds)"
@@ -343,7 +296,7 @@ func alteredSources(ctx context.Context, db *sqlite.DB) ([]badSource, error) {
 	var out []badSource
 	for _, s := range srcs {
 		if chk := collect.CheckFile(openclaw.OS, s, true); chk.State == collect.FileAltered {
-			out = append(out, badSource{s, finding{File: sourceFile(s)}})
+			out = append(out, badSource{s, view.Finding{File: sourceFile(s)}})
 		}
 	}
 	return out, nil
@@ -380,7 +333,7 @@ func (a *app) doctorProgress(desc string, total int64, lines bool) collect.Progr
 	return p
 }
 
-func (a *app) printDoctor(d *doctorJSON) {
+func (a *app) printDoctor(d *view.Doctor) {
 	a.printf("ledger     %s (schema %d)\n", d.DB, d.SchemaVersion)
 	a.printf("integrity  %s\n", strings.Join(clip(d.Integrity, 5), "; "))
 	mode := "full: every committed byte hashed"

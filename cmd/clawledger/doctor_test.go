@@ -15,6 +15,7 @@ import (
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/testenv"
 	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/view"
 )
 
 // TestDoctor: doctor finds a healthy ledger healthy (exit 0); after damage
@@ -72,7 +73,7 @@ func TestDoctor(t *testing.T) {
 
 	// an ingest re-reads the rewritten file but cannot see the altered one
 	c.mustRun(exitWarnings, "ingest")
-	var d doctorJSON
+	var d view.Doctor
 	c.jsonOf(&d, exitWarnings, "doctor")
 	if len(d.Actions) != 1 || d.Actions[0] != fixDoctor {
 		t.Fatalf("after an ingest: %+v", d)
@@ -107,7 +108,7 @@ func TestDoctorSQLiteEra(t *testing.T) {
 	}
 	c := newCLI(t, home)
 	c.mustRun(exitOK, "ingest")
-	var d doctorJSON
+	var d view.Doctor
 	c.jsonOf(&d, exitOK, "doctor")
 	if !d.Healthy || len(d.Findings) != 0 {
 		t.Fatalf("after an ingest: %+v", d.Findings)

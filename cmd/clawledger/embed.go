@@ -11,6 +11,7 @@ import (
 	"github.com/clawledger/clawledger/embed"
 	"github.com/clawledger/clawledger/search"
 	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/view"
 )
 
 // embedConfigKey is where the embedder configuration lives in search_meta;
@@ -25,19 +26,6 @@ const (
 const defaultCacheMB = 1024
 
 const noEmbedder = "no embedding provider configured: full-text search only (see `clawledger embed --help`)"
-
-type embedJSON struct {
-	Provider      string `json:"provider"`
-	Model         string `json:"model"`
-	Endpoint      string `json:"endpoint,omitempty"`
-	Dropped       int64  `json:"dropped_vectors"`
-	Embedded      int    `json:"embedded"`
-	CacheHits     int    `json:"cache_hits"`
-	ProviderTexts int    `json:"provider_texts"`
-	Vectors       int64  `json:"vectors"`
-	Chunks        int64  `json:"chunks"`
-	CacheEvicted  int64  `json:"cache_evicted"`
-}
 
 func (a *app) embedCommand() *cobra.Command {
 	var flags embed.Config
@@ -84,7 +72,7 @@ each ingest embeds new chunks by itself.`,
 					if err != nil {
 						return err
 					}
-					return a.printJSON(embedJSON{Provider: embedOff, Dropped: dropped, Chunks: chunks})
+					return a.printJSON(view.Embed{Provider: embedOff, Dropped: dropped, Chunks: chunks})
 				}
 				a.printf("embeddings off: search is full-text only\n")
 				return nil
@@ -145,7 +133,7 @@ func (a *app) runEmbed(ctx context.Context, db *sqlite.DB, cfg embed.Config, cac
 	if err != nil {
 		return err
 	}
-	out := embedJSON{Provider: cfg.Provider, Model: e.Space().Model, Endpoint: cfg.BaseURL, Dropped: dropped, Embedded: n,
+	out := view.Embed{Provider: cfg.Provider, Model: e.Space().Model, Endpoint: cfg.BaseURL, Dropped: dropped, Embedded: n,
 		ProviderTexts: n, Vectors: vectors, Chunks: chunks, CacheEvicted: evicted}
 	if cached != nil {
 		out.CacheHits, out.ProviderTexts = cached.Hits, cached.Misses

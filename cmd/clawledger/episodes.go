@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/episodes"
+	"github.com/clawledger/clawledger/view"
 )
 
 func (a *app) episodesCommand() *cobra.Command {
@@ -39,66 +39,6 @@ Every subcommand prints a receipt; --json makes it a stable JSON object.`,
 		a.episodesCaptureCommand(),
 	)
 	return cmd
-}
-
-// receipt is what every episodes --json output starts with.
-type receipt struct {
-	SchemaVersion string `json:"schema_version"`
-	Command       string `json:"command"`
-}
-
-func newReceipt(command string) receipt {
-	return receipt{SchemaVersion: clawledger.EpisodicSchemaVersion, Command: "episodes." + command}
-}
-
-// scopeJSON says which scopes a command read or changed.
-type scopeJSON struct {
-	Scope  *string `json:"scope"`
-	Global bool    `json:"global"`
-}
-
-func toScopeJSON(sel clawledger.ScopeSelector) scopeJSON {
-	return scopeJSON{Scope: optional(sel.Scope), Global: sel.Global}
-}
-
-// eventJSON is the stable shape of an event in query and replay receipts:
-// summary-only unless payloads were asked for.
-type eventJSON struct {
-	EventID   string           `json:"event_id"`
-	TsMs      int64            `json:"ts_ms"`
-	Ts        *string          `json:"ts"`
-	Scope     string           `json:"scope"`
-	SessionID string           `json:"session_id"`
-	AgentID   string           `json:"agent_id"`
-	Type      string           `json:"type"`
-	Summary   string           `json:"summary"`
-	Refs      json.RawMessage  `json:"refs"`
-	Redacted  bool             `json:"redacted"`
-	Payload   *json.RawMessage `json:"payload,omitempty"`
-}
-
-func toEventJSON(e *clawledger.Event, withPayload bool) eventJSON {
-	j := eventJSON{EventID: e.EventID, TsMs: e.TsMs, Ts: isoTime(e.TsMs), Scope: e.Scope, SessionID: e.SessionID,
-		AgentID: e.AgentID, Type: string(e.Type), Summary: e.Summary, Refs: jsonOrNull(e.Refs), Redacted: e.Redacted}
-	if withPayload {
-		p := jsonOrNull(e.Payload)
-		j.Payload = &p
-	}
-	return j
-}
-
-func jsonOrNull(v json.RawMessage) json.RawMessage {
-	if v == nil {
-		return json.RawMessage("null")
-	}
-	return v
-}
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // addScopeFlags gives a command --scope and --global.
@@ -143,7 +83,7 @@ func (a *app) printTimeline(events []*clawledger.Event, withPayload, withScope b
 	tw := newTable(a.stdout, headers...)
 	for _, e := range events {
 		ts := "-"
-		if p := isoTime(e.TsMs); p != nil {
+		if p := view.Time(e.TsMs); p != nil {
 			ts = *p
 		}
 		cells := []any{ts, e.Type, shortID(e.SessionID), oneLineText(e.Summary, 100)}

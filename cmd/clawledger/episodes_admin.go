@@ -11,19 +11,8 @@ import (
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/episodes"
 	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/view"
 )
-
-type redactJSON struct {
-	receipt
-	scopeJSON
-	EventID         *string `json:"event_id"`
-	SessionID       *string `json:"session_id"`
-	Replacement     string  `json:"replacement"`
-	Matched         int64   `json:"matched"`
-	Redacted        int64   `json:"redacted"` // newly redacted
-	AlreadyRedacted int64   `json:"already_redacted"`
-	WALCheckpointed bool    `json:"wal_checkpointed"`
-}
 
 func (a *app) episodesRedactCommand() *cobra.Command {
 	var t clawledger.RedactTarget
@@ -88,10 +77,7 @@ transcripts are copies: the transcript itself stays in the ledger.)`,
 				a.exitCode = exitWarnings
 			}
 			if a.json {
-				return a.printJSON(redactJSON{receipt: newReceipt("redact"), scopeJSON: toScopeJSON(t.ScopeSelector),
-					EventID: optional(t.EventID), SessionID: optional(t.SessionID), Replacement: replacement,
-					Matched: res.Matched, Redacted: res.Matched - res.AlreadyRedacted, AlreadyRedacted: res.AlreadyRedacted,
-					WALCheckpointed: res.Checkpointed})
+				return a.printJSON(view.NewRedacted(t, replacement, res))
 			}
 			a.printf("redacted %d event(s) (%d already redacted); payloads set to %s\n", res.Matched, res.AlreadyRedacted, replacement)
 			return nil
@@ -102,22 +88,6 @@ transcripts are copies: the transcript itself stays in the ledger.)`,
 	cmd.Flags().StringVar(&t.SessionID, "session-id", "", "redact every event of this session")
 	cmd.Flags().StringVar(&replacement, "replacement", "null", "what replaces the payload: null or placeholder")
 	return cmd
-}
-
-type gcJSON struct {
-	receipt
-	scopeJSON
-	NowMs         int64            `json:"now_ms"`
-	DryRun        bool             `json:"dry_run"`
-	RetentionDays map[string]*int  `json:"retention_days"`
-	DeletedTotal  int64            `json:"deleted_total"`
-	Deleted       []eventCountJSON `json:"deleted"`
-}
-
-type eventCountJSON struct {
-	Scope string `json:"scope"`
-	Type  string `json:"type"`
-	Count int64  `json:"count"`
 }
 
 func (a *app) episodesGCCommand() *cobra.Command {
@@ -163,19 +133,7 @@ The receipt holds counts by scope and type, never event contents.`,
 			if err != nil {
 				return err
 			}
-			out := gcJSON{receipt: newReceipt("gc"), scopeJSON: toScopeJSON(sel), NowMs: now.UnixMilli(), DryRun: dryRun,
-				RetentionDays: map[string]*int{}, Deleted: []eventCountJSON{}}
-			for _, t := range clawledger.EventTypes {
-				if days, ok := policy[t]; ok {
-					out.RetentionDays[string(t)] = &days
-				} else {
-					out.RetentionDays[string(t)] = nil
-				}
-			}
-			for _, c := range counts {
-				out.DeletedTotal += c.Count
-				out.Deleted = append(out.Deleted, eventCountJSON{Scope: c.Scope, Type: string(c.Type), Count: c.Count})
-			}
+			out := view.NewGC(sel, now.UnixMilli(), dryRun, policy, counts)
 			if a.json {
 				return a.printJSON(out)
 			}
@@ -200,18 +158,6 @@ The receipt holds counts by scope and type, never event contents.`,
 	fl.BoolVar(&dryRun, "dry-run", false, "count what would be deleted, delete nothing")
 	fl.StringArrayVar(&rules, "retention", nil, "TYPE=DAYS or TYPE=forever (repeatable)")
 	return cmd
-}
-
-type captureJSON struct {
-	receipt
-	DefaultScope        string         `json:"default_scope"`
-	Sources             int            `json:"sources"`
-	Lines               int            `json:"lines"`
-	Events              int            `json:"events"`
-	Inserted            int            `json:"inserted"`
-	AlreadyStored       int            `json:"already_stored"`
-	InsertedByType      map[string]int `json:"inserted_by_type"`
-	SkippedInvalidScope int            `json:"skipped_invalid_scope"`
 }
 
 func (a *app) episodesCaptureCommand() *cobra.Command {
@@ -256,15 +202,7 @@ Once capture has run, every ingest captures new lines as well.`,
 				a.warnf("warning: %d event(s) skipped: their turn's [SCOPE: x] tag is not a valid scope\n", rep.SkippedInvalidScope)
 				a.exitCode = exitWarnings
 			}
-			out := captureJSON{receipt: newReceipt("capture"), DefaultScope: rep.DefaultScope, Sources: rep.Sources, Lines: rep.Lines,
-				Events: rep.Events, Inserted: rep.Inserted, AlreadyStored: rep.Existing(), InsertedByType: map[string]int{},
-				SkippedInvalidScope: rep.SkippedInvalidScope}
-			if out.DefaultScope == "" {
-				out.DefaultScope = "agent:<agentId>"
-			}
-			for t, n := range rep.ByType {
-				out.InsertedByType[string(t)] = n
-			}
+			out := view.NewCapture(rep)
 			if a.json {
 				return a.printJSON(out)
 			}

@@ -6,32 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawledger/clawledger/episodes"
+	"github.com/clawledger/clawledger/view"
 )
-
-type appendJSON struct {
-	receipt
-	Status        string            `json:"status"` // appended, duplicate
-	Event         appendedEventJSON `json:"event"`
-	Truncated     []string          `json:"truncated"`
-	SecretsMasked []string          `json:"secrets_masked"`
-	PIIMasked     int               `json:"pii_masked"`
-}
-
-// appendedEventJSON describes the stored event without echoing its payload.
-type appendedEventJSON struct {
-	EventID       string `json:"event_id"`
-	TsMs          int64  `json:"ts_ms"`
-	Scope         string `json:"scope"`
-	SessionID     string `json:"session_id"`
-	AgentID       string `json:"agent_id"`
-	Type          string `json:"type"`
-	Summary       string `json:"summary"`
-	PayloadBytes  int    `json:"payload_bytes"`
-	RefsBytes     int    `json:"refs_bytes"`
-	Redacted      bool   `json:"redacted"`
-	SchemaVersion string `json:"schema_version"`
-	CreatedAt     string `json:"created_at"`
-}
 
 func (a *app) episodesAppendCommand() *cobra.Command {
 	var in episodes.Input
@@ -70,14 +46,7 @@ Appending an --event-id again is idempotent: the receipt says "duplicate".`,
 				return err
 			}
 			e := res.Event
-			out := appendJSON{receipt: newReceipt("append"), Status: "appended",
-				Event: appendedEventJSON{EventID: e.EventID, TsMs: e.TsMs, Scope: e.Scope, SessionID: e.SessionID, AgentID: e.AgentID,
-					Type: string(e.Type), Summary: e.Summary, PayloadBytes: len(e.Payload), RefsBytes: len(e.Refs),
-					Redacted: e.Redacted, SchemaVersion: e.SchemaVersion, CreatedAt: e.CreatedAt},
-				Truncated: nonNilStrings(res.Truncated), SecretsMasked: nonNilStrings(res.SecretsMasked), PIIMasked: res.PIIMasked}
-			if res.Duplicate {
-				out.Status = "duplicate"
-			}
+			out := view.NewAppended(e, res.Duplicate, res.Truncated, res.SecretsMasked, res.PIIMasked)
 			if a.json {
 				return a.printJSON(out)
 			}
@@ -114,11 +83,4 @@ Appending an --event-id again is idempotent: the receipt says "duplicate".`,
 		_ = cmd.MarkFlagRequired(f)
 	}
 	return cmd
-}
-
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

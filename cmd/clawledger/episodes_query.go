@@ -8,6 +8,7 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/episodes"
+	"github.com/clawledger/clawledger/view"
 )
 
 // Bounds of what one query or replay returns.
@@ -16,52 +17,6 @@ const (
 	replayDefaultLimit = 500
 	maxEventsLimit     = 1000
 )
-
-type queryJSON struct {
-	receipt
-	scopeJSON
-	Filters        filtersJSON `json:"filters"`
-	Limit          int         `json:"limit"`
-	IncludePayload bool        `json:"include_payload"`
-	Count          int         `json:"count"`
-	More           bool        `json:"more"`
-	Events         []eventJSON `json:"events"`
-}
-
-type filtersJSON struct {
-	SessionID *string  `json:"session_id"`
-	AgentID   *string  `json:"agent_id"`
-	Types     []string `json:"types"`
-	FromMs    *int64   `json:"from_ms"`
-	ToMs      *int64   `json:"to_ms"`
-	Text      *string  `json:"text"`
-}
-
-type replayJSON struct {
-	receipt
-	scopeJSON
-	SessionID      string      `json:"session_id"`
-	Limit          int         `json:"limit"`
-	IncludePayload bool        `json:"include_payload"`
-	Count          int         `json:"count"`
-	More           bool        `json:"more"`
-	Events         []eventJSON `json:"events"`
-}
-
-func optionalMs(ms int64) *int64 {
-	if ms == 0 {
-		return nil
-	}
-	return &ms
-}
-
-func eventsJSON(events []*clawledger.Event, withPayload bool) []eventJSON {
-	out := make([]eventJSON, 0, len(events))
-	for _, e := range events {
-		out = append(out, toEventJSON(e, withPayload))
-	}
-	return out
-}
 
 func (a *app) episodesQueryCommand() *cobra.Command {
 	var f clawledger.EventFilter
@@ -101,15 +56,7 @@ the summary, payload or refs.`,
 				return err
 			}
 			if a.json {
-				typeNames := []string{}
-				for _, t := range f.Types {
-					typeNames = append(typeNames, string(t))
-				}
-				return a.printJSON(queryJSON{receipt: newReceipt("query"), scopeJSON: toScopeJSON(f.ScopeSelector),
-					Filters: filtersJSON{SessionID: optional(f.SessionID), AgentID: optional(f.AgentID), Types: typeNames,
-						FromMs: optionalMs(f.From), ToMs: optionalMs(f.To), Text: optional(f.Text)},
-					Limit: f.Limit, IncludePayload: f.IncludePayload, Count: len(events), More: more,
-					Events: eventsJSON(events, f.IncludePayload)})
+				return a.printJSON(view.NewEventQuery(f, events, more))
 			}
 			a.printTimeline(events, f.IncludePayload, f.Global, more)
 			return nil
@@ -150,9 +97,7 @@ func (a *app) episodesReplayCommand() *cobra.Command {
 				return err
 			}
 			if a.json {
-				return a.printJSON(replayJSON{receipt: newReceipt("replay"), scopeJSON: toScopeJSON(f.ScopeSelector),
-					SessionID: f.SessionID, Limit: f.Limit, IncludePayload: f.IncludePayload, Count: len(events), More: more,
-					Events: eventsJSON(events, f.IncludePayload)})
+				return a.printJSON(view.NewReplay(f, events, more))
 			}
 			a.printReplay(f.SessionID, events, f.IncludePayload, f.Global, more)
 			return nil

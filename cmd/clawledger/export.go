@@ -13,22 +13,8 @@ import (
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/view"
 )
-
-type exportJSON struct {
-	Out     string          `json:"out"`
-	Files   int             `json:"files"`
-	Lines   int64           `json:"lines"`
-	Bytes   int64           `json:"bytes"`
-	Skipped []skippedExport `json:"skipped"`
-}
-
-// skippedExport is a source export --all did not write, and why.
-type skippedExport struct {
-	StateDir string `json:"state_dir"`
-	Path     string `json:"path"`
-	Reason   string `json:"reason"`
-}
 
 func (a *app) exportCommand() *cobra.Command {
 	var all, includeGone bool
@@ -114,26 +100,26 @@ func writeLines(ctx context.Context, db *sqlite.DB, sourceID int64, w io.Writer)
 }
 
 // exportAll writes every line-based source under out/<state dir name>/.
-func exportAll(ctx context.Context, db *sqlite.DB, out string, includeGone bool) (*exportJSON, error) {
+func exportAll(ctx context.Context, db *sqlite.DB, out string, includeGone bool) (*view.Export, error) {
 	srcs, err := db.ExportSources(ctx, includeGone)
 	if err != nil {
 		return nil, err
 	}
 	abs, _ := filepath.Abs(out)
-	res := &exportJSON{Out: abs, Skipped: []skippedExport{}}
+	res := &view.Export{Out: abs, Skipped: []view.SkippedExport{}}
 	names := stateDirNames(srcs)
 	written := map[string]string{} // export path -> source that took it
 	for _, s := range srcs {
 		rel, ok := openclaw.ExportRel(s.Rel)
 		if !ok {
 			// a name from inside a database that would leave the export directory
-			res.Skipped = append(res.Skipped, skippedExport{s.StateDir, s.Rel, "its name is not a plain path inside the state dir"})
+			res.Skipped = append(res.Skipped, view.SkippedExport{StateDir: s.StateDir, Path: s.Rel, Reason: "its name is not a plain path inside the state dir"})
 			continue
 		}
 		path := filepath.Join(abs, names[s.StateDir], filepath.FromSlash(rel))
 		if first, dup := written[path]; dup {
 			// a file-era transcript and the database copy of the same session
-			res.Skipped = append(res.Skipped, skippedExport{s.StateDir, s.Rel, "exports to the same path as " + first})
+			res.Skipped = append(res.Skipped, view.SkippedExport{StateDir: s.StateDir, Path: s.Rel, Reason: "exports to the same path as " + first})
 			continue
 		}
 		written[path] = s.Rel

@@ -11,13 +11,8 @@ import (
 	"github.com/clawledger/clawledger/internal/sample"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/view"
 )
-
-type ingestJSON struct {
-	DB string `json:"db"`
-	*collect.Report
-	Sample bool `json:"sample"`
-}
 
 func (a *app) ingestCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -73,7 +68,7 @@ embed); 1 means it failed.`,
 				a.exitCode = exitWarnings
 			}
 			if a.json {
-				return a.printJSON(ingestJSON{DB: db.Path, Report: rep, Sample: sample})
+				return a.printJSON(view.Ingest{DB: db.Path, Report: rep, Sample: sample})
 			}
 			a.printIngest(db.Path, rep)
 			return nil

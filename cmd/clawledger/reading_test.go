@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/view"
 )
 
 // TestReadingGolden pins the --json output of every reading command on the
@@ -234,7 +235,7 @@ func TestToolErrorsFollowRereads(t *testing.T) {
 		}
 	}
 	errors := func() (int64, string) {
-		var out toolsJSON
+		var out view.Tools
 		if err := json.Unmarshal([]byte(newLedgerOn(t, home, st).ok("--json", "tools")), &out); err != nil {
 			t.Fatal(err)
 		}

@@ -8,13 +8,8 @@ import (
 
 	"github.com/clawledger/clawledger/search"
 	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/view"
 )
-
-type reindexJSON struct {
-	Docs    int   `json:"docs"`
-	Chunks  int   `json:"chunks"`
-	Vectors int64 `json:"vectors"`
-}
 
 func (a *app) reindexCommand() *cobra.Command {
 	return &cobra.Command{
@@ -52,7 +47,7 @@ only for the rest).`,
 				return err
 			}
 			if a.json {
-				return a.printJSON(reindexJSON{Docs: st.Docs, Chunks: st.Chunks, Vectors: vectors})
+				return a.printJSON(view.Reindex{Docs: st.Docs, Chunks: st.Chunks, Vectors: vectors})
 			}
 			a.printf("indexed    %d documents in %d chunks, %d with vectors\n", st.Docs, st.Chunks, vectors)
 			return nil

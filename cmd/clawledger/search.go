@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -13,65 +12,12 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clawledger/clawledger/search"
+	"github.com/clawledger/clawledger/view"
 )
 
 // lexicalWindow is how many of the newest matches a broad query ranks
 // (--exhaustive ranks all).
 const lexicalWindow = 2000
-
-type searchJSON struct {
-	Query   string             `json:"query"`
-	Mode    string             `json:"mode"`
-	Note    string             `json:"note,omitempty"`
-	Hits    []hitJSON          `json:"hits"`
-	Explain *searchExplainJSON `json:"explain,omitempty"`
-}
-
-// hitJSON is one hit, with what `clawledger show PATH --around ENTRY`
-// needs (sessions) or the file and lines (memory).
-type hitJSON struct {
-	Rank      int             `json:"rank"`
-	Score     float64         `json:"score"`
-	Source    string          `json:"source"` // sessions or memory
-	Kind      string          `json:"kind"`   // message, compaction, memory
-	Agent     string          `json:"agent"`
-	SessionID string          `json:"session_id,omitempty"`
-	EntryID   string          `json:"entry_id,omitempty"`
-	Role      string          `json:"role,omitempty"`
-	Time      *string         `json:"time"`
-	StateDir  string          `json:"state_dir"`
-	Path      string          `json:"path"`
-	Line      int64           `json:"line,omitempty"`
-	StartLine int64           `json:"start_line,omitempty"`
-	EndLine   int64           `json:"end_line,omitempty"`
-	Flags     []string        `json:"flags,omitempty"`
-	Snippet   string          `json:"snippet"`
-	Explain   *hitExplainJSON `json:"explain,omitempty"`
-}
-
-type laneJSON struct {
-	Rank  int     `json:"rank"`
-	Raw   float64 `json:"raw"`   // bm25() rank, or cosine similarity
-	Score float64 `json:"score"` // in [0, 1]
-}
-
-type hitExplainJSON struct {
-	Lexical *laneJSON `json:"lexical"`
-	Vector  *laneJSON `json:"vector"`
-	Fused   float64   `json:"fused"`
-	Decay   float64   `json:"decay"`
-	MMRPick int       `json:"mmr_pick,omitempty"`
-	Group   int       `json:"session_group,omitempty"`
-}
-
-type searchExplainJSON struct {
-	FTS             string `json:"fts"`
-	Fusion          string `json:"fusion"`
-	Candidates      int    `json:"candidates"`
-	LexicalMatches  int    `json:"lexical_matches"`
-	LexicalComplete bool   `json:"lexical_complete"`
-	VectorChunks    int    `json:"vector_chunks"`
-}
 
 func (a *app) searchCommand() *cobra.Command {
 	var req search.Request
@@ -148,7 +94,7 @@ clawledger show PATH --around ENTRY.`,
 				res.Note = strings.TrimPrefix(res.Note+"; "+behind, "; ")
 			}
 			if a.json {
-				return a.printJSON(toSearchJSON(req.Query, res, explain))
+				return a.printJSON(view.NewSearch(req.Query, res, explain))
 			}
 			a.printSearch(req.Query, res, explain)
 			return nil
@@ -219,56 +165,6 @@ func checkSearchFlags(req *search.Request, role, source string) error {
 	return nil
 }
 
-func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
-
-func hitFlags(h *search.Hit) []string {
-	var out []string
-	switch h.Class {
-	case "deleted", "reset", "topic", "fork":
-		out = append(out, h.Class)
-	}
-	if h.Gone {
-		out = append(out, "gone")
-	}
-	return out
-}
-
-func toSearchJSON(query string, res *search.Result, explain bool) searchJSON {
-	out := searchJSON{Query: query, Mode: res.Mode, Note: res.Note, Hits: []hitJSON{}}
-	for i := range res.Hits {
-		h := &res.Hits[i]
-		j := hitJSON{Rank: h.Rank, Score: round4(h.Score), Kind: h.Kind, Agent: h.AgentID, Role: h.Role,
-			Time: isoTime(h.TsMs), StateDir: h.StateDir, Path: h.Path, Flags: hitFlags(h), Snippet: renderMarks(h.Snippet, "**", "**")}
-		if h.Kind == search.KindMemory {
-			j.Source, j.Role, j.StartLine, j.EndLine = search.SourceMemory, "", h.StartLine, h.EndLine
-		} else {
-			j.Source, j.SessionID, j.EntryID, j.Line = search.SourceSessions, h.SessionID, h.EntryID, h.StartLine
-		}
-		if explain {
-			e := h.Explain
-			x := &hitExplainJSON{Fused: round4(e.FusedScore), Decay: round4(e.Decay), MMRPick: e.MMRPick, Group: e.SessionGroup}
-			if e.LexicalRank > 0 {
-				x.Lexical = &laneJSON{Rank: e.LexicalRank, Raw: round4(e.BM25), Score: round4(e.TextScore)}
-			}
-			if e.VectorRank > 0 {
-				x.Vector = &laneJSON{Rank: e.VectorRank, Raw: round4(e.Cosine), Score: round4(e.VectorScore)}
-			}
-			j.Explain = x
-		}
-		out.Hits = append(out.Hits, j)
-	}
-	if explain {
-		out.Explain = &searchExplainJSON{FTS: res.FTS, Fusion: res.Fusion, Candidates: res.Candidates,
-			LexicalMatches: res.LexicalMatches, LexicalComplete: res.LexicalComplete, VectorChunks: res.VectorChunks}
-	}
-	return out
-}
-
-// renderMarks replaces the snippet's highlight markers.
-func renderMarks(s, open, close string) string {
-	return strings.NewReplacer(search.MarkStart, open, search.MarkEnd, close).Replace(s)
-}
-
 func (a *app) colorOut() bool {
 	if a.getenv("NO_COLOR") != "" {
 		return false
@@ -298,7 +194,7 @@ func (a *app) printSearch(query string, res *search.Result, explain bool) {
 		}
 		parts := []string{h.AgentID}
 		when := ""
-		if t := isoTime(h.TsMs); t != nil {
+		if t := view.Time(h.TsMs); t != nil {
 			when = (*t)[:16]
 			when = strings.Replace(when, "T", " ", 1)
 		}
@@ -313,9 +209,9 @@ func (a *app) printSearch(query string, res *search.Result, explain bool) {
 		if when != "" {
 			parts = append(parts, when)
 		}
-		parts = append(parts, hitFlags(h)...)
+		parts = append(parts, view.HitFlags(h)...)
 		a.printf("%2d. %s  [%.3f]\n    %s\n", h.Rank, strings.Join(parts, " · "), h.Score, where)
-		a.printf("    %s\n", renderMarks(strings.Join(strings.Fields(h.Snippet), " "), open, close))
+		a.printf("    %s\n", view.Marks(strings.Join(strings.Fields(h.Snippet), " "), open, close))
 		if explain {
 			a.printf("    %s\n", explainLine(&h.Explain))
 		}

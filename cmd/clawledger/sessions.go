@@ -10,11 +10,8 @@ import (
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/report"
 	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/view"
 )
-
-type sessionsJSON struct {
-	Sessions []sessionJSON `json:"sessions"`
-}
 
 func (a *app) sessionsCommand() *cobra.Command {
 	var f clawledger.SessionFilter
@@ -76,16 +73,16 @@ why it matched.`,
 		if err != nil {
 			return err
 		}
-		rows := make([]sessionJSON, 0, len(list))
+		rows := make([]view.Session, 0, len(list))
 		for _, s := range list {
 			d := details[s.SourceID]
 			if m := matches[s.SourceID]; m != nil {
-				d.Match, d.Project = m, proj.Name
+				d.Match = &view.ProjectMatch{Project: proj.Name, By: m.By, Cwd: m.Cwd, Component: m.Component, Message: m.Message, Excerpt: m.Excerpt}
 			}
 			rows = append(rows, toSessionJSON(s, d))
 		}
 		if a.json {
-			return a.printJSON(sessionsJSON{Sessions: rows})
+			return a.printJSON(view.Sessions{Sessions: rows})
 		}
 		a.printSessions(rows, proj != nil)
 		return nil
@@ -160,7 +157,7 @@ func projectMatch(p report.Project, s *clawledger.Session, texts []string) *repo
 	return nil
 }
 
-func (a *app) printSessions(list []sessionJSON, project bool) {
+func (a *app) printSessions(list []view.Session, project bool) {
 	if len(list) == 0 {
 		a.printf("no sessions\n")
 		return
@@ -184,7 +181,7 @@ func (a *app) printSessions(list []sessionJSON, project bool) {
 	tw.flush()
 }
 
-func matchString(m *matchJSON) string {
+func matchString(m *view.ProjectMatch) string {
 	switch {
 	case m == nil:
 		return ""
@@ -194,7 +191,7 @@ func matchString(m *matchJSON) string {
 	return fmt.Sprintf("message %d", m.Message)
 }
 
-func flagString(f flagsJSON) string {
+func flagString(f view.SessionFlags) string {
 	out := ""
 	for _, x := range []struct {
 		on   bool

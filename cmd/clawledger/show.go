@@ -19,47 +19,8 @@ import (
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/sqlite"
 	"github.com/clawledger/clawledger/transcript"
+	"github.com/clawledger/clawledger/view"
 )
-
-type entryJSON struct {
-	Line           int64           `json:"line"`
-	Offset         int64           `json:"offset"`
-	ID             string          `json:"id"`
-	ParentID       string          `json:"parent_id"`
-	Type           string          `json:"type"`
-	Timestamp      *string         `json:"timestamp"`
-	OnActiveBranch bool            `json:"on_active_branch"`
-	Target         bool            `json:"target,omitempty"`
-	Status         string          `json:"status"`
-	Error          string          `json:"error,omitempty"`
-	Entry          json.RawMessage `json:"entry,omitempty"`
-	Raw            *string         `json:"raw,omitempty"`
-}
-
-// itemJSON is one item of a filtered transcript with where it came from.
-type itemJSON struct {
-	Line      int64   `json:"line"`
-	ID        string  `json:"id"`
-	Timestamp *string `json:"timestamp"`
-	Target    bool    `json:"target,omitempty"`
-	transcript.Item
-}
-
-type aroundJSON struct {
-	Entry   string `json:"entry"`
-	Context int    `json:"context"`
-}
-
-// showHead is everything of show's JSON but the list, which is streamed.
-type showHead struct {
-	Session  sessionJSON `json:"session"`
-	Filtered bool        `json:"filtered"`
-	Around   *aroundJSON `json:"around,omitempty"`
-}
-
-var lineStatusNames = map[clawledger.LineStatus]string{
-	clawledger.LineOK: "ok", clawledger.LineMalformed: "malformed", clawledger.LineBlank: "blank", clawledger.LineRepaired: "repaired",
-}
 
 // showOptions select what show prints.
 type showOptions struct {
@@ -313,18 +274,15 @@ func (a *app) newShowOutput(s *clawledger.Session, d *sessionDetails, o showOpti
 		a.printSessionHeader(sess, s)
 		return out, nil
 	}
-	head := showHead{Session: sess, Filtered: o.filtered}
+	head := view.ShowHead{Session: sess, Filtered: o.filtered}
 	if o.around != "" {
-		head.Around = &aroundJSON{Entry: o.around, Context: o.context}
+		head.Around = &view.Around{Entry: o.around, Context: o.context}
 	}
 	b, err := indentJSON(head, "")
 	if err != nil {
 		return nil, err
 	}
-	list := "entries"
-	if o.filtered {
-		list = "items"
-	}
+	list := head.List()
 	// the head object without its closing brace, then the streamed list
 	b = bytes.TrimSuffix(bytes.TrimRight(b, "\n"), []byte("}"))
 	out.w.Write(bytes.TrimRight(b, "\n"))
@@ -351,9 +309,11 @@ func (out *showOutput) unit(u unit) error {
 	}
 	var v any
 	if u.item != nil {
-		v = itemJSON{Line: u.v.Line.No, ID: u.v.EntryID, Timestamp: isoTime(u.v.Ts), Target: u.target, Item: *u.item}
+		it := view.NewItem(u.v, *u.item)
+		it.Target = u.target
+		v = it
 	} else {
-		e := toEntryJSON(u.v)
+		e := view.NewEntry(u.v)
 		e.Target = u.target
 		v = e
 	}
@@ -391,19 +351,7 @@ func indentJSON(v any, prefix string) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-func toEntryJSON(v *clawledger.EntryView) entryJSON {
-	e := entryJSON{Line: v.Line.No, Offset: v.Line.Offset, ID: v.EntryID, ParentID: v.ParentID, Type: v.Type,
-		Timestamp: isoTime(v.Ts), OnActiveBranch: v.OnBranch, Status: lineStatusNames[v.Line.Status], Error: v.Line.Error}
-	raw := strings.TrimRight(string(v.Line.Raw), "\r")
-	if v.Line.Status == clawledger.LineOK && json.Valid([]byte(raw)) {
-		e.Entry = json.RawMessage(raw)
-	} else {
-		e.Raw = &raw
-	}
-	return e
-}
-
-func (a *app) printSessionHeader(j sessionJSON, s *clawledger.Session) {
+func (a *app) printSessionHeader(j view.Session, s *clawledger.Session) {
 	a.printf("session  %s (%s, agent %s)\n", s.SessionID, s.Class, s.AgentID)
 	if s.Key != "" {
 		a.printf("key      %s\n", s.Key)

@@ -1,47 +1,10 @@
 package main
 
 import (
-	"path/filepath"
-
 	"github.com/spf13/cobra"
+
+	"github.com/clawledger/clawledger/view"
 )
-
-type statusJSON struct {
-	DB             string          `json:"db"`
-	SchemaVersion  int64           `json:"schema_version"`
-	Discovered     []string        `json:"discovered"`
-	StateDirsJSON  []stateDirJSON  `json:"state_dirs"`
-	Sources        int64           `json:"sources"`
-	Lines          int64           `json:"lines"`
-	Gone           int64           `json:"gone"`
-	MalformedTotal int64           `json:"malformed_total"`
-	Malformed      []malformedJSON `json:"malformed"`
-	Pending        []pendingJSON   `json:"pending"`
-}
-
-type stateDirJSON struct {
-	Path           string   `json:"path"`
-	Agents         []string `json:"agents"`
-	Transcripts    int64    `json:"transcripts"`
-	Sessions       int64    `json:"sessions"`
-	CronJobs       int64    `json:"cron_jobs"`
-	CronRunLogs    int64    `json:"cron_run_logs"`
-	WorkspaceFiles int64    `json:"workspace_files"`
-	Lines          int64    `json:"lines"`
-	Bytes          int64    `json:"bytes"`
-	LastScan       *string  `json:"last_scan"`
-}
-
-type malformedJSON struct {
-	File  string `json:"file"`
-	Line  int64  `json:"line"`
-	Error string `json:"error"`
-}
-
-type pendingJSON struct {
-	File  string `json:"file"`
-	Bytes int64  `json:"bytes"`
-}
 
 func (a *app) statusCommand() *cobra.Command {
 	return &cobra.Command{
@@ -67,32 +30,17 @@ func (a *app) statusCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out := statusJSON{DB: db.Path, SchemaVersion: ver, Discovered: discovered, Sources: st.Sources, Lines: st.Lines, Gone: st.Gone,
-				MalformedTotal: int64(len(st.Malformed)) + st.MalformedMore, Malformed: []malformedJSON{}, Pending: []pendingJSON{}, StateDirsJSON: []stateDirJSON{}}
-			if out.Discovered == nil {
-				out.Discovered = []string{}
-			}
-			for _, d := range st.StateDirs {
-				out.StateDirsJSON = append(out.StateDirsJSON, stateDirJSON{Path: d.Path, Agents: d.Agents, Transcripts: d.Transcripts,
-					Sessions: d.Sessions, CronJobs: d.CronJobs, CronRunLogs: d.CronRunLogs, WorkspaceFiles: d.WorkspaceFiles,
-					Lines: d.Lines, Bytes: d.Bytes, LastScan: isoTime(d.LastScan)})
-			}
-			for _, m := range st.Malformed {
-				out.Malformed = append(out.Malformed, malformedJSON{File: filepath.Join(m.StateDir, filepath.FromSlash(m.Path)), Line: m.Line, Error: m.Error})
-			}
-			for _, p := range st.Pending {
-				out.Pending = append(out.Pending, pendingJSON{File: filepath.Join(p.StateDir, filepath.FromSlash(p.Path)), Bytes: p.Bytes})
-			}
+			out := view.NewStatus(db.Path, ver, discovered, st)
 			if a.json {
 				return a.printJSON(out)
 			}
 			a.printf("ledger %s (schema %d): %d sources, %d lines, %d vanished files kept\n", out.DB, ver, out.Sources, out.Lines, out.Gone)
-			for _, d := range out.StateDirsJSON {
+			for _, d := range out.StateDirs {
 				a.printf("\n%s\n  agents: %v\n  %d transcripts (%d sessions), %d cron jobs, %d run logs, %d workspace files, %d lines, %s\n",
 					d.Path, d.Agents, d.Transcripts, d.Sessions, d.CronJobs, d.CronRunLogs, d.WorkspaceFiles, d.Lines, humanBytes(d.Bytes))
 			}
 			for _, d := range discovered {
-				if !containsPath(out.StateDirsJSON, d) {
+				if !containsPath(out.StateDirs, d) {
 					a.printf("\n%s: found, not ingested yet (run `clawledger ingest`)\n", d)
 				}
 			}
@@ -113,7 +61,7 @@ func (a *app) statusCommand() *cobra.Command {
 	}
 }
 
-func containsPath(dirs []stateDirJSON, p string) bool {
+func containsPath(dirs []view.StateDir, p string) bool {
 	for _, d := range dirs {
 		if d.Path == p {
 			return true

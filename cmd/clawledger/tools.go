@@ -7,27 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/view"
 )
-
-type toolJSON struct {
-	Name       string  `json:"name"`
-	Calls      int64   `json:"calls"`
-	Results    int64   `json:"results"`
-	Errors     int64   `json:"errors"`
-	ErrorRate  float64 `json:"error_rate"` // errors / results
-	MedianMs   *int64  `json:"median_ms"`  // of details.durationMs, where results carry it
-	P95Ms      *int64  `json:"p95_ms"`
-	Timed      int64   `json:"timed_results"` // results carrying details.durationMs
-	Orphans    int64   `json:"calls_without_result"`
-	Unmatched  int64   `json:"results_without_call"`
-	LastUsed   *string `json:"last_used"`
-	LastError  string  `json:"last_error,omitempty"`
-	LastErrorT *string `json:"last_error_at,omitempty"`
-}
-
-type toolsJSON struct {
-	Tools []toolJSON `json:"tools"`
-}
 
 func (a *app) toolsCommand() *cobra.Command {
 	var f clawledger.ToolFilter
@@ -63,10 +44,7 @@ exception, traceback, "No such file or directory", ...).`,
 		if err != nil {
 			return err
 		}
-		out := toolsJSON{Tools: []toolJSON{}}
-		for _, s := range stats {
-			out.Tools = append(out.Tools, toToolJSON(s))
-		}
+		out := view.NewTools(stats)
 		if a.json {
 			return a.printJSON(out)
 		}
@@ -80,19 +58,7 @@ exception, traceback, "No such file or directory", ...).`,
 	return cmd
 }
 
-func toToolJSON(s *clawledger.ToolStat) toolJSON {
-	j := toolJSON{Name: s.Name, Calls: s.Calls, Results: s.Results, Errors: s.Errors, Orphans: s.Orphans, Unmatched: s.OrphanResults,
-		Timed: s.Timed, MedianMs: s.MedianMs, P95Ms: s.P95Ms, LastUsed: isoTime(s.LastUsed), LastError: s.LastError}
-	if s.Errors > 0 {
-		j.LastErrorT = isoTime(s.LastErrorTime)
-	}
-	if s.Results > 0 {
-		j.ErrorRate = float64(s.Errors) / float64(s.Results)
-	}
-	return j
-}
-
-func (a *app) printTools(tools []toolJSON) {
+func (a *app) printTools(tools []view.Tool) {
 	if len(tools) == 0 {
 		a.printf("no tool calls\n")
 		return

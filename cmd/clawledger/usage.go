@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,69 +14,16 @@ import (
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/report"
 	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/view"
 )
 
-// usageKinds are the reports usage makes, with the JSON key of their rows
-// (ccusage's where ccusage has the report) and their table's first column.
-var usageKinds = map[string]struct{ rows, header string }{
-	"daily":   {"daily", "DATE"},
-	"weekly":  {"weekly", "WEEK"},
-	"monthly": {"monthly", "MONTH"},
-	"session": {"sessions", "SESSION"},
-	"model":   {"models", "MODEL"},
-}
-
-// usageTotalsJSON has exactly ccusage's totals fields, so scripts written
-// for `ccusage openclaw daily --json` keep working.
-type usageTotalsJSON struct {
-	InputTokens         int64   `json:"inputTokens"`
-	OutputTokens        int64   `json:"outputTokens"`
-	CacheCreationTokens int64   `json:"cacheCreationTokens"`
-	CacheReadTokens     int64   `json:"cacheReadTokens"`
-	TotalTokens         int64   `json:"totalTokens"`
-	TotalCost           float64 `json:"totalCost"`
-}
-
-type modelBreakdownJSON struct {
-	ModelName           string  `json:"modelName"`
-	Provider            string  `json:"provider"`
-	InputTokens         int64   `json:"inputTokens"`
-	OutputTokens        int64   `json:"outputTokens"`
-	CacheCreationTokens int64   `json:"cacheCreationTokens"`
-	CacheReadTokens     int64   `json:"cacheReadTokens"`
-	TotalTokens         int64   `json:"totalTokens"`
-	Cost                float64 `json:"cost"`
-	MessageCount        int64   `json:"messageCount"`
-}
-
-// usageRowJSON is one row; the fields of the report's kind are set.
-type usageRowJSON struct {
-	Date          string  `json:"date,omitempty"`
-	Week          string  `json:"week,omitempty"`
-	Month         string  `json:"month,omitempty"`
-	SessionID     string  `json:"sessionId,omitempty"`
-	Topic         string  `json:"topic,omitempty"`
-	Agent         string  `json:"agent,omitempty"`
-	SessionKey    string  `json:"sessionKey,omitempty"`
-	ProjectPath   string  `json:"projectPath,omitempty"`
-	Model         string  `json:"model,omitempty"`
-	Provider      string  `json:"provider,omitempty"`
-	FirstActivity *string `json:"firstActivity,omitempty"`
-	LastActivity  *string `json:"lastActivity,omitempty"`
-	usageTotalsJSON
-	MessageCount    int64                `json:"messageCount"`
-	ModelsUsed      []string             `json:"modelsUsed,omitempty"`
-	ModelBreakdowns []modelBreakdownJSON `json:"modelBreakdowns,omitempty"`
-}
-
-type cronUsageJSON struct {
-	Runs                int64 `json:"runs"`
-	RunsWithUsage       int64 `json:"runsWithUsage"`
-	InputTokens         int64 `json:"inputTokens"`
-	OutputTokens        int64 `json:"outputTokens"`
-	CacheCreationTokens int64 `json:"cacheCreationTokens"`
-	CacheReadTokens     int64 `json:"cacheReadTokens"`
-	TotalTokens         int64 `json:"totalTokens"`
+// usageHeaders are the first column of each usage report's table.
+var usageHeaders = map[string]string{
+	"daily":   "DATE",
+	"weekly":  "WEEK",
+	"monthly": "MONTH",
+	"session": "SESSION",
+	"model":   "MODEL",
 }
 
 func (a *app) usageCommand() *cobra.Command {
@@ -152,16 +98,11 @@ transcripts already hold it.`,
 			}
 			rep.Add(key, g)
 		}
-		rows := usageRows(kind, rep.Rows(), rowSession)
+		u := view.NewUsage(kind, rep, rowSession, cron, loc.String())
 		if a.json {
-			return a.printJSON(map[string]any{
-				usageKinds[kind].rows: rows,
-				"totals":              totalsJSON(rep.Totals),
-				"cron":                cronJSON(cron),
-				"timezone":            loc.String(),
-			})
+			return a.printJSON(u)
 		}
-		a.printUsage(kind, rows, rep.Totals, cron, breakdown)
+		a.printUsage(u, breakdown)
 		return nil
 	}
 	fl := cmd.Flags()
@@ -203,52 +144,8 @@ func sessionsBySource(ctx context.Context, db *sqlite.DB) (map[int64]*clawledger
 	return out, nil
 }
 
-func usageRows(kind string, rows []*report.UsageRow, sessions map[string]*clawledger.Session) []usageRowJSON {
-	out := []usageRowJSON{}
-	for _, r := range rows {
-		j := usageRowJSON{usageTotalsJSON: totalsJSON(r.Tokens), MessageCount: r.Messages}
-		switch kind {
-		case "daily":
-			j.Date = r.Key
-		case "weekly":
-			j.Week = r.Key
-		case "monthly":
-			j.Month = r.Key
-		case "session":
-			if s := sessions[r.Key]; s != nil {
-				j.SessionID, j.Topic, j.Agent, j.SessionKey, j.ProjectPath = s.SessionID, s.Topic, s.AgentID, s.Key, s.Cwd
-			}
-			j.FirstActivity, j.LastActivity = isoTime(r.First), isoTime(r.Last)
-		case "model":
-			j.Model, j.Provider = r.Key, r.Models[0].Provider
-		}
-		if kind != "model" {
-			for _, m := range r.Models {
-				j.ModelsUsed = append(j.ModelsUsed, m.Model)
-				j.ModelBreakdowns = append(j.ModelBreakdowns, modelBreakdownJSON{ModelName: m.Model, Provider: m.Provider,
-					InputTokens: m.Input, OutputTokens: m.Output, CacheCreationTokens: m.CacheWrite, CacheReadTokens: m.CacheRead,
-					TotalTokens: m.Total, Cost: m.Cost, MessageCount: m.Messages})
-			}
-		}
-		out = append(out, j)
-	}
-	if kind == "session" { // newest last, next to the total
-		slices.SortStableFunc(out, func(a, b usageRowJSON) int { return strings.Compare(deref(a.LastActivity), deref(b.LastActivity)) })
-	}
-	return out
-}
-
-func totalsJSON(t report.Tokens) usageTotalsJSON {
-	return usageTotalsJSON{InputTokens: t.Input, OutputTokens: t.Output, CacheCreationTokens: t.CacheWrite,
-		CacheReadTokens: t.CacheRead, TotalTokens: t.Total, TotalCost: t.Cost}
-}
-
-func cronJSON(c *clawledger.CronUsage) cronUsageJSON {
-	return cronUsageJSON{Runs: c.Runs, RunsWithUsage: c.WithUsage, InputTokens: c.Input, OutputTokens: c.Output,
-		CacheCreationTokens: c.CacheWrite, CacheReadTokens: c.CacheRead, TotalTokens: c.Total}
-}
-
-func (a *app) printUsage(kind string, rows []usageRowJSON, totals report.Tokens, cron *clawledger.CronUsage, breakdown bool) {
+func (a *app) printUsage(u *view.Usage, breakdown bool) {
+	kind, rows, totals, cron := u.Kind, u.Rows, u.Totals, u.Cron
 	if len(rows) == 0 {
 		a.printf("no usage\n")
 	} else {
@@ -256,7 +153,7 @@ func (a *app) printUsage(kind string, rows []usageRowJSON, totals report.Tokens,
 		if kind == "model" {
 			second = "PROVIDER"
 		}
-		tw := newTable(a.stdout, usageKinds[kind].header, second, "INPUT", "OUTPUT", "CACHE WRITE", "CACHE READ", "TOTAL TOKENS", "COST", "MSGS")
+		tw := newTable(a.stdout, usageHeaders[kind], second, "INPUT", "OUTPUT", "CACHE WRITE", "CACHE READ", "TOTAL TOKENS", "COST", "MSGS")
 		for _, r := range rows {
 			first, second := r.Date+r.Week+r.Month+r.Model, strings.Join(r.ModelsUsed, ", ")
 			switch kind {
@@ -277,14 +174,14 @@ func (a *app) printUsage(kind string, rows []usageRowJSON, totals report.Tokens,
 				}
 			}
 		}
-		tw.row("TOTAL", "", comma(totals.Input), comma(totals.Output), comma(totals.CacheWrite), comma(totals.CacheRead),
-			comma(totals.Total), money(totals.Cost), totals.Messages)
+		tw.row("TOTAL", "", comma(totals.InputTokens), comma(totals.OutputTokens), comma(totals.CacheCreationTokens), comma(totals.CacheReadTokens),
+			comma(totals.TotalTokens), money(totals.TotalCost), u.Messages)
 		tw.flush()
 	}
 	if cron.Runs > 0 {
 		a.printf("\ncron runs  %d finished (%d with usage): input %s, output %s, cache write %s, cache read %s, total %s\n"+
 			"           (held in the runs' own transcripts too, so not added to the total above)\n",
-			cron.Runs, cron.WithUsage, comma(cron.Input), comma(cron.Output), comma(cron.CacheWrite), comma(cron.CacheRead), comma(cron.Total))
+			cron.Runs, cron.RunsWithUsage, comma(cron.InputTokens), comma(cron.OutputTokens), comma(cron.CacheCreationTokens), comma(cron.CacheReadTokens), comma(cron.TotalTokens))
 	}
 }
 
@@ -300,11 +197,4 @@ func loadLocation(name string) (*time.Location, error) {
 		return nil, usagef("--timezone %q: not a time zone name (e.g. UTC, Europe/Berlin, America/New_York)", name)
 	}
 	return loc, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
