@@ -131,7 +131,6 @@ func firstDiff(got, want []byte) string {
 	return "lengths differ: " + strconv.Itoa(len(g)) + " lines, want " + strconv.Itoa(len(w))
 }
 
-
 // collected keeps what Show writes.
 type collected struct {
 	units []view.ShowUnit
