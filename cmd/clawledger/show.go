@@ -68,16 +68,19 @@ step between a search hit and the full entry.`,
 	return cmd
 }
 
-// complete checks the flags and fills the request.
+// complete checks the flags and fills the request. How flags combine is
+// said in flags here; a value out of range (a negative --last, say) is the
+// service's to refuse, and comes first.
 func (o *showOptions) complete(cmd *cobra.Command, args []string, now time.Time) error {
 	var err error
 	if o.Since, err = ledger.ParseTime(o.since, now, time.Local); err != nil {
 		return err
 	}
+	inRange := o.Last >= 0 && o.Context >= 0
 	switch {
-	case o.Around != "" && (o.Since > 0 || o.Last > 0) && o.Last >= 0 && o.Context >= 0:
+	case inRange && o.Around != "" && (o.Since > 0 || o.Last > 0):
 		return usagef("--around cannot be combined with --since or --last")
-	case cmd.Flags().Changed("context") && o.Around == "" && o.Last >= 0 && o.Context >= 0:
+	case inRange && o.Around == "" && cmd.Flags().Changed("context"):
 		return usagef("--context goes with --around ENTRY")
 	}
 	o.Session, o.Refresh = args[0], o.refresh.policy()
