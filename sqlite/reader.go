@@ -166,6 +166,10 @@ func (db *DB) Branches(ctx context.Context, sourceID int64) (*clawledger.BranchS
 // entry tree. Only the lines whose stored columns do not say enough (no
 // parent, leaf entries) are read whole.
 func (db *DB) branches(ctx context.Context, sourceID int64) (*transcript.View, error) {
+	var lines int64
+	if err := db.r.QueryRowContext(ctx, `SELECT line_count FROM sources WHERE id = ?`, sourceID).Scan(&lines); err != nil && err != sql.ErrNoRows {
+		return nil, err
+	}
 	rows, err := db.r.QueryContext(ctx, `SELECT entry_id, coalesce(parent_id, ''), line_no,
 		CASE WHEN coalesce(parent_id, '') = '' OR type = 'leaf' THEN raw END
 		FROM lines WHERE source_id = ? AND type IS NOT NULL AND entry_id <> '' ORDER BY offset`, sourceID)
@@ -173,11 +177,11 @@ func (db *DB) branches(ctx context.Context, sourceID int64) (*transcript.View, e
 		return nil, err
 	}
 	defer rows.Close()
-	var nodes []transcript.Node
+	nodes := make([]transcript.Node, 0, lines)
+	var id, parent string
+	var line int64
+	var raw []byte
 	for rows.Next() {
-		var id, parent string
-		var line int64
-		var raw []byte
 		if err := rows.Scan(&id, &parent, &line, &raw); err != nil {
 			return nil, err
 		}

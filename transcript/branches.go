@@ -53,12 +53,16 @@ func NodeOf(id, parent string, line int64, raw []byte) Node {
 
 // View is what the default view of a transcript shows and leaves out.
 type View struct {
-	on      map[string]bool
+	idx     map[string]int // id -> its first node
+	on      []bool         // by node
 	Summary clawledger.BranchSummary
 }
 
 // OnPath reports whether the entry with this id is on the path shown.
-func (v *View) OnPath(id string) bool { return v.on[id] }
+func (v *View) OnPath(id string) bool {
+	i, ok := v.idx[id]
+	return ok && v.on[i]
+}
 
 // Branches applies the branch rule to a transcript's entries, in file order:
 //   - An entry without a parentId key, or naming an entry the transcript does
@@ -195,11 +199,5 @@ func Branches(nodes []Node) *View {
 	}
 	slices.SortFunc(sum.Forks, func(a, b clawledger.Fork) int { return cmp.Compare(a.Line, b.Line) })
 
-	v := &View{on: make(map[string]bool, len(nodes)), Summary: sum}
-	for i := range nodes {
-		if on[i] {
-			v.on[nodes[i].ID] = true
-		}
-	}
-	return v
+	return &View{idx: idx, on: on, Summary: sum}
 }
