@@ -279,7 +279,7 @@ type BranchSummary struct {
 	Omitted  int    // entries left out: they lie on other branches
 	Branches int    // those branches
 	Forks    []Fork // where they leave the shown path, in file order
-	// Relinked counts the entries shown after the entry before them in the
+	// Relinked counts the entries placed after the entry before them in the
 	// file because their own link says nothing usable: written without a
 	// parentId (OpenClaw's gateway appended them outside pi's session
 	// manager), or naming an entry the transcript does not hold.

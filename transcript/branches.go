@@ -145,6 +145,9 @@ func Branches(nodes []Node) *View {
 		forkOf[i] = unknown
 	}
 	fork := func(i int) int {
+		if forkOf[i] != unknown { // met walking up from an earlier entry
+			return forkOf[i]
+		}
 		var walked []int
 		f := -1
 		for j := i; ; {

@@ -137,3 +137,40 @@ func TestNodeOf(t *testing.T) {
 		t.Errorf("without raw: %+v", got)
 	}
 }
+
+// FuzzBranches: any tree, however broken (cycles, repeated ids, missing
+// parents and targets), gets a path and a summary that add up: every entry
+// (the first of each id, leaf entries aside) is shown or counted as left out.
+func FuzzBranches(f *testing.F) {
+	for _, s := range []string{"a b<a c<b d<b", "m u<m n1? t<n1", "a<b b<a c<c", "a b<a L>b d<L L2>L", "a? b<gone c L> d<c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		ns := nodes(spec)
+		v := Branches(ns)
+		seen := map[string]bool{}
+		entries, shown := 0, 0
+		for _, n := range ns {
+			if seen[n.ID] {
+				continue
+			}
+			seen[n.ID] = true
+			if !n.Leaf {
+				entries++
+				if v.OnPath(n.ID) {
+					shown++
+				}
+			}
+		}
+		s := v.Summary
+		forkEntries, forkBranches := 0, 0
+		for _, fk := range s.Forks {
+			forkEntries += fk.Entries
+			forkBranches += fk.Branches
+		}
+		if shown+s.Omitted != entries || forkEntries != s.Omitted || forkBranches != s.Branches ||
+			s.Branches > s.Omitted || (s.Omitted > 0) != (s.Branches > 0) || s.Relinked > len(ns) {
+			t.Fatalf("%q: %d of %d entries shown, summary %+v", spec, shown, entries, s)
+		}
+	})
+}
