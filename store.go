@@ -268,7 +268,31 @@ type EntryView struct {
 	ParentID string
 	Type     string
 	Ts       int64
-	OnBranch bool // on the active branch (root to current leaf)
+	OnBranch bool // on the path the default view shows (first entry to current leaf, see transcript.Branches)
+}
+
+// BranchSummary says how the default view of a transcript, one path from
+// its first entry to its current leaf, differs from the whole file: what it
+// leaves out (the entries of other branches, each leaving the path at a
+// fork) and how many entries it placed by their position in the file.
+type BranchSummary struct {
+	Omitted  int    // entries left out: they lie on other branches
+	Branches int    // those branches
+	Forks    []Fork // where they leave the shown path, in file order
+	// Relinked counts the entries placed after the entry before them in the
+	// file because their own link says nothing usable: written without a
+	// parentId (OpenClaw's gateway appended them outside pi's session
+	// manager), or naming an entry the transcript does not hold.
+	Relinked int
+}
+
+// Fork is where branches left out of a transcript's default view leave the
+// path it shows.
+type Fork struct {
+	At       string // the entry on the shown path they branch from; "" before its first entry
+	Line     int64  // that entry's line (0 before the first entry)
+	Branches int
+	Entries  int
 }
 
 // Reader is the query side of a ledger store.
@@ -280,6 +304,8 @@ type Reader interface {
 	FindSessions(ctx context.Context, ref string) ([]*Session, error)
 	// Entries streams a transcript's entries in file order.
 	Entries(ctx context.Context, sourceID int64, fn func(*EntryView) error) error
+	// Branches says what the default view of a transcript leaves out.
+	Branches(ctx context.Context, sourceID int64) (*BranchSummary, error)
 	// Lines streams the stored lines of every line-based source (or one).
 	ExportSources(ctx context.Context, includeGone bool) ([]*Source, error)
 	Lines(ctx context.Context, sourceID int64, fn func(*Line) error) error

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/transcript"
 )
 
 var _ clawledger.Reader = (*DB)(nil)
@@ -124,9 +125,9 @@ func (db *DB) FindSessions(ctx context.Context, ref string) ([]*clawledger.Sessi
 }
 
 // Entries streams a transcript's lines in file order, each with its entry
-// fields and whether it lies on the active branch.
+// fields and whether it lies on the path the default view shows.
 func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.EntryView) error) error {
-	branch, err := db.activeBranch(ctx, sourceID)
+	view, err := db.branches(ctx, sourceID)
 	if err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.E
 			return err
 		}
 		v.Line.Status = clawledger.LineStatus(status)
-		v.OnBranch = v.Type == "session" || branch[v.EntryID]
+		v.OnBranch = v.Type == "session" || view.OnPath(v.EntryID)
 		if err := fn(v); err != nil {
 			return err
 		}
@@ -152,40 +153,44 @@ func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.E
 	return rows.Err()
 }
 
-// activeBranch returns the entry ids on the path from the current leaf up
-// to the root.
-func (db *DB) activeBranch(ctx context.Context, sourceID int64) (map[string]bool, error) {
-	var leaf string
-	if err := db.r.QueryRowContext(ctx, `SELECT leaf_id FROM sessions WHERE source_id = ?`, sourceID).Scan(&leaf); err != nil {
-		if err == sql.ErrNoRows {
-			return map[string]bool{}, nil
-		}
+// Branches says what the default view of a transcript leaves out.
+func (db *DB) Branches(ctx context.Context, sourceID int64) (*clawledger.BranchSummary, error) {
+	view, err := db.branches(ctx, sourceID)
+	if err != nil {
 		return nil, err
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT entry_id, parent_id FROM lines
-		WHERE source_id = ? AND type IS NOT NULL AND entry_id <> ''`, sourceID)
+	return &view.Summary, nil
+}
+
+// branches applies the branch rule (transcript.Branches) to a transcript's
+// entry tree. Only the lines whose stored columns do not say enough (no
+// parent, leaf entries) are read whole.
+func (db *DB) branches(ctx context.Context, sourceID int64) (*transcript.View, error) {
+	var lines int64
+	if err := db.r.QueryRowContext(ctx, `SELECT line_count FROM sources WHERE id = ?`, sourceID).Scan(&lines); err != nil && err != sql.ErrNoRows {
+		return nil, err
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT entry_id, coalesce(parent_id, ''), line_no,
+		CASE WHEN coalesce(parent_id, '') = '' OR type = 'leaf' THEN raw END
+		FROM lines WHERE source_id = ? AND type IS NOT NULL AND entry_id <> '' ORDER BY offset`, sourceID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	parent := map[string]string{}
+	nodes := make([]transcript.Node, 0, lines)
+	var id, parent string
+	var line int64
+	var raw []byte
 	for rows.Next() {
-		var id, p string
-		if err := rows.Scan(&id, &p); err != nil {
+		if err := rows.Scan(&id, &parent, &line, &raw); err != nil {
 			return nil, err
 		}
-		if _, dup := parent[id]; !dup { // the first entry with an id wins (ids can repeat after a repair)
-			parent[id] = p
-		}
+		nodes = append(nodes, transcript.NodeOf(id, parent, line, raw))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := map[string]bool{}
-	for id := leaf; id != "" && !out[id]; id = parent[id] {
-		out[id] = true
-	}
-	return out, nil
+	return transcript.Branches(nodes), nil
 }
 
 // ExportSources lists the line-based sources an export writes.

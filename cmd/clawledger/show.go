@@ -52,9 +52,59 @@ type aroundJSON struct {
 
 // showHead is everything of show's JSON but the list, which is streamed.
 type showHead struct {
-	Session  sessionJSON `json:"session"`
-	Filtered bool        `json:"filtered"`
-	Around   *aroundJSON `json:"around,omitempty"`
+	Session  sessionJSON  `json:"session"`
+	Filtered bool         `json:"filtered"`
+	Around   *aroundJSON  `json:"around,omitempty"`
+	Omitted  *omittedJSON `json:"omitted,omitempty"`
+}
+
+// omittedJSON says what the default view left out: the entries of other
+// branches, by where each leaves the path shown ("at": "" and "line": 0
+// before its first entry).
+type omittedJSON struct {
+	Entries  int        `json:"entries"`
+	Branches int        `json:"branches"`
+	Forks    []forkJSON `json:"forks"`
+}
+
+type forkJSON struct {
+	At       string `json:"at"`
+	Line     int64  `json:"line"`
+	Branches int    `json:"branches"`
+	Entries  int    `json:"entries"`
+}
+
+// omitted returns what the default view leaves out, nil when nothing.
+func omitted(b *clawledger.BranchSummary) *omittedJSON {
+	if b == nil || b.Omitted == 0 {
+		return nil
+	}
+	o := &omittedJSON{Entries: b.Omitted, Branches: b.Branches, Forks: []forkJSON{}}
+	for _, f := range b.Forks {
+		o.Forks = append(o.Forks, forkJSON(f))
+	}
+	return o
+}
+
+// notice says in one line what the default view leaves out and why.
+func (o *omittedJSON) notice() string {
+	var at []string
+	for _, f := range o.Forks {
+		if f.At == "" {
+			at = append(at, "before the first entry")
+		} else {
+			at = append(at, fmt.Sprintf("after line %d", f.Line))
+		}
+	}
+	entries, branches := "entries", "branches"
+	if o.Entries == 1 {
+		entries = "entry"
+	}
+	if o.Branches == 1 {
+		branches = "branch"
+	}
+	return fmt.Sprintf("not shown: %d %s on %d other %s, branching off %s (--all-branches shows every entry)",
+		o.Entries, entries, o.Branches, branches, strings.Join(at, ", "))
 }
 
 var lineStatusNames = map[clawledger.LineStatus]string{
@@ -78,10 +128,13 @@ func (a *app) showCommand() *cobra.Command {
 	var since string
 	cmd := &cobra.Command{
 		Use:   "show SESSION",
-		Short: "Show one session's transcript (active branch by default)",
+		Short: "Show one session's transcript (the current branch by default)",
 		Long: `Show one session: SESSION is a session id, a unique prefix of one, or a
-transcript path relative to its state dir. The active branch (root to the
-current leaf) is shown unless --all-branches is given.
+transcript path relative to its state dir. The conversation as it stands is
+shown: the path from its first entry to the current leaf (an entry OpenClaw
+wrote without a parent follows the entry before it). Entries on other
+branches, left by an edit or a rewind, are left out, and a line says how many
+and where they branch off; --all-branches shows every entry.
 
 --filtered keeps the conversation the way one re-reads it: user and assistant
 text; thinking dropped; tool calls reduced to the tool name and the one
@@ -133,7 +186,7 @@ step between a search hit and the full entry.`,
 		return a.show(ctx, db, s, o)
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&o.allBranches, "all-branches", false, "show every entry in file order, not only the active branch")
+	fl.BoolVar(&o.allBranches, "all-branches", false, "show every entry in file order, other branches too")
 	fl.BoolVar(&o.filtered, "filtered", false, "only the conversation: text, tool names and targets, failures, compactions, model changes")
 	fl.StringVar(&since, "since", "", "only entries since (YYYY-MM-DD, RFC 3339, or an age like 2h)")
 	fl.IntVar(&o.last, "last", 0, "only the last N turns (a turn starts at a user message)")
@@ -196,7 +249,15 @@ func (a *app) show(ctx context.Context, db *sqlite.DB, s *clawledger.Session, o 
 			return fmt.Errorf("no entry %q in session %s (%s)", o.around, s.SessionID, s.Path)
 		}
 	}
-	out, err := a.newShowOutput(s, d, o)
+	var left *omittedJSON
+	if !o.allBranches && o.around == "" {
+		b, err := db.Branches(ctx, s.SourceID)
+		if err != nil {
+			return err
+		}
+		left = omitted(b)
+	}
+	out, err := a.newShowOutput(s, d, o, left)
 	if err != nil {
 		return err
 	}
@@ -306,14 +367,17 @@ type showOutput struct {
 	day string // text: the day of the last unit, printed when it changes
 }
 
-func (a *app) newShowOutput(s *clawledger.Session, d *sessionDetails, o showOptions) (*showOutput, error) {
+func (a *app) newShowOutput(s *clawledger.Session, d *sessionDetails, o showOptions, left *omittedJSON) (*showOutput, error) {
 	out := &showOutput{a: a, o: o, w: bufio.NewWriterSize(a.stdout, 64<<10)}
 	sess := toSessionJSON(s, d)
 	if !a.json {
 		a.printSessionHeader(sess, s)
+		if left != nil {
+			a.printf("── %s\n\n", left.notice())
+		}
 		return out, nil
 	}
-	head := showHead{Session: sess, Filtered: o.filtered}
+	head := showHead{Session: sess, Filtered: o.filtered, Omitted: left}
 	if o.around != "" {
 		head.Around = &aroundJSON{Entry: o.around, Context: o.context}
 	}
