@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
+	"time"
 )
 
 // The audit trail: what changed in an install's setup (configuration, exec
@@ -514,41 +515,64 @@ type AuditReader interface {
 	Timeline(ctx context.Context, f TimelineFilter) ([]TimelineEntry, error)
 }
 
+// ArchivedAt is the time OpenClaw wrote into the name of a transcript it
+// archived (<file>.jsonl.deleted.2026-04-27T18-06-20.564Z, then in the
+// database era a generation and .zst), or 0.
+func ArchivedAt(name string) int64 {
+	for _, mark := range []string{".jsonl.deleted.", ".jsonl.reset."} {
+		if i := strings.LastIndex(name, mark); i >= 0 {
+			ts := name[i+len(mark):]
+			if len(ts) >= len("2006-01-02T15-04-05.000Z") {
+				if t, err := time.Parse("2006-01-02T15-04-05.000Z", ts[:len("2006-01-02T15-04-05.000Z")]); err == nil {
+					return t.UnixMilli()
+				}
+			}
+			if len(ts) >= len("2006-01-02T15-04-05Z") {
+				if t, err := time.Parse("2006-01-02T15-04-05Z", ts[:len("2006-01-02T15-04-05Z")]); err == nil {
+					return t.UnixMilli()
+				}
+			}
+		}
+	}
+	return 0
+}
+
 // InventoryEntry is one item of an inventory as the store compares them
 // between scans: by kind and name, its detail as JSON.
 type InventoryEntry struct {
-	Kind   string
-	Name   string
-	Agent  string
-	Detail []byte
-	Since  int64 // epoch ms the item dates from, when known (a skill's file, a plugin's install, a job's creation)
+	Kind    string
+	Name    string
+	Agent   string
+	Detail  []byte
+	Since   int64 // epoch ms the item dates from, when known (a skill's file, a plugin's install, a job's creation)
+	Updated int64 // epoch ms it last changed, when known (a skill's file, a job's update)
 }
 
 // Entries lists the items an inventory's changes are tracked by: agents,
 // skills, plugins, channels, providers and cron jobs.
 func (inv *Inventory) Entries() []InventoryEntry {
 	var out []InventoryEntry
-	add := func(kind, name, agent string, item any, since int64) {
+	add := func(kind, name, agent string, item any, since, updated int64) {
 		b, _ := json.Marshal(item)
-		out = append(out, InventoryEntry{Kind: kind, Name: name, Agent: agent, Detail: b, Since: since})
+		out = append(out, InventoryEntry{Kind: kind, Name: name, Agent: agent, Detail: b, Since: since, Updated: updated})
 	}
 	for _, a := range inv.Agents {
-		add(InventoryAgent, a.ID, a.ID, a, 0)
+		add(InventoryAgent, a.ID, a.ID, a, 0, 0)
 	}
 	for _, s := range inv.Skills {
-		add(InventorySkill, s.Source+":"+cmp.Or(s.Path, s.Name), "", s, s.InstalledAt)
+		add(InventorySkill, s.Source+":"+cmp.Or(s.Path, s.Name), "", s, s.InstalledAt, s.InstalledAt)
 	}
 	for _, p := range inv.Plugins {
-		add(InventoryPlugin, p.Source+":"+p.Name, "", p, p.InstalledAt)
+		add(InventoryPlugin, p.Source+":"+p.Name, "", p, p.InstalledAt, 0)
 	}
 	for _, c := range inv.Channels {
-		add(InventoryChannel, c.Name, "", c, 0)
+		add(InventoryChannel, c.Name, "", c, 0, 0)
 	}
 	for _, p := range inv.Providers {
-		add(InventoryProvider, p.Name, "", p, 0)
+		add(InventoryProvider, p.Name, "", p, 0, 0)
 	}
 	for _, j := range inv.CronJobs {
-		add(InventoryCron, j.ID, j.AgentID, j, j.CreatedAt)
+		add(InventoryCron, j.ID, j.AgentID, j, j.CreatedAt, j.UpdatedAt)
 	}
 	return out
 }

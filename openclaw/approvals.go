@@ -13,7 +13,8 @@ import (
 // approval last ran. The version it returns leaves out what changes each
 // time an approval is used (lastUsedAt, lastUsedCommand, lastResolvedPath):
 // a version is a policy, and its history the approvals added and removed.
-// The legacy agent key "default" is read as "main", as OpenClaw does.
+// The legacy agent key "default" is read as "main" (its allowlist merged
+// into main's), as OpenClaw does.
 func (m Masker) ExecApprovals(data []byte) (*clawledger.ExecApprovals, *MaskedConfig, error) {
 	v, err := DecodeConfig(data)
 	if err != nil {
@@ -25,10 +26,14 @@ func (m Masker) ExecApprovals(data []byte) (*clawledger.ExecApprovals, *MaskedCo
 	ea.Defaults = execPolicy(lookup(tree, "defaults"))
 	agents, _ := lookup(tree, "agents").(map[string]any)
 	if legacy, ok := agents["default"]; ok {
-		if _, taken := agents["main"]; !taken {
-			agents["main"] = legacy
-		}
 		delete(agents, "default")
+		if main, ok := agents["main"].(map[string]any); !ok {
+			agents["main"] = legacy
+		} else if list, ok := lookup(legacy, "allowlist").([]any); ok {
+			// OpenClaw merges the legacy entries into main's
+			own, _ := main["allowlist"].([]any)
+			main["allowlist"] = append(own, list...)
+		}
 	}
 	for id, a := range agents {
 		if p := execPolicy(a); p != (clawledger.ExecPolicy{}) {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -49,13 +50,40 @@ func DecodeConfig(data []byte) (any, error) {
 	if err := dec.Decode(&v); err == nil && !dec.More() {
 		return normalize(v), nil
 	}
-	d5 := json5.NewDecoder(bytes.NewReader(data))
+	r := bytes.NewReader(data)
+	d5 := json5.NewDecoder(r)
 	d5.UseNumber()
 	v = nil
 	if err := d5.Decode(&v); err != nil {
 		return nil, fmt.Errorf("neither JSON nor JSON5: %v", err)
 	}
+	rest, _ := io.ReadAll(io.MultiReader(d5.Buffered(), r))
+	if !trivia(rest) {
+		return nil, errors.New("neither JSON nor JSON5: text after the value")
+	}
 	return normalize(v), nil
+}
+
+// trivia reports whether b holds only whitespace and comments.
+func trivia(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r':
+		case bytes.HasPrefix(b[i:], []byte("//")):
+			for i < len(b) && b[i] != '\n' {
+				i++
+			}
+		case bytes.HasPrefix(b[i:], []byte("/*")):
+			end := bytes.Index(b[i+2:], []byte("*/"))
+			if end < 0 {
+				return false
+			}
+			i += end + 3
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // depth is the deepest nesting of objects and arrays in a JSON5 text,
