@@ -232,3 +232,26 @@ func TestConfigWriteEvents(t *testing.T) {
 		t.Fatalf("snapshot %+v", snap.Config)
 	}
 }
+
+// FuzzAuditDocuments feeds any bytes to the parsers of exec approvals,
+// sub-agent runs and diagnostic payloads: none panics, and what they keep
+// is JSON.
+func FuzzAuditDocuments(f *testing.F) {
+	for _, s := range []string{
+		`{"version":1,"socket":{"token":"t"},"agents":{"default":{"allowlist":["ls",{"pattern":"/bin/x","lastUsedCommand":"x"}]},"main":{}}}`,
+		`{"version":2,"runs":{"r":{"childSessionKey":"a","requesterSessionKey":"b","createdAt":"2026-03-14T09:00:00Z","outcome":{"status":"ok"}}}}`,
+		`{"event":"config.write","argv":["config","set","a.token","x",{"k":1}],"previousHash":"` + strings.Repeat("a", 64) + `"}`,
+		`{"agents":{"default":1,"main":{"allowlist":[null,1,{"pattern":7}]}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, mc, err := testMasker.ExecApprovals(data); err == nil && !json.Valid(mc.Content) {
+			t.Fatalf("approvals: %s", mc.Content)
+		}
+		_, _ = openclaw.ParseSubagentRuns(data, testMasker)
+		if e := testMasker.DiagnosticEvent("config-audit", "k", 1, 1, data); e.Payload != nil && !json.Valid(e.Payload) {
+			t.Fatalf("payload: %s", e.Payload)
+		}
+	})
+}
