@@ -2,6 +2,7 @@ package openclaw
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -315,12 +316,15 @@ func isPlaceholder(s string) bool {
 	return strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}") && !strings.ContainsAny(s[2:len(s)-1], "{}")
 }
 
+// secretKind names a mask after its key: letters and digits, at most 32.
 func secretKind(key string) string {
-	k := normalizeKey(key)
-	if len(k) > 32 {
-		k = k[:32]
+	var b strings.Builder
+	for _, r := range normalizeKey(key) {
+		if b.Len() < 32 && ('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
+			b.WriteRune(r)
+		}
 	}
-	return k
+	return cmp.Or(b.String(), "secret")
 }
 
 func normalizeKey(key string) string {

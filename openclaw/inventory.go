@@ -62,8 +62,7 @@ type inventoryScan struct {
 	dir, home string
 	m         Masker
 	inv       *clawledger.Inventory
-	cfg       any                 // masked openclaw.json
-	top       map[string][]string // names in the state dir's root and credentials/
+	cfg       any // masked openclaw.json
 }
 
 func (s *inventoryScan) problem(what string, err error) {

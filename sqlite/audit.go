@@ -464,68 +464,108 @@ func (db *DB) SubagentLinks(ctx context.Context, sessionKey string) ([]clawledge
 		ORDER BY created_ms, run_id`, sessionKey, sessionKey, sessionKey, sessionKey)
 }
 
-// timelineSQL merges, newest first, every source of the timeline the
-// ledger holds in its own tables; each arm selects the time, kind, state
-// dir, agent, subject, three texts for the summary, its references and an
-// order within the time. Archived sessions come from sources (see
-// Timeline).
-const timelineSQL = `SELECT t.ts, t.kind, d.path, t.agent, t.subject, t.a, t.b, t.c, t.sk, t.sid, t.run, t.tool, t.status FROM (
-	SELECT coalesce((SELECT max(e.at_ms) FROM openclaw_diagnostic_events e WHERE e.state_dir_id = h.state_dir_id
+// timelineArms are the sources of the timeline the ledger holds in its
+// own tables, and the kinds each gives; each selects the time, kind, state dir, agent, subject,
+// three texts for the summary, its references, and a family and an order
+// within equal times. Archived sessions come from sources (see Timeline).
+var timelineArms = []timelineArm{
+	{[]string{clawledger.TimelineConfigChanged}, `SELECT coalesce((SELECT max(e.at_ms) FROM openclaw_diagnostic_events e WHERE e.state_dir_id = h.state_dir_id
 			AND e.next_key = h.raw_key AND e.event = 'config.write'), h.at_ms) AS ts,
 		'config.changed' AS kind, h.state_dir_id AS sd, '' AS agent, h.stream AS subject, v.hash AS a, h.source AS b,
 		coalesce((SELECT coalesce(e.origin, '') || ' ' || coalesce(e.changed_paths, '') FROM openclaw_diagnostic_events e
 			WHERE e.state_dir_id = h.state_dir_id AND e.next_key = h.raw_key AND e.event = 'config.write'
 			ORDER BY e.at_ms DESC LIMIT 1), '') AS c,
 		'' AS sk, '' AS sid, '' AS run, '' AS tool, '' AS status, 1 AS family, h.id AS ord
-	FROM config_history h JOIN config_versions v ON v.id = h.version_id
-	UNION ALL
-	SELECT e.at_ms, 'config.write', e.state_dir_id, '', 'openclaw.json', '', '', coalesce(e.origin, '') || ' ' || coalesce(e.changed_paths, ''),
-		'', '', '', '', '', 2, e.id
+	FROM config_history h JOIN config_versions v ON v.id = h.version_id`},
+	{[]string{clawledger.TimelineConfigWrite}, `SELECT e.at_ms AS ts, 'config.write' AS kind, e.state_dir_id AS sd, '' AS agent, 'openclaw.json' AS subject, '' AS a, '' AS b,
+		coalesce(e.origin, '') || ' ' || coalesce(e.changed_paths, '') AS c, '' AS sk, '' AS sid, '' AS run, '' AS tool, '' AS status,
+		2 AS family, e.id AS ord
 	FROM openclaw_diagnostic_events e WHERE e.event = 'config.write' AND NOT EXISTS (SELECT 1 FROM config_copies c
-		WHERE c.state_dir_id = e.state_dir_id AND c.stream = 'openclaw.json' AND c.raw_key = e.next_key)
-	UNION ALL
-	SELECT a.at_ms, 'approval.' || a.action, a.state_dir_id, a.agent_id, a.pattern, a.arg_pattern, '', '', '', '', '', '', '', 3, a.id
-	FROM approval_changes a
-	UNION ALL
-	SELECT c.at_ms, c.kind || '.' || c.action, c.state_dir_id, c.agent_id, c.name, c.detail, '', '', '', '', '', '', '', 4, c.id
-	FROM inventory_changes c
-	UNION ALL
-	SELECT s.created_ms, 'subagent.spawned', s.state_dir_id,
+		WHERE c.state_dir_id = e.state_dir_id AND c.stream = 'openclaw.json' AND c.raw_key = e.next_key)`},
+	{[]string{"approval"}, `SELECT a.at_ms AS ts, 'approval.' || a.action AS kind, a.state_dir_id AS sd, a.agent_id AS agent, a.pattern AS subject,
+		a.arg_pattern AS a, '' AS b, '' AS c, '' AS sk, '' AS sid, '' AS run, '' AS tool, '' AS status, 3 AS family, a.id AS ord
+	FROM approval_changes a`},
+	{[]string{clawledger.InventoryAgent, clawledger.InventorySkill, clawledger.InventoryPlugin, clawledger.InventoryChannel,
+		clawledger.InventoryProvider, clawledger.InventoryCron}, `SELECT c.at_ms AS ts, c.kind || '.' || c.action AS kind, c.state_dir_id AS sd, c.agent_id AS agent, c.name AS subject,
+		c.detail AS a, '' AS b, '' AS c, '' AS sk, '' AS sid, '' AS run, '' AS tool, '' AS status, 4 AS family, c.id AS ord
+	FROM inventory_changes c`},
+	{[]string{clawledger.TimelineSubagent}, `SELECT s.created_ms AS ts, 'subagent.spawned' AS kind, s.state_dir_id AS sd,
 		CASE WHEN s.requester_session_key LIKE 'agent:%:%' THEN substr(s.requester_session_key, 7,
-			instr(substr(s.requester_session_key, 7), ':') - 1) ELSE '' END,
-		s.child_session_key, coalesce(nullif(s.label, ''), s.task), s.model, '', s.requester_session_key, '', s.run_id, '', s.status, 5, s.rowid
-	FROM subagent_links s
-	UNION ALL
-	SELECT e.occurred_ms, 'openclaw.' || e.action, e.state_dir_id, e.agent_id, coalesce(nullif(e.tool_name, ''), nullif(e.channel, ''), e.session_key),
-		e.kind, coalesce(e.duration_ms, ''), '', e.session_key, e.session_id, e.run_id, e.tool_call_id, e.status, 6, e.id
-	FROM openclaw_audit_events e
-) t JOIN state_dirs d ON d.id = t.sd
-WHERE (?1 = 0 OR t.ts >= ?1) AND (?2 = 0 OR t.ts < ?2) AND (?3 = '' OR t.agent = ?3) AND (?4 = '' OR d.path = ?4)`
+			instr(substr(s.requester_session_key, 7), ':') - 1) ELSE '' END AS agent,
+		s.child_session_key AS subject, coalesce(nullif(s.label, ''), s.task) AS a, s.model AS b, '' AS c,
+		s.requester_session_key AS sk, '' AS sid, s.run_id AS run, '' AS tool, s.status AS status, 5 AS family, s.rowid AS ord
+	FROM subagent_links s`},
+	{[]string{"openclaw"}, `SELECT e.occurred_ms AS ts, 'openclaw.' || e.action AS kind, e.state_dir_id AS sd, e.agent_id AS agent,
+		coalesce(nullif(e.tool_name, ''), nullif(e.channel, ''), e.session_key) AS subject, e.kind AS a,
+		coalesce(e.duration_ms, '') AS b, '' AS c, e.session_key AS sk, e.session_id AS sid, e.run_id AS run,
+		e.tool_call_id AS tool, e.status AS status, 6 AS family, e.id AS ord
+	FROM openclaw_audit_events e`},
+}
+
+// timelineArm is one source of the timeline and the kinds (or kind
+// families) it gives.
+type timelineArm struct {
+	kinds []string
+	query string
+}
+
+// selected reports whether a kind filter can select any of the arm's
+// entries: a filter kind is one of the arm's, under one, or above one.
+func (a timelineArm) selected(filter []string) bool {
+	if len(filter) == 0 {
+		return true
+	}
+	for _, k := range filter {
+		for _, own := range a.kinds {
+			if k == own || strings.HasPrefix(k, own+".") || strings.HasPrefix(own, k+".") {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // Timeline merges the audit trail, newest first: config changes, OpenClaw
 // config writes never seen as a file, approvals added and removed,
 // inventory changes (skills, plugins, agents, channels, providers, cron
 // jobs), sub-agent runs, OpenClaw's audit events, and transcripts archived
-// as deleted or reset. Every filter is applied before the limit.
+// as deleted or reset. Every filter is applied before the limit: in each
+// source, which then gives its newest rows only (OpenClaw's audit events,
+// the largest, read backwards through their time index).
 func (db *DB) Timeline(ctx context.Context, f clawledger.TimelineFilter) ([]clawledger.TimelineEntry, error) {
-	q := timelineSQL
 	args := []any{f.Since, f.Until, f.Agent, f.StateDir}
+	where := `(?1 = 0 OR x.ts >= ?1) AND (?2 = 0 OR x.ts < ?2) AND (?3 = '' OR x.agent = ?3)
+		AND (?4 = '' OR x.sd IN (SELECT id FROM state_dirs WHERE path = ?4))`
 	if len(f.Kinds) > 0 {
 		var or []string
 		for _, k := range f.Kinds {
-			or = append(or, `t.kind = ? OR t.kind LIKE ? ESCAPE '\'`)
+			n := len(args)
+			or = append(or, fmt.Sprintf(`x.kind = ?%d OR x.kind LIKE ?%d ESCAPE '\'`, n+1, n+2))
 			args = append(args, k, likeEscape(k)+".%")
 		}
-		q += ` AND (` + strings.Join(or, " OR ") + `)`
+		where += ` AND (` + strings.Join(or, " OR ") + `)`
 	}
-	q += ` ORDER BY t.ts DESC, t.family DESC, t.ord DESC`
+	limit := ""
 	if f.Limit > 0 {
-		q += ` LIMIT ?`
 		args = append(args, f.Limit)
+		limit = fmt.Sprintf(` LIMIT ?%d`, len(args))
 	}
-	out, err := queryAll(ctx, db.r, scanTimelineEntry, q, args...)
-	if err != nil {
-		return nil, err
+	var arms []string
+	for _, arm := range timelineArms {
+		if arm.selected(f.Kinds) {
+			// (family is constant within an arm: ordering by it would keep
+			// SQLite from reading the audit events' time index backwards)
+			arms = append(arms, `SELECT * FROM (SELECT * FROM (`+arm.query+`) x WHERE `+where+` ORDER BY ts DESC, ord DESC`+limit+`)`)
+		}
+	}
+	var out []clawledger.TimelineEntry
+	if len(arms) > 0 {
+		q := `SELECT t.ts, t.kind, d.path, t.agent, t.subject, t.a, t.b, t.c, t.sk, t.sid, t.run, t.tool, t.status FROM (` +
+			strings.Join(arms, "\nUNION ALL\n") + `) t JOIN state_dirs d ON d.id = t.sd ORDER BY t.ts DESC, t.family DESC, t.ord DESC` + limit
+		var err error
+		if out, err = queryAll(ctx, db.r, scanTimelineEntry, q, args...); err != nil {
+			return nil, err
+		}
 	}
 	archived, err := db.archivedSessions(ctx, f)
 	if err != nil {
