@@ -436,6 +436,7 @@ type TimelineFilter struct {
 	StateDir     string
 	Since, Until int64    // epoch ms, Until exclusive; 0 = open
 	Agent        string   // entries of this agent only (config changes belong to none)
+	Session      string   // entries of this session only, by key or id (OpenClaw's events, sub-agent runs, archives)
 	Kinds        []string // kinds or kind prefixes; empty = all
 	Limit        int      // 0 = no limit
 }

@@ -533,9 +533,9 @@ func (a timelineArm) selected(filter []string) bool {
 // source, which then gives its newest rows only (OpenClaw's audit events,
 // the largest, read backwards through their time index).
 func (db *DB) Timeline(ctx context.Context, f clawledger.TimelineFilter) ([]clawledger.TimelineEntry, error) {
-	args := []any{f.Since, f.Until, f.Agent, f.StateDir}
+	args := []any{f.Since, f.Until, f.Agent, f.StateDir, f.Session}
 	where := `(?1 = 0 OR x.ts >= ?1) AND (?2 = 0 OR x.ts < ?2) AND (?3 = '' OR x.agent = ?3)
-		AND (?4 = '' OR x.sd IN (SELECT id FROM state_dirs WHERE path = ?4))`
+		AND (?4 = '' OR x.sd IN (SELECT id FROM state_dirs WHERE path = ?4)) AND (?5 = '' OR x.sk = ?5 OR x.sid = ?5)`
 	if len(f.Kinds) > 0 {
 		var or []string
 		for _, k := range f.Kinds {
@@ -676,7 +676,8 @@ func (db *DB) archivedSessions(ctx context.Context, f clawledger.TimelineFilter)
 	}
 	out := entries[:0]
 	for _, e := range entries {
-		if clawledger.MatchKind(e.Kind, f.Kinds) && (f.Since == 0 || e.Time >= f.Since) && (f.Until == 0 || e.Time < f.Until) {
+		if clawledger.MatchKind(e.Kind, f.Kinds) && (f.Since == 0 || e.Time >= f.Since) && (f.Until == 0 || e.Time < f.Until) &&
+			(f.Session == "" || f.Session == e.SessionID) {
 			out = append(out, e)
 		}
 	}

@@ -429,6 +429,12 @@ func TestTimeline(t *testing.T) {
 			func(e clawledger.TimelineEntry) bool { return e.Agent == "ops" }, 10},
 		{"since and until", clawledger.TimelineFilter{Since: fixture.Base.Add(2 * time.Hour).UnixMilli(), Until: fixture.Base.Add(4 * time.Hour).UnixMilli(), Kinds: []string{"config"}},
 			func(e clawledger.TimelineEntry) bool { return e.Kind == "config.changed" }, 3},
+		{"session", clawledger.TimelineFilter{Session: "run-007", Kinds: []string{"openclaw"}},
+			func(e clawledger.TimelineEntry) bool { return false }, 0},
+		{"session key", clawledger.TimelineFilter{Session: "agent:ops:main", Kinds: []string{"openclaw.agent.run.finished", "subagent"}},
+			func(e clawledger.TimelineEntry) bool { return e.SessionKey == "agent:ops:main" }, 11},
+		{"session id", clawledger.TimelineFilter{Session: "5e000000-0000-4000-8000-000000000001", Limit: 4},
+			func(e clawledger.TimelineEntry) bool { return e.SessionID == "5e000000-0000-4000-8000-000000000001" }, 4},
 		{"every filter before the limit", clawledger.TimelineFilter{Agent: "main", Kinds: []string{"openclaw.message"}, Limit: 5},
 			func(e clawledger.TimelineEntry) bool { return e.Kind == "openclaw.message.delivery.failed" }, 1},
 	}
