@@ -552,3 +552,25 @@ func TestCorpusAuditTrail(t *testing.T) {
 		t.Fatalf("%d audit events in the timeline, %v", len(events), err)
 	}
 }
+
+// TestCorpusAuditTrailFileEra reads the genuine 2026.2.3 state dir: one
+// version of openclaw.json, two configured agents and their workspaces.
+func TestCorpusAuditTrailFileEra(t *testing.T) {
+	dir := filepath.Join(testenv.Corpus(t), "openclaw-2026.2.3", ".openclaw")
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	ingestAudit(t, db, dir, filepath.Dir(dir), tNow)
+	hist, err := db.ConfigHistory(ctx, clawledger.ConfigFilter{})
+	if err != nil || len(hist) != 1 {
+		t.Fatalf("%d entries, %v", len(hist), err)
+	}
+	invs, err := db.Inventories(ctx)
+	if err != nil || len(invs) != 1 {
+		t.Fatalf("%d inventories, %v", len(invs), err)
+	}
+	inv := invs[0]
+	if len(inv.Agents) != 2 || inv.Agents[1].ID != "ops" || !strings.HasSuffix(inv.Agents[1].Workspace, "workspace-ops") ||
+		len(inv.Providers) != 2 || len(inv.CronJobs) != 2 || len(inv.Problems) != 0 {
+		t.Fatalf("inventory %+v", inv)
+	}
+}
