@@ -509,18 +509,26 @@ func TestInventoryChanges(t *testing.T) {
 	}
 }
 
+// corpusAudit ingests the audit trail of a genuine state dir of the shared
+// corpus into a new ledger, and returns its config history.
+func corpusAudit(t *testing.T, tree string) (db *sqlite.DB, path, dir string, hist []clawledger.ConfigChange) {
+	t.Helper()
+	dir = filepath.Join(testenv.Corpus(t), tree, ".openclaw")
+	db, path = openTemp(t)
+	ingestAudit(t, db, dir, filepath.Dir(dir), tNow)
+	hist, err := db.ConfigHistory(context.Background(), clawledger.ConfigFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, path, dir, hist
+}
+
 // TestCorpusAuditTrail reads the genuine OpenClaw 2026.9.6 state dir: four
 // versions of openclaw.json, OpenClaw's audit events (45), trajectory
 // events (249), config writes and participants; a second read adds nothing.
 func TestCorpusAuditTrail(t *testing.T) {
-	dir := filepath.Join(testenv.Corpus(t), "openclaw-2026.9.6", ".openclaw")
+	db, path, dir, hist := corpusAudit(t, "openclaw-2026.9.6")
 	ctx := context.Background()
-	db, path := openTemp(t)
-	ingestAudit(t, db, dir, filepath.Dir(dir), tNow)
-	hist, err := db.ConfigHistory(ctx, clawledger.ConfigFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	versions := 0
 	for _, c := range hist {
 		if c.Hash != "" {
@@ -556,15 +564,11 @@ func TestCorpusAuditTrail(t *testing.T) {
 // TestCorpusAuditTrailFileEra reads the genuine 2026.2.3 state dir: one
 // version of openclaw.json, two configured agents and their workspaces.
 func TestCorpusAuditTrailFileEra(t *testing.T) {
-	dir := filepath.Join(testenv.Corpus(t), "openclaw-2026.2.3", ".openclaw")
-	ctx := context.Background()
-	db, _ := openTemp(t)
-	ingestAudit(t, db, dir, filepath.Dir(dir), tNow)
-	hist, err := db.ConfigHistory(ctx, clawledger.ConfigFilter{})
-	if err != nil || len(hist) != 1 {
-		t.Fatalf("%d entries, %v", len(hist), err)
+	db, _, _, hist := corpusAudit(t, "openclaw-2026.2.3")
+	if len(hist) != 1 {
+		t.Fatalf("%d entries", len(hist))
 	}
-	invs, err := db.Inventories(ctx)
+	invs, err := db.Inventories(context.Background())
 	if err != nil || len(invs) != 1 {
 		t.Fatalf("%d inventories, %v", len(invs), err)
 	}
