@@ -55,7 +55,7 @@ const (
 	LineOK        LineStatus = 0
 	LineMalformed LineStatus = 1
 	LineBlank     LineStatus = 2
-	LineRepaired  LineStatus = 3 // decoded after replacing invalid UTF-8 or escaping raw control characters
+	LineRepaired  LineStatus = 3 // decoded though not valid JSON: invalid UTF-8 (replaced by U+FFFD), raw control characters in a string (JSON.parse rejects the line: OpenClaw skips it)
 )
 
 // Line is the exact bytes of one complete source line: the record of truth.
@@ -238,6 +238,8 @@ type Status struct {
 	Lines         int64
 	Malformed     []MalformedLine
 	MalformedMore int64
+	Repaired      []MalformedLine // lines decoded only after a repair (LineRepaired), Error saying how
+	RepairedMore  int64
 	Pending       []PendingTail
 	Gone          int64
 }
@@ -256,7 +258,7 @@ type StateDirStatus struct {
 	LastScan       int64
 }
 
-// MalformedLine locates one malformed line.
+// MalformedLine locates one malformed (or repaired) line.
 type MalformedLine struct {
 	StateDir string
 	Path     string

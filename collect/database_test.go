@@ -679,3 +679,41 @@ func TestDatabaseDigestDespiteScanProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestSQLiteEraRepairedEvent: an event holding a raw control character in
+// a string (JSON.parse rejects it) is stored and decoded, and reported as
+// repaired, as a transcript file's line is; text or compressed alike.
+func TestSQLiteEraRepairedEvent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	if _, err := fixture.WriteSQLiteEra(dir); err != nil {
+		t.Fatal(err)
+	}
+	l := openLedger(t)
+	if rep := l.ingest(dir); rep.RepairedLines != 0 {
+		t.Fatalf("the fixture has %d repaired lines: %+v", rep.RepairedLines, rep.Repaired)
+	}
+	db := openMain(t, dir)
+	defer db.Close()
+	var seqs []int64
+	for _, compressed := range []bool{false, true} {
+		seq, err := db.AppendEvent(fixture.EraLive, "{\"type\":\"message\",\"id\":\"ctrl0"+fmt.Sprint(len(seqs))+"\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"ctrl\x01char\"}}", compressed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, seq)
+	}
+	rep := l.ingest(dir)
+	if rep.RepairedLines != 2 || len(rep.Repaired) != 2 {
+		t.Fatalf("repaired %d: %+v", rep.RepairedLines, rep.Repaired)
+	}
+	rel := dbRel("main", fixture.EraLive)
+	for _, r := range rep.Repaired {
+		if r.Path != rel || !strings.Contains(r.Error, "raw control characters") {
+			t.Errorf("reported %+v, want %s", r, rel)
+		}
+	}
+	if n := l.count(`SELECT count(*) FROM lines l JOIN sources s ON s.id = l.source_id
+		WHERE s.rel_path = ? AND l.status = 3 AND l.role = 'user' AND l.text = ?`, rel, "ctrl\x01char"); n != 2 {
+		t.Errorf("%d events stored as repaired user messages, want 2", n)
+	}
+}

@@ -425,7 +425,7 @@ func repairNote(raw []byte) string {
 	if !utf8.Valid(raw) {
 		return "invalid UTF-8, replaced by U+FFFD in the derived text (the raw bytes are kept)"
 	}
-	return "raw control characters escaped before decoding (the raw bytes are kept)"
+	return "raw control characters inside a JSON string: JSON.parse rejects the line (OpenClaw skips it); decoded as they are (the raw bytes are kept)"
 }
 
 func messageOf(e *clawledger.Entry) *clawledger.Message {

@@ -2,6 +2,7 @@ package openclaw
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -23,6 +24,7 @@ func FuzzParseEntry(f *testing.F) {
 		`{"type":"compaction","summary":"<read-files>\na\n</read-files>","firstKeptEntryIndex":1}`,
 		`{"type":"custom","customType":"model-snapshot","data":{"modelId":"m"}}`,
 		"undefined", `["a"]`, "", "{\"type\":\"x\",\"p\":\"\x01\"}", `{"type":`, "\x00\xff",
+		"{\"type\":\"message\",\"text\":\"ctrl\x01char\"}", "{\"type\":\t\"x\"}", `{"type":"x","t":"\u0001"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -32,7 +34,28 @@ func FuzzParseEntry(f *testing.F) {
 		if e != nil && e.Message != nil && !utf8.ValidString(e.Message.Text) {
 			t.Fatalf("derived text is not valid UTF-8: %q", e.Message.Text)
 		}
+		if e != nil {
+			checkRepaired(t, line, e.Repaired)
+		}
 	})
+}
+
+// checkRepaired holds a decoded line's repaired mark against encoding/json,
+// as strict as Node's JSON.parse: a line it finds valid is never marked
+// repaired, and one it rejects for a control character in a string (or
+// invalid UTF-8, which it takes) is.
+func checkRepaired(t *testing.T, line []byte, repaired bool) {
+	t.Helper()
+	var v any
+	err := json.Unmarshal(line, &v)
+	switch {
+	case err == nil && utf8.Valid(line) && repaired:
+		t.Fatalf("valid JSON marked repaired: %q", line)
+	case !utf8.Valid(line) && !repaired:
+		t.Fatalf("invalid UTF-8 not marked repaired: %q", line)
+	case err != nil && strings.Contains(err.Error(), "in string literal") && !repaired:
+		t.Fatalf("a control character in a string not marked repaired (%v): %q", err, line)
+	}
 }
 
 // checkLineError: a line parser returns a value, ErrBlank (for blank lines
@@ -68,6 +91,9 @@ func FuzzParseCronRun(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		run, err := ParseCronRun(line)
 		checkLineError(t, line, run != nil, err)
+		if run != nil {
+			checkRepaired(t, line, run.Repaired)
+		}
 	})
 }
 
