@@ -139,6 +139,12 @@ func Scan(fsys FS, dir string) *Tree {
 	if entries, err := t.readDir(fsys, agentsDir); err == nil {
 		for _, e := range entries {
 			rel := agentsDir + "/" + e.Name()
+			if e.Type()&fs.ModeSymlink != 0 {
+				// agents/<x> -> ../agents, or -> another agent: its target
+				// is listed already, or is no agent of this state dir
+				t.Skipped = append(t.Skipped, Found{Rel: rel, Class: clawledger.ClassSkipped, Reason: "a symlinked agent directory; not followed"})
+				continue
+			}
 			if !t.isDir(fsys, e, rel) {
 				continue
 			}

@@ -1,6 +1,7 @@
 package openclaw_test
 
 import (
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -73,5 +74,44 @@ func TestScanEdgeCases(t *testing.T) {
 	}
 	if len(m.Credentials) < 7 {
 		t.Fatalf("fixture has %d credential files", len(m.Credentials))
+	}
+}
+
+// TestScanSkipsSymlinkedAgents: a symlink in agents/ is never listed as an
+// agent nor scanned, whether it points back at agents/ or at another agent
+// (whose sessions it would list twice).
+func TestScanSkipsSymlinkedAgents(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	sessions := filepath.Join(dir, "agents", "main", "sessions")
+	if err := os.MkdirAll(sessions, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sessions, "s1.jsonl"), []byte(`{"type":"session","id":"s1"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"loop": "../agents", "alias": "main"} {
+		if err := os.Symlink(target, filepath.Join(dir, "agents", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree := openclaw.Scan(openclaw.OS, dir)
+	var files, skipped []string
+	for _, f := range tree.Files {
+		files = append(files, f.Rel)
+	}
+	for _, f := range tree.Skipped {
+		skipped = append(skipped, f.Rel)
+	}
+	sort.Strings(skipped)
+	if strings.Join(tree.Agents, ",") != "main" || strings.Join(files, ",") != "agents/main/sessions/s1.jsonl" || len(tree.Problems) != 0 {
+		t.Fatalf("agents %v, files %v, problems %v", tree.Agents, files, tree.Problems)
+	}
+	if strings.Join(skipped, ",") != "agents/alias,agents/loop" {
+		t.Errorf("skipped %v", skipped)
+	}
+	for _, d := range openclaw.WatchDirs(openclaw.OS, dir) {
+		if strings.HasPrefix(d, "agents/alias") || strings.HasPrefix(d, "agents/loop") {
+			t.Errorf("watches %s", d)
+		}
 	}
 }

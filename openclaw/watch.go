@@ -1,6 +1,7 @@
 package openclaw
 
 import (
+	"io/fs"
 	"path"
 	"path/filepath"
 	"slices"
@@ -31,7 +32,7 @@ func WatchDirs(fsys FS, dir string) []string {
 	if add("agents") {
 		entries, _ := fsys.ReadDir(t.abs("agents"))
 		for _, e := range entries {
-			if add("agents/" + e.Name()) {
+			if e.Type()&fs.ModeSymlink == 0 && add("agents/"+e.Name()) { // a symlinked agent dir is not scanned
 				add("agents/" + e.Name() + "/sessions")
 				add("agents/" + e.Name() + "/agent") // its database (events name files; credentials are never opened)
 			}
