@@ -287,7 +287,7 @@ func (s *watch) log(b *Batch) {
 		s.Log.Error("ingest failed; trying again at the next change or rescan", "reason", b.Reason, "error", b.Err.Error())
 	case r.Changed():
 		s.Log.Info("ingested", "reason", b.Reason, "files", r.FilesIngested, "replaced", r.FilesReplaced, "renamed", r.FilesRenamed,
-			"gone", r.FilesGone, "lines", r.LinesIngested, "malformed", r.MalformedLines, "bytes", r.BytesRead,
+			"gone", r.FilesGone, "db_sources", r.DBSourcesIngested, "db_sources_replaced", r.DBSourcesReplaced, "lines", r.LinesIngested, "malformed", r.MalformedLines, "bytes", r.BytesRead,
 			"pending_tails", r.PendingTails, "took", took)
 	default:
 		s.Log.Debug("up to date", "reason", b.Reason, "files", r.FilesScanned, "took", took)
