@@ -76,6 +76,8 @@ type watch struct {
 	dirs    []string        // state dirs being kept current
 	watched map[string]bool // absolute directories with a watch
 	logged  map[string]bool // warnings already logged
+	// workspaces the config places outside a state dir (absolute) -> that state dir
+	workspaces map[string]string
 }
 
 // Run watches until ctx is cancelled, then returns nil. A batch in flight
@@ -88,7 +90,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return fmt.Errorf("file notifications: %w", err)
 	}
 	defer fsw.Close()
-	s := &watch{Watcher: w, fsw: fsw, watched: map[string]bool{}, logged: map[string]bool{}}
+	s := &watch{Watcher: w, fsw: fsw, watched: map[string]bool{}, logged: map[string]bool{}, workspaces: map[string]string{}}
 	w.Collector.useOS()
 	if err := s.discover(); err != nil {
 		return err
@@ -193,8 +195,13 @@ func (s *watch) discover() error {
 }
 
 // watch adds a watch on every directory of a state dir that a scan reads
-// and has none yet.
+// and has none yet (its workspaces outside it included).
 func (s *watch) watch(stateDir string) {
+	for _, rel := range openclaw.WorkspaceDirs(s.Collector.FS, stateDir) {
+		if strings.HasPrefix(rel, "../") {
+			s.workspaces[filepath.Join(stateDir, filepath.FromSlash(rel))] = stateDir
+		}
+	}
 	for _, rel := range openclaw.WatchDirs(s.Collector.FS, stateDir) {
 		p := filepath.Join(stateDir, filepath.FromSlash(rel))
 		if s.watched[p] {
@@ -226,6 +233,17 @@ func (s *watch) affected(ev fsnotify.Event) (string, bool) {
 			return d, true
 		}
 		return "", false
+	}
+	// a workspace outside the state dirs: the innermost holding the entry
+	root := ""
+	for w := range s.workspaces {
+		if strings.HasPrefix(ev.Name, w+string(filepath.Separator)) && len(w) > len(root) {
+			root = w
+		}
+	}
+	if rel, err := filepath.Rel(root, ev.Name); root != "" && err == nil && openclaw.AffectsWorkspace(rel) {
+		s.Log.Debug("change", "path", ev.Name, "op", ev.Op.String())
+		return s.workspaces[root], true
 	}
 	return "", false
 }

@@ -115,3 +115,57 @@ func TestScanSkipsSymlinkedAgents(t *testing.T) {
 		}
 	}
 }
+
+// TestScanConfiguredWorkspaces: the workspaces openclaw.json places outside
+// the state dir are read like those in it, each file under the agent the
+// config names, with paths relative to the state dir; a workspace the config
+// places by a relative path is one problem; nothing else in a workspace is
+// touched.
+func TestScanConfiguredWorkspaces(t *testing.T) {
+	home := t.TempDir()
+	ws, err := fixture.WriteWorkspaces(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := testenv.NewRecordingFS()
+	tree := openclaw.Scan(rec, ws.StateDir)
+	got := map[string]string{}
+	for _, f := range tree.Files {
+		if f.Kind == clawledger.KindWorkspace {
+			got[f.Rel] = f.AgentID
+		}
+	}
+	for rel, agent := range ws.Files {
+		if got[rel] != agent {
+			t.Errorf("%s: agent %q, want %q", rel, got[rel], agent)
+		}
+	}
+	if len(got) != len(ws.Files) {
+		t.Errorf("found %d workspace files, want %d: %v", len(got), len(ws.Files), got)
+	}
+	if len(tree.Problems) != ws.Problems || !strings.Contains(tree.Problems[0].Err, "relative") || tree.Problems[0].Rel != "openclaw.json" {
+		t.Errorf("problems %+v, want %d about the relative workspace", tree.Problems, ws.Problems)
+	}
+	for _, p := range rec.Touched() {
+		for _, never := range ws.Never {
+			if p == filepath.Join(ws.StateDir, filepath.FromSlash(never)) {
+				t.Errorf("touched %s", p)
+			}
+		}
+	}
+
+	// a config that does not parse is one problem; the state dir's own
+	// workspaces are read all the same
+	if err := os.WriteFile(filepath.Join(ws.StateDir, "openclaw.json"), []byte(`{"agents": {`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tree = openclaw.Scan(openclaw.OS, ws.StateDir)
+	var rels []string
+	for _, f := range tree.Files {
+		rels = append(rels, f.Rel)
+	}
+	sort.Strings(rels)
+	if len(tree.Problems) != 1 || !strings.Contains(tree.Problems[0].Err, "config not read") || strings.Join(rels, ",") != "workspace-ops/MEMORY.md,workspace-ops/SOUL.md" {
+		t.Errorf("a broken config: problems %+v, files %v", tree.Problems, rels)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -187,6 +188,36 @@ func FuzzClassifySessionFile(f *testing.F) {
 		}
 		if !strings.Contains(name, ".checkpoint.") && checkpointRe().MatchString(name) {
 			t.Fatalf("%q matches the checkpoint pattern without .checkpoint.", name)
+		}
+	})
+}
+
+// FuzzConfigWorkspaces: any openclaw.json (JSON, JSON5 or garbage) gives
+// workspaces or an error, without panicking; each workspace is an absolute,
+// clean directory or says why it cannot be placed, for a normalized agent id.
+func FuzzConfigWorkspaces(f *testing.F) {
+	for _, s := range []string{
+		`{"agents":{"defaults":{"workspace":"~/.openclaw/workspace"},"list":[{"id":"main","default":true},{"id":"ops","workspace":"~/.openclaw/workspace-ops"}]}}`,
+		`{"agents":{"entries":{"main":{"workspace":"~/ws"},"ops":{"workspace":"/srv/ops"}}}}`,
+		"// c\n{agents: {list: [{id: 'Ops Team', workspace: 'rel',}, {id: 7, default: 1}],},}",
+		`{"agent":{"workspace":"${HOME}/x"}}`, `{"agents":[]}`, "", "{", `{"agents":{"list":[null,"x",{}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		list, err := ConfigWorkspaces(data, "/home/demo")
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, w := range list {
+			if seen[w.AgentID] || w.AgentID != normalizeAgentID(w.AgentID) {
+				t.Fatalf("agent %q twice or not normalized: %+v", w.AgentID, list)
+			}
+			seen[w.AgentID] = true
+			if (w.Dir == "") == (w.Problem == "") || w.Dir != "" && (!filepath.IsAbs(w.Dir) || filepath.Clean(w.Dir) != w.Dir) {
+				t.Fatalf("workspace %+v", w)
+			}
 		}
 	})
 }
