@@ -198,9 +198,7 @@ func (s *watch) discover() error {
 // and has none yet (its workspaces outside it included).
 func (s *watch) watch(stateDir string) {
 	for _, rel := range openclaw.WorkspaceDirs(s.Collector.FS, stateDir) {
-		if strings.HasPrefix(rel, "../") {
-			s.workspaces[filepath.Join(stateDir, filepath.FromSlash(rel))] = stateDir
-		}
+		s.workspaces[filepath.Join(stateDir, filepath.FromSlash(rel))] = stateDir
 	}
 	for _, rel := range openclaw.WatchDirs(s.Collector.FS, stateDir) {
 		p := filepath.Join(stateDir, filepath.FromSlash(rel))
@@ -225,16 +223,13 @@ func (s *watch) affected(ev fsnotify.Event) (string, bool) {
 	}
 	for _, d := range s.dirs {
 		rel, err := filepath.Rel(d, ev.Name)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			continue
-		}
-		if openclaw.Affects(filepath.ToSlash(rel)) {
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && openclaw.Affects(filepath.ToSlash(rel)) {
 			s.Log.Debug("change", "path", ev.Name, "op", ev.Op.String())
 			return d, true
 		}
-		return "", false
 	}
-	// a workspace outside the state dirs: the innermost holding the entry
+	// a workspace the config places (outside the state dir, or in it under
+	// another name): the innermost one holding the entry
 	root := ""
 	for w := range s.workspaces {
 		if strings.HasPrefix(ev.Name, w+string(filepath.Separator)) && len(w) > len(root) {

@@ -53,7 +53,7 @@ func WatchDirs(fsys FS, dir string) []string {
 
 // WorkspaceDirs lists the workspaces a Scan of a state dir reads: slash
 // paths relative to it, "../..." for one the config places outside it
-// (Affects knows the others by name; AffectsWorkspace tells what in such a
+// (Affects knows those named workspace*; AffectsWorkspace tells what in any
 // workspace matters).
 func WorkspaceDirs(fsys FS, dir string) []string {
 	t := &Tree{Dir: dir}

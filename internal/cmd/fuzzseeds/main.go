@@ -77,11 +77,13 @@ func run() error {
 		}
 	}
 
-	ws, err := fixture.WriteWorkspaces(filepath.Join(home, "workspaces"))
+	wsHome := filepath.Join(home, "workspaces")
+	ws, err := fixture.WriteWorkspaces(wsHome)
 	if err != nil {
 		return err
 	}
 	config, _ := os.ReadFile(filepath.Join(ws.StateDir, "openclaw.json"))
+	config = bytes.ReplaceAll(config, []byte(wsHome), []byte("/home/demo")) // the same seed every run
 	seeds["openclaw/FuzzConfigWorkspaces"] = append(seeds["openclaw/FuzzConfigWorkspaces"], config)
 
 	for target, inputs := range seeds {
