@@ -76,7 +76,7 @@ type watch struct {
 	dirs    []string        // state dirs being kept current
 	watched map[string]bool // absolute directories with a watch
 	logged  map[string]bool // warnings already logged
-	// workspaces the config places outside a state dir (absolute) -> that state dir
+	// the workspaces of the state dirs (absolute) -> their state dir
 	workspaces map[string]string
 }
 

@@ -72,8 +72,8 @@ func (r *CaptureReport) Existing() int { return r.Events - r.Inserted }
 // assistant messages, tool calls and results, and failed cron runs (as
 // ops.alert). It reads only lines not captured before and stores each event
 // once under an id derived from its ledger line (see eventBase.event), so
-// running it again, or after a source was re-read, adds nothing twice. Text passes the secret
-// guard and PII masking, and every field is bounded.
+// running it again, or after a source was re-read, adds nothing twice. Text
+// passes the secret guard and PII masking, and every field is bounded.
 func Capture(ctx context.Context, store clawledger.CaptureStore, opt CaptureOptions) (*CaptureReport, error) {
 	st, err := store.CaptureState(ctx)
 	if err != nil {

@@ -421,10 +421,11 @@ func captureSource(w wtx, cur *clawledger.CaptureCursor, limit int,
 	b.Lines += len(lines)
 	b.Events += len(events)
 	for _, e := range events {
-		if held, err := heldUnderLegacyID(w, e, cur.Path); err != nil || held {
-			if err != nil {
-				return fmt.Errorf("event %s: %w", e.EventID, err)
-			}
+		held, err := heldUnderLegacyID(w, e, cur.Path)
+		if err != nil {
+			return fmt.Errorf("event %s: %w", e.EventID, err)
+		}
+		if held {
 			continue
 		}
 		ok, err := insertEvent(w, e)
