@@ -55,7 +55,7 @@ const (
 	LineOK        LineStatus = 0
 	LineMalformed LineStatus = 1
 	LineBlank     LineStatus = 2
-	LineRepaired  LineStatus = 3 // decoded after replacing invalid UTF-8 or escaping raw control characters
+	LineRepaired  LineStatus = 3 // decoded though not valid JSON: invalid UTF-8 (replaced by U+FFFD), raw control characters in a string (JSON.parse rejects the line: OpenClaw skips it)
 )
 
 // Line is the exact bytes of one complete source line: the record of truth.
@@ -181,6 +181,16 @@ type WorkspaceFile struct {
 	Content    []byte
 }
 
+// WorkspaceVersion is one content a workspace file was seen with.
+type WorkspaceVersion struct {
+	SourceID int64
+	SHA256   string
+	Size     int64
+	MtimeNs  int64 // the file's mtime when this content was first seen
+	SeenAt   int64 // epoch ms it was first stored
+	Current  bool  // the file's content as of its last read
+}
+
 // Writer is the ingest side of a ledger store. One writer at a time.
 type Writer interface {
 	// StateDir returns the id of a state dir, registering it when new, and
@@ -228,6 +238,8 @@ type Status struct {
 	Lines         int64
 	Malformed     []MalformedLine
 	MalformedMore int64
+	Repaired      []MalformedLine // lines decoded only after a repair (LineRepaired), Error saying how
+	RepairedMore  int64
 	Pending       []PendingTail
 	Gone          int64
 }
@@ -246,7 +258,7 @@ type StateDirStatus struct {
 	LastScan       int64
 }
 
-// MalformedLine locates one malformed line.
+// MalformedLine locates one malformed (or repaired) line.
 type MalformedLine struct {
 	StateDir string
 	Path     string
@@ -309,4 +321,14 @@ type Reader interface {
 	// Lines streams the stored lines of every line-based source (or one).
 	ExportSources(ctx context.Context, includeGone bool) ([]*Source, error)
 	Lines(ctx context.Context, sourceID int64, fn func(*Line) error) error
+}
+
+// WorkspaceHistory reads the versions of workspace files (memory edits).
+type WorkspaceHistory interface {
+	// WorkspaceVersions lists every content a workspace file was seen
+	// with, newest first.
+	WorkspaceVersions(ctx context.Context, sourceID int64) ([]WorkspaceVersion, error)
+	// WorkspaceVersion reads one of them by its sha256 (ErrNotFound when
+	// the file never held it).
+	WorkspaceVersion(ctx context.Context, sourceID int64, sha256 string) (*WorkspaceFile, error)
 }

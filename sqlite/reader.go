@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -229,10 +230,11 @@ func streamLines(ctx context.Context, q querier, sourceID int64, fn func(*clawle
 	return rows.Err()
 }
 
-// Status summarizes the ledger: per state dir counts, every malformed line
-// (up to malformedLimit; negative means all) and every pending tail.
+// Status summarizes the ledger: per state dir counts, every malformed and
+// every repaired line (up to malformedLimit of each; negative means all)
+// and every pending tail.
 func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Status, error) {
-	st := &clawledger.Status{StateDirs: []clawledger.StateDirStatus{}, Malformed: []clawledger.MalformedLine{}, Pending: []clawledger.PendingTail{}}
+	st := &clawledger.Status{StateDirs: []clawledger.StateDirStatus{}, Pending: []clawledger.PendingTail{}}
 	rows, err := db.r.QueryContext(ctx, `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0),
 		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'transcript' AND s.gone_at_ms = 0),
 		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'cron_runs' AND s.gone_at_ms = 0),
@@ -276,29 +278,12 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 		Scan(&st.Sources, &st.Lines, &st.Gone); err != nil {
 		return nil, err
 	}
-	var total int64
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM lines WHERE status = 1`).Scan(&total); err != nil {
+	if st.Malformed, st.MalformedMore, err = db.lineIssues(ctx, clawledger.LineMalformed, malformedLimit); err != nil {
 		return nil, err
 	}
-	mrows, err := db.r.QueryContext(ctx, `SELECT d.path, s.rel_path, l.line_no, coalesce(l.error, '') FROM lines l
-		JOIN sources s ON s.id = l.source_id JOIN state_dirs d ON d.id = s.state_dir_id
-		WHERE l.status = 1 ORDER BY d.path, s.rel_path, l.line_no LIMIT ?`, malformedLimit)
-	if err != nil {
+	if st.Repaired, st.RepairedMore, err = db.lineIssues(ctx, clawledger.LineRepaired, malformedLimit); err != nil {
 		return nil, err
 	}
-	for mrows.Next() {
-		var m clawledger.MalformedLine
-		if err := mrows.Scan(&m.StateDir, &m.Path, &m.Line, &m.Error); err != nil {
-			mrows.Close()
-			return nil, err
-		}
-		st.Malformed = append(st.Malformed, m)
-	}
-	mrows.Close()
-	if err := mrows.Err(); err != nil {
-		return nil, err
-	}
-	st.MalformedMore = total - int64(len(st.Malformed))
 	prows, err := db.r.QueryContext(ctx, `SELECT d.path, s.rel_path, s.pending_bytes FROM sources s
 		JOIN state_dirs d ON d.id = s.state_dir_id WHERE s.pending_bytes > 0 AND s.gone_at_ms = 0 ORDER BY d.path, s.rel_path`)
 	if err != nil {
@@ -313,6 +298,27 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 		st.Pending = append(st.Pending, p)
 	}
 	return st, prows.Err()
+}
+
+// lineIssues lists the lines of one status (up to limit; negative means
+// all) in file order, and how many more there are.
+func (db *DB) lineIssues(ctx context.Context, status clawledger.LineStatus, limit int) ([]clawledger.MalformedLine, int64, error) {
+	// the status is written into the query: a partial index (lines_malformed,
+	// lines_repaired) serves a literal, not a bound parameter
+	where := `l.status = ` + strconv.Itoa(int(status))
+	var total int64
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM lines l WHERE `+where).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	list, err := queryAll(ctx, db.r, func(row scanner) (m clawledger.MalformedLine, err error) {
+		return m, row.Scan(&m.StateDir, &m.Path, &m.Line, &m.Error)
+	}, `SELECT d.path, s.rel_path, l.line_no, coalesce(l.error, '') FROM lines l
+		JOIN sources s ON s.id = l.source_id JOIN state_dirs d ON d.id = s.state_dir_id
+		WHERE `+where+` ORDER BY d.path, s.rel_path, l.line_no LIMIT ?`, limit)
+	if list == nil {
+		list = []clawledger.MalformedLine{}
+	}
+	return list, total - int64(len(list)), err
 }
 
 func (db *DB) strings(ctx context.Context, q string, args ...any) ([]string, error) {

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/clawledger/clawledger"
 )
 
 type statusJSON struct {
@@ -16,6 +18,8 @@ type statusJSON struct {
 	Gone           int64           `json:"gone"`
 	MalformedTotal int64           `json:"malformed_total"`
 	Malformed      []malformedJSON `json:"malformed"`
+	RepairedTotal  int64           `json:"repaired_total"`
+	Repaired       []malformedJSON `json:"repaired"` // not valid JSON, decoded all the same
 	Pending        []pendingJSON   `json:"pending"`
 }
 
@@ -68,7 +72,7 @@ func (a *app) statusCommand() *cobra.Command {
 				return err
 			}
 			out := statusJSON{DB: db.Path, SchemaVersion: ver, Discovered: discovered, Sources: st.Sources, Lines: st.Lines, Gone: st.Gone,
-				MalformedTotal: int64(len(st.Malformed)) + st.MalformedMore, Malformed: []malformedJSON{}, Pending: []pendingJSON{}, StateDirsJSON: []stateDirJSON{}}
+				MalformedTotal: int64(len(st.Malformed)) + st.MalformedMore, Pending: []pendingJSON{}, StateDirsJSON: []stateDirJSON{}}
 			if out.Discovered == nil {
 				out.Discovered = []string{}
 			}
@@ -77,9 +81,7 @@ func (a *app) statusCommand() *cobra.Command {
 					Sessions: d.Sessions, CronJobs: d.CronJobs, CronRunLogs: d.CronRunLogs, WorkspaceFiles: d.WorkspaceFiles,
 					Lines: d.Lines, Bytes: d.Bytes, LastScan: isoTime(d.LastScan)})
 			}
-			for _, m := range st.Malformed {
-				out.Malformed = append(out.Malformed, malformedJSON{File: filepath.Join(m.StateDir, filepath.FromSlash(m.Path)), Line: m.Line, Error: m.Error})
-			}
+			out.Malformed, out.Repaired, out.RepairedTotal = lineList(st.Malformed), lineList(st.Repaired), int64(len(st.Repaired))+st.RepairedMore
 			for _, p := range st.Pending {
 				out.Pending = append(out.Pending, pendingJSON{File: filepath.Join(p.StateDir, filepath.FromSlash(p.Path)), Bytes: p.Bytes})
 			}
@@ -102,6 +104,12 @@ func (a *app) statusCommand() *cobra.Command {
 					a.printf("  %s:%d: %s\n", m.File, m.Line, m.Error)
 				}
 			}
+			if len(out.Repaired) > 0 {
+				a.printf("\nrepaired lines (%d): not valid JSON, decoded all the same:\n", out.RepairedTotal)
+				for _, m := range out.Repaired {
+					a.printf("  %s:%d: %s\n", m.File, m.Line, m.Error)
+				}
+			}
 			if len(out.Pending) > 0 {
 				a.printf("\npending tails (unterminated last lines, held back until their newline):\n")
 				for _, p := range out.Pending {
@@ -111,6 +119,15 @@ func (a *app) statusCommand() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// lineList is the JSON list of malformed or repaired lines.
+func lineList(lines []clawledger.MalformedLine) []malformedJSON {
+	out := []malformedJSON{}
+	for _, m := range lines {
+		out = append(out, malformedJSON{File: filepath.Join(m.StateDir, filepath.FromSlash(m.Path)), Line: m.Line, Error: m.Error})
+	}
+	return out
 }
 
 func containsPath(dirs []stateDirJSON, p string) bool {
