@@ -1,0 +1,870 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/cortex"
+	"github.com/clawledger/clawledger/search"
+)
+
+var (
+	_ clawledger.CortexStore  = (*DB)(nil)
+	_ clawledger.CortexReader = (*DB)(nil)
+)
+
+// cortexCommitRows is how many rows an update writes before it commits
+// (with its progress); a rebuild commits once.
+const cortexCommitRows = 20000
+
+// cortexIndexSig renders the index fields the cortex derives facets from,
+// for the newest index entry i naming a session (see sessionSelect).
+const cortexIndexSig = `coalesce(i.session_key, '') || char(31) || coalesce(i.chat_type, '') || char(31) ||
+	coalesce(i.channel, '') || char(31) || coalesce(i.last_channel, '') || char(31) || coalesce(i.last_to, '') || char(31) ||
+	coalesce(i.group_id, '')`
+
+// CortexSources lists the transcripts the cortex is behind on: new ones,
+// grown ones, replaced ones (stale) and those whose index fields changed;
+// with all, every transcript as if none were derived.
+func (db *DB) CortexSources(ctx context.Context, all bool) ([]*clawledger.CortexSource, bool, error) {
+	q, err := db.smallRead(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if !all {
+		var n int
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM cortex_current`).Scan(&n); err != nil || n > 0 {
+			return nil, n > 0, err
+		}
+	}
+	where := ""
+	if !all {
+		where = `WHERE stale OR seen IS NULL OR seen <> lines OR derived_sig <> sig`
+	}
+	srcs, err := queryAll(ctx, q, func(r scanner) (*clawledger.CortexSource, error) {
+		s := &clawledger.CortexSource{Offset: -1}
+		var class, state string
+		var seen, offset sql.NullInt64
+		var derived sql.NullString
+		var key, chatType, channel, lastChannel, lastTo, group, display sql.NullString
+		if err := r.Scan(&s.SourceID, &s.AgentID, &s.SessionID, &s.Path, &class, &s.Lines, &s.Stale, &seen, &offset, &derived,
+			&state, &s.IndexSig, &key, &chatType, &channel, &lastChannel, &lastTo, &group, &display); err != nil {
+			return nil, err
+		}
+		s.Class = clawledger.FileClass(class)
+		if key.Valid {
+			s.Index = &clawledger.IndexEntry{Key: key.String, SessionID: s.SessionID, ChatType: chatType.String,
+				Channel: channel.String, LastChannel: lastChannel.String, LastTo: lastTo.String, GroupID: group.String,
+				DisplayName: display.String}
+		}
+		if !all && seen.Valid {
+			s.Seen, s.Offset, s.DerivedSig = seen.Int64, offset.Int64, derived.String
+			if state != "" {
+				s.State = []byte(state)
+			}
+		}
+		if all {
+			s.Stale = false
+		}
+		return s, nil
+	}, `WITH cur AS (
+		SELECT s.id, s.agent_id, coalesce(nullif(se.session_id, ''), s.file_session_id) AS session_id, s.rel_path, s.class,
+			s.line_count AS lines, x.source_id IS NOT NULL AS stale, c.line_count AS seen, c.max_offset, c.index_sig AS derived_sig,
+			coalesce(c.state, '') AS state, `+cortexIndexSig+` AS sig,
+			i.session_key, i.chat_type, i.channel, i.last_channel, i.last_to, i.group_id, i.display_name
+		FROM sources s
+		LEFT JOIN sessions se ON se.source_id = s.id
+		LEFT JOIN cortex_sources c ON c.source_id = s.id
+		LEFT JOIN cortex_stale x ON x.source_id = s.id
+		LEFT JOIN session_index i ON i.rowid = (
+			SELECT i2.rowid FROM session_index i2 CROSS JOIN sources y ON y.id = i2.source_id
+			WHERE i2.session_id = se.session_id AND i2.agent_id = se.agent_id AND y.state_dir_id = s.state_dir_id AND y.gone_at_ms = 0
+			ORDER BY i2.updated_ms DESC LIMIT 1)
+		WHERE s.kind = 'transcript')
+		SELECT id, agent_id, session_id, rel_path, class, lines, stale, seen, max_offset, derived_sig, state, sig,
+			session_key, chat_type, channel, last_channel, last_to, group_id, display_name
+		FROM cur `+where+` ORDER BY id`)
+	return srcs, false, err
+}
+
+// CortexLines reads a transcript's stored lines after an offset, in file
+// order, through the read pool (a rebuild holds the writer connection in
+// its transaction meanwhile). The line's bytes are valid during fn only.
+func (db *DB) CortexLines(ctx context.Context, sourceID, after int64, limit int, fn func(*clawledger.CortexLine) error) error {
+	rows, err := db.r.QueryContext(ctx, `SELECT offset, line_no, status, coalesce(entry_id, ''), raw FROM lines
+		WHERE source_id = ? AND offset > ? ORDER BY offset LIMIT ?`, sourceID, after, limit)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var l clawledger.CortexLine
+	var raw sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&l.Offset, &l.No, &l.Status, &l.EntryID, &raw); err != nil {
+			return err
+		}
+		l.Raw = raw
+		if err := fn(&l); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// cortexTx writes cortex changes on the writer connection, in transactions
+// of about cortexCommitRows rows (one for a rebuild). The facet totals of
+// every facet a transaction touched are brought up to date before it
+// commits.
+type cortexTx struct {
+	db      *DB
+	ctx     context.Context
+	whole   bool
+	tx      *sql.Tx
+	stmts   map[string]*sql.Stmt
+	pending int
+	touched map[facetKey]bool
+	all     bool // every facet's totals need recounting (a rebuild)
+}
+
+type facetKey struct {
+	typ   clawledger.FacetType
+	value string
+}
+
+// BeginCortex starts a cortex write; a rebuild empties the cortex first.
+func (db *DB) BeginCortex(ctx context.Context, rebuild bool) (clawledger.CortexTx, error) {
+	t := &cortexTx{db: db, ctx: context.WithoutCancel(ctx), whole: rebuild, touched: map[facetKey]bool{}}
+	if rebuild {
+		if err := t.begin(); err != nil {
+			return nil, err
+		}
+		for _, q := range []string{`DELETE FROM cortex_sources`, `DELETE FROM cortex_stale`, `DELETE FROM cortex_current`,
+			`DELETE FROM cortex_episodes`, `DELETE FROM cortex_terms`, `DELETE FROM cortex_facet_episodes`,
+			`DELETE FROM cortex_facets`, `DELETE FROM cortex_links`} {
+			if err := t.exec(q); err != nil {
+				t.Rollback()
+				return nil, err
+			}
+		}
+		t.all = true
+	}
+	return t, nil
+}
+
+func (t *cortexTx) begin() error {
+	if t.tx != nil {
+		return nil
+	}
+	tx, err := t.db.ownTx(t.ctx)
+	if err != nil {
+		return err
+	}
+	t.tx, t.stmts, t.pending = tx, map[string]*sql.Stmt{}, 0
+	return nil
+}
+
+func (t *cortexTx) stmt(q string) (*sql.Stmt, error) {
+	if s := t.stmts[q]; s != nil {
+		return s, nil
+	}
+	s, err := t.tx.PrepareContext(t.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	t.stmts[q] = s
+	return s, nil
+}
+
+func (t *cortexTx) exec(q string, args ...any) error {
+	s, err := t.stmt(q)
+	if err != nil {
+		return err
+	}
+	_, err = s.ExecContext(t.ctx, args...)
+	return err
+}
+
+// Put stores one transcript's change: its episodes from c.From on are
+// replaced, with their terms, facets and links, and its progress.
+func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
+	if err := t.begin(); err != nil {
+		return err
+	}
+	from := clawledger.EpisodeID(c.SourceID, c.From)
+	_, hi := clawledger.EpisodeIDRange(c.SourceID)
+	if !t.all {
+		// the facets of the episodes replaced need their totals recounted
+		rows, err := t.tx.QueryContext(t.ctx, `SELECT type, value FROM cortex_facet_episodes WHERE episode_id BETWEEN ? AND ?`, from, hi)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var k facetKey
+			if err := rows.Scan(&k.typ, &k.value); err != nil {
+				rows.Close()
+				return err
+			}
+			t.touched[k] = true
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+	}
+	for _, q := range []string{
+		`DELETE FROM cortex_facet_episodes WHERE episode_id BETWEEN ? AND ?`,
+		`DELETE FROM cortex_terms WHERE episode_id BETWEEN ? AND ?`,
+		`DELETE FROM cortex_links WHERE episode_id BETWEEN ? AND ?`,
+		`DELETE FROM cortex_episodes WHERE id BETWEEN ? AND ?`,
+	} {
+		if err := t.exec(q, from, hi); err != nil {
+			return err
+		}
+	}
+	for _, ep := range c.Episodes {
+		if err := t.putEpisode(ep); err != nil {
+			return err
+		}
+	}
+	for i := range c.Facets {
+		f := &c.Facets[i]
+		ids, _ := json.Marshal(nonNil(f.EntryIDs))
+		if err := t.exec(`INSERT INTO cortex_facet_episodes(type, value, episode_id, count, first_ms, last_ms, confidence, entry_ids)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?)`, f.Type, f.Value, f.EpisodeID, f.Count, f.FirstMs, f.LastMs, f.Confidence, string(ids)); err != nil {
+			return fmt.Errorf("facet %s %q: %w", f.Type, f.Value, err)
+		}
+		if !t.all {
+			t.touched[facetKey{f.Type, f.Value}] = true
+		}
+	}
+	for _, l := range c.Links {
+		if err := t.exec(`INSERT OR IGNORE INTO cortex_links(episode_id, from_type, from_value, relation, to_type, to_value)
+			VALUES(?, ?, ?, ?, ?, ?)`, l.EpisodeID, l.FromType, l.From, l.Relation, l.ToType, l.To); err != nil {
+			return err
+		}
+	}
+	// a vector stays while its episode's summary is the one it was made from
+	if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id BETWEEN ? AND ? AND NOT EXISTS (
+		SELECT 1 FROM cortex_episodes e WHERE e.id = cortex_vectors.episode_id AND e.summary_hash = cortex_vectors.hash)`, from, hi); err != nil {
+		return err
+	}
+	if err := t.exec(`INSERT INTO cortex_sources(source_id, line_count, max_offset, index_sig, state) VALUES(?, ?, ?, ?, ?)
+		ON CONFLICT(source_id) DO UPDATE SET line_count = excluded.line_count, max_offset = excluded.max_offset,
+		index_sig = excluded.index_sig, state = excluded.state`, c.SourceID, c.Seen, c.Offset, c.IndexSig, string(c.State)); err != nil {
+		return err
+	}
+	if err := t.exec(`DELETE FROM cortex_stale WHERE source_id = ?`, c.SourceID); err != nil {
+		return err
+	}
+	t.pending += 1 + len(c.Episodes)*4 + len(c.Facets) + len(c.Links)
+	if t.pending >= cortexCommitRows && !t.whole {
+		return t.commit()
+	}
+	return nil
+}
+
+func summaryJSON(s clawledger.EpisodeSummary) string {
+	s.FilesRead, s.FilesModified, s.Commands = nonNil(s.FilesRead), nonNil(s.FilesModified), nonNil(s.Commands)
+	s.URLs, s.Errors = nonNil(s.URLs), nonNil(s.Errors)
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func summaryHash(ep *clawledger.Episode) []byte {
+	h := sha256.Sum256([]byte(ep.SummaryText()))
+	return h[:]
+}
+
+func (t *cortexTx) putEpisode(ep *clawledger.Episode) error {
+	if err := t.exec(`INSERT INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id, end_entry_id,
+		start_line, end_line, start_ms, end_ms, entries, messages, tool_calls, errors, tokens, cost, summary, summary_hash)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ep.ID, ep.SourceID, ep.Seq, ep.AgentID, ep.SessionID, ep.Boundary, ep.StartEntryID, ep.EndEntryID,
+		ep.StartLine, ep.EndLine, ep.StartMs, ep.EndMs, ep.Entries, ep.Messages, ep.ToolCalls, ep.Errors, ep.Tokens, ep.Cost,
+		summaryJSON(ep.Summary), summaryHash(ep)); err != nil {
+		return fmt.Errorf("episode %d: %w", ep.Seq, err)
+	}
+	for _, tc := range ep.Terms {
+		if err := t.exec(`INSERT INTO cortex_terms(episode_id, term, tf) VALUES(?, ?, ?)`, ep.ID, tc.Term, tc.Count); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Commit brings the facet totals up to date and commits; current marks
+// the cortex current with the ledger (after dropping what it holds of
+// transcripts the ledger no longer has).
+func (t *cortexTx) Commit(ctx context.Context, current bool) error {
+	if err := t.begin(); err != nil {
+		return err
+	}
+	if current {
+		gone, err := queryAll(t.ctx, t.tx, func(r scanner) (id int64, err error) { return id, r.Scan(&id) },
+			`SELECT source_id FROM cortex_sources WHERE source_id NOT IN (SELECT id FROM sources WHERE kind = 'transcript')`)
+		if err != nil {
+			return err
+		}
+		for _, id := range gone {
+			if err := t.Put(ctx, &clawledger.CortexChange{SourceID: id}); err != nil {
+				return err
+			}
+			if err := t.exec(`DELETE FROM cortex_sources WHERE source_id = ?`, id); err != nil {
+				return err
+			}
+		}
+		if err := t.begin(); err != nil { // Put may have committed
+			return err
+		}
+		if err := t.exec(`INSERT OR IGNORE INTO cortex_current(id) VALUES (1)`); err != nil {
+			return err
+		}
+	}
+	return t.commit()
+}
+
+// commit recounts the touched facets' totals and commits.
+func (t *cortexTx) commit() error {
+	if t.tx == nil {
+		return nil
+	}
+	if err := t.recount(); err != nil {
+		return err
+	}
+	for _, s := range t.stmts {
+		s.Close()
+	}
+	tx := t.tx
+	t.tx, t.stmts = nil, nil
+	if err := t.db.commitWrite(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return nil
+}
+
+// recountAllPast is how many touched facets make recounting every facet
+// cheaper than recounting each.
+const recountAllPast = 5000
+
+// recount brings cortex_facets up to date for the facets touched.
+func (t *cortexTx) recount() error {
+	if t.all || len(t.touched) > recountAllPast {
+		t.all, t.touched = false, map[facetKey]bool{}
+		if err := t.exec(`DELETE FROM cortex_facets`); err != nil {
+			return err
+		}
+		return t.insertTotals(`SELECT type, value, sum(count), count(*), coalesce(min(nullif(first_ms, 0)), 0), max(last_ms),
+			max(confidence) FROM cortex_facet_episodes GROUP BY type, value`)
+	}
+	for k := range t.touched {
+		if err := t.exec(`DELETE FROM cortex_facets WHERE type = ? AND value = ?`, k.typ, k.value); err != nil {
+			return err
+		}
+		if err := t.insertTotals(`SELECT type, value, sum(count), count(*), coalesce(min(nullif(first_ms, 0)), 0), max(last_ms),
+			max(confidence) FROM cortex_facet_episodes WHERE type = ? AND value = ? GROUP BY type, value`, k.typ, k.value); err != nil {
+			return err
+		}
+	}
+	clear(t.touched)
+	return nil
+}
+
+// insertTotals stores the facet totals a query returns (read first: the
+// lookup key is computed here).
+func (t *cortexTx) insertTotals(query string, args ...any) error {
+	facets, err := queryAll(t.ctx, t.tx, scanFacet, query, args...)
+	if err != nil {
+		return err
+	}
+	for _, f := range facets {
+		if err := t.exec(`INSERT INTO cortex_facets(type, value, lookup, count, episodes, first_ms, last_ms, confidence)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?)`, f.Type, f.Value, cortex.LookupKey(f.Type, f.Value), f.Count, f.Episodes,
+			f.FirstMs, f.LastMs, f.Confidence); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func scanFacet(r scanner) (*clawledger.Facet, error) {
+	f := &clawledger.Facet{}
+	err := r.Scan(&f.Type, &f.Value, &f.Count, &f.Episodes, &f.FirstMs, &f.LastMs, &f.Confidence)
+	return f, err
+}
+
+func (t *cortexTx) Rollback() error {
+	if t.tx == nil {
+		return nil
+	}
+	for _, s := range t.stmts {
+		s.Close()
+	}
+	err := t.tx.Rollback()
+	t.tx, t.stmts = nil, nil
+	return err
+}
+
+const episodeColumns = `e.id, e.source_id, e.seq, e.agent_id, e.session_id, e.boundary, e.start_entry_id, e.end_entry_id,
+	e.start_line, e.end_line, e.start_ms, e.end_ms, e.entries, e.messages, e.tool_calls, e.errors, e.tokens, e.cost, e.summary`
+
+func scanEpisode(r scanner, extra ...any) (*clawledger.Episode, error) {
+	ep := &clawledger.Episode{}
+	var summary string
+	dest := append([]any{&ep.ID, &ep.SourceID, &ep.Seq, &ep.AgentID, &ep.SessionID, &ep.Boundary, &ep.StartEntryID,
+		&ep.EndEntryID, &ep.StartLine, &ep.EndLine, &ep.StartMs, &ep.EndMs, &ep.Entries, &ep.Messages, &ep.ToolCalls,
+		&ep.Errors, &ep.Tokens, &ep.Cost, &summary}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(summary), &ep.Summary); err != nil {
+		return nil, fmt.Errorf("episode %d: summary: %w", ep.ID, err)
+	}
+	return ep, nil
+}
+
+// CortexEpisodes lists episodes: a few transcripts' in file order, else
+// newest first.
+func (db *DB) CortexEpisodes(ctx context.Context, f clawledger.EpisodeFilter) ([]*clawledger.Episode, error) {
+	var conds []string
+	var args []any
+	order := `e.end_ms DESC, e.id DESC`
+	if f.SourceIDs != nil {
+		conds = append(conds, `e.source_id IN (SELECT value FROM json_each(?))`)
+		args = append(args, idList(f.SourceIDs))
+		order = `e.id`
+	}
+	if f.Agent != "" {
+		conds = append(conds, `e.agent_id = ?`)
+		args = append(args, f.Agent)
+	}
+	if f.Since > 0 {
+		conds = append(conds, `e.end_ms >= ?`)
+		args = append(args, f.Since)
+	}
+	if f.Until > 0 {
+		conds = append(conds, `e.start_ms < ?`)
+		args = append(args, f.Until)
+	}
+	q := `SELECT ` + episodeColumns + ` FROM cortex_episodes e`
+	if len(conds) > 0 {
+		q += ` WHERE ` + strings.Join(conds, " AND ")
+	}
+	q += ` ORDER BY ` + order
+	if f.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	eps, err := queryAll(ctx, db.r, func(r scanner) (*clawledger.Episode, error) { return scanEpisode(r) }, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return eps, db.attachTerms(ctx, eps)
+}
+
+// attachTerms reads the episodes' terms.
+func (db *DB) attachTerms(ctx context.Context, eps []*clawledger.Episode) error {
+	byID := make(map[int64]*clawledger.Episode, len(eps))
+	ids := make([]int64, len(eps))
+	for i, ep := range eps {
+		byID[ep.ID], ids[i] = ep, ep.ID
+	}
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		rows, err := db.r.QueryContext(ctx, `SELECT episode_id, term, tf FROM cortex_terms
+			WHERE episode_id IN (SELECT value FROM json_each(?)) ORDER BY episode_id, tf DESC, term`, idList(ids[:n]))
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			var tc clawledger.TermCount
+			if err := rows.Scan(&id, &tc.Term, &tc.Count); err != nil {
+				rows.Close()
+				return err
+			}
+			byID[id].Terms = append(byID[id].Terms, tc)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// CortexEpisodeFacets returns the facets of episodes, by episode, type
+// and value.
+func (db *DB) CortexEpisodeFacets(ctx context.Context, episodeIDs []int64) ([]clawledger.FacetOccurrence, error) {
+	var out []clawledger.FacetOccurrence
+	for rest := episodeIDs; len(rest) > 0; {
+		n := min(len(rest), 500)
+		part, err := queryAll(ctx, db.r, func(r scanner) (clawledger.FacetOccurrence, error) {
+			var o clawledger.FacetOccurrence
+			var ids string
+			if err := r.Scan(&o.EpisodeID, &o.Type, &o.Value, &o.Count, &o.FirstMs, &o.LastMs, &o.Confidence, &ids); err != nil {
+				return o, err
+			}
+			return o, json.Unmarshal([]byte(ids), &o.EntryIDs)
+		}, `SELECT episode_id, type, value, count, first_ms, last_ms, confidence, entry_ids FROM cortex_facet_episodes
+			WHERE episode_id IN (SELECT value FROM json_each(?)) ORDER BY episode_id, type, value`, idList(rest[:n]))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+		rest = rest[n:]
+	}
+	return out, nil
+}
+
+// CortexFacets lists facets, most widespread first (by episodes, then
+// occurrences); topics are the episodes' terms weighed by TF-IDF.
+func (db *DB) CortexFacets(ctx context.Context, f clawledger.FacetFilter) ([]*clawledger.Facet, error) {
+	if f.Type == clawledger.FacetTopic {
+		return db.topicFacets(ctx, f)
+	}
+	var q string
+	var args []any
+	if f.Agent == "" {
+		q = `SELECT type, value, count, episodes, first_ms, last_ms, confidence FROM cortex_facets`
+		if f.Type != "" {
+			q += ` WHERE type = ?`
+			args = append(args, f.Type)
+		}
+	} else {
+		q = `SELECT o.type, o.value, sum(o.count) AS count, count(*) AS episodes, coalesce(min(nullif(o.first_ms, 0)), 0),
+			max(o.last_ms), max(o.confidence)
+			FROM cortex_facet_episodes o JOIN cortex_episodes e ON e.id = o.episode_id WHERE e.agent_id = ?`
+		args = append(args, f.Agent)
+		if f.Type != "" {
+			q += ` AND o.type = ?`
+			args = append(args, f.Type)
+		}
+		q += ` GROUP BY o.type, o.value`
+	}
+	q += ` ORDER BY episodes DESC, count DESC, type, value`
+	if f.Top > 0 {
+		q += ` LIMIT ?`
+		args = append(args, f.Top)
+	}
+	return queryAll(ctx, db.r, scanFacet, q, args...)
+}
+
+// topicFacets weighs every term by how often it occurs and how few
+// episodes share it: sum of tf times ln((1 + N) / (1 + df)).
+func (db *DB) topicFacets(ctx context.Context, f clawledger.FacetFilter) ([]*clawledger.Facet, error) {
+	join, where, args := ``, ``, []any{}
+	if f.Agent != "" {
+		where, args = ` WHERE e.agent_id = ?`, append(args, f.Agent)
+	}
+	join = ` JOIN cortex_episodes e ON e.id = t.episode_id`
+	var n int64
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM cortex_episodes e`+where, args...).Scan(&n); err != nil {
+		return nil, err
+	}
+	facets, err := queryAll(ctx, db.r, func(r scanner) (*clawledger.Facet, error) {
+		x := &clawledger.Facet{Type: clawledger.FacetTopic, Confidence: 1}
+		err := r.Scan(&x.Value, &x.Count, &x.Episodes, &x.FirstMs, &x.LastMs)
+		return x, err
+	}, `SELECT t.term, sum(t.tf), count(*), coalesce(min(nullif(e.start_ms, 0)), 0), max(e.end_ms) FROM cortex_terms t`+join+where+
+		` GROUP BY t.term`, args...)
+	if err != nil {
+		return nil, err
+	}
+	score := func(x *clawledger.Facet) float64 {
+		return float64(x.Count) * math.Log(float64(1+n)/float64(1+x.Episodes))
+	}
+	slices.SortFunc(facets, func(a, b *clawledger.Facet) int {
+		if sa, sb := score(a), score(b); sa != sb {
+			if sa > sb {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Value, b.Value)
+	})
+	if f.Top > 0 && len(facets) > f.Top {
+		facets = facets[:f.Top]
+	}
+	if len(facets) > 0 && score(facets[0]) > 0 {
+		best := score(facets[0])
+		for _, x := range facets {
+			x.Confidence = math.Round(max(score(x), 0)/best*1000) / 1000
+		}
+	}
+	return facets, nil
+}
+
+// CortexEntity lists the episodes that touched an entity, newest first.
+func (db *DB) CortexEntity(ctx context.Context, q clawledger.EntityQuery) ([]*clawledger.EntityHit, error) {
+	value := strings.TrimSpace(q.Value)
+	if value == "" {
+		return nil, nil
+	}
+	// the facets it may name: by value, or by the key a file (base name)
+	// or a URL (host) is also found by
+	lookups := []string{strings.ToLower(value), strings.ToLower(path.Base(value)), cortex.LookupKey(clawledger.FacetURL, value)}
+	cond, args := `(value = ? OR lookup IN (SELECT value FROM json_each(?)))`, []any{value, jsonStrings(lookups)}
+	if q.Type != "" {
+		cond += ` AND type = ?`
+		args = append(args, q.Type)
+	}
+	cands, err := queryAll(ctx, db.r, func(r scanner) (facetKey, error) {
+		var k facetKey
+		err := r.Scan(&k.typ, &k.value)
+		return k, err
+	}, `SELECT type, value FROM cortex_facets WHERE `+cond+` ORDER BY type, value`, args...)
+	if err != nil {
+		return nil, err
+	}
+	var keys []facetKey
+	for _, k := range cands {
+		if cortex.MatchesEntity(k.typ, k.value, value) {
+			keys = append(keys, k)
+		}
+	}
+	var hits []*clawledger.EntityHit
+	for _, k := range keys {
+		hs, err := db.entityHits(ctx, k, q)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, hs...)
+	}
+	if q.Type == "" || q.Type == clawledger.FacetTopic {
+		hs, err := db.topicHits(ctx, strings.ToLower(value), q)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, hs...)
+	}
+	slices.SortStableFunc(hits, func(a, b *clawledger.EntityHit) int {
+		if a.Episode.EndMs != b.Episode.EndMs {
+			return -cmpInt(a.Episode.EndMs, b.Episode.EndMs)
+		}
+		if a.Episode.ID != b.Episode.ID {
+			return -cmpInt(a.Episode.ID, b.Episode.ID)
+		}
+		if a.Occurrence.Type != b.Occurrence.Type {
+			return strings.Compare(string(a.Occurrence.Type), string(b.Occurrence.Type))
+		}
+		return strings.Compare(a.Occurrence.Value, b.Occurrence.Value)
+	})
+	if q.Limit > 0 && len(hits) > q.Limit {
+		hits = hits[:q.Limit]
+	}
+	return hits, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func jsonStrings(s []string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func (db *DB) entityHits(ctx context.Context, k facetKey, q clawledger.EntityQuery) ([]*clawledger.EntityHit, error) {
+	query := `SELECT ` + episodeColumns + `, o.count, o.first_ms, o.last_ms, o.confidence, o.entry_ids
+		FROM cortex_facet_episodes o JOIN cortex_episodes e ON e.id = o.episode_id
+		WHERE o.type = ? AND o.value = ?`
+	args := []any{k.typ, k.value}
+	if q.Agent != "" {
+		query += ` AND e.agent_id = ?`
+		args = append(args, q.Agent)
+	}
+	query += ` ORDER BY e.end_ms DESC, e.id DESC`
+	if q.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, q.Limit)
+	}
+	return queryAll(ctx, db.r, func(r scanner) (*clawledger.EntityHit, error) {
+		h := &clawledger.EntityHit{Occurrence: clawledger.FacetOccurrence{Type: k.typ, Value: k.value}}
+		o := &h.Occurrence
+		var ids string
+		ep, err := scanEpisode(r, &o.Count, &o.FirstMs, &o.LastMs, &o.Confidence, &ids)
+		if err != nil {
+			return nil, err
+		}
+		h.Episode, o.EpisodeID = ep, ep.ID
+		if err := json.Unmarshal([]byte(ids), &o.EntryIDs); err != nil {
+			return nil, err
+		}
+		return h, nil
+	}, query, args...)
+}
+
+// topicHits are the episodes among whose most frequent words a term is.
+func (db *DB) topicHits(ctx context.Context, term string, q clawledger.EntityQuery) ([]*clawledger.EntityHit, error) {
+	query := `SELECT ` + episodeColumns + `, t.tf FROM cortex_terms t JOIN cortex_episodes e ON e.id = t.episode_id WHERE t.term = ?`
+	args := []any{term}
+	if q.Agent != "" {
+		query += ` AND e.agent_id = ?`
+		args = append(args, q.Agent)
+	}
+	query += ` ORDER BY e.end_ms DESC, e.id DESC`
+	if q.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, q.Limit)
+	}
+	return queryAll(ctx, db.r, func(r scanner) (*clawledger.EntityHit, error) {
+		h := &clawledger.EntityHit{Occurrence: clawledger.FacetOccurrence{Type: clawledger.FacetTopic, Value: term}}
+		ep, err := scanEpisode(r, &h.Occurrence.Count)
+		if err != nil {
+			return nil, err
+		}
+		h.Episode, h.Occurrence.EpisodeID = ep, ep.ID
+		h.Occurrence.FirstMs, h.Occurrence.LastMs = ep.StartMs, ep.EndMs
+		return h, nil
+	}, query, args...)
+}
+
+// CortexTerms returns the number of episodes and the document frequency of
+// terms (every term's without any), over an agent's episodes if named.
+func (db *DB) CortexTerms(ctx context.Context, agent string, terms []string) (int64, map[string]int64, error) {
+	where, args := ``, []any{}
+	if agent != "" {
+		where, args = ` WHERE e.agent_id = ?`, []any{agent}
+	}
+	var n int64
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM cortex_episodes e`+where, args...).Scan(&n); err != nil {
+		return 0, nil, err
+	}
+	q := `SELECT t.term, count(*) FROM cortex_terms t`
+	if agent != "" {
+		q += ` JOIN cortex_episodes e ON e.id = t.episode_id WHERE e.agent_id = ?`
+	}
+	if terms != nil {
+		if agent != "" {
+			q += ` AND`
+		} else {
+			q += ` WHERE`
+		}
+		q += ` t.term IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonStrings(terms))
+	}
+	q += ` GROUP BY t.term`
+	df := map[string]int64{}
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		var c int64
+		if err := rows.Scan(&t, &c); err != nil {
+			return 0, nil, err
+		}
+		df[t] = c
+	}
+	return n, df, rows.Err()
+}
+
+// Episode vectors live in their own table, in the encoding and embedding
+// space of the chunk vectors, made through the same content-keyed
+// embedding cache (search.EmbedPending over EpisodeVectors).
+
+// cortexSpaceKey is where cortex_meta names the space of cortex_vectors.
+const cortexSpaceKey = "vector_space"
+
+// EpisodeVectors returns the store of episode summary vectors of an
+// embedding space (search.SpaceString): vectors of another space are
+// deleted first. Hand it to search.EmbedPending to embed every episode
+// whose summary has no vector yet.
+func (db *DB) EpisodeVectors(ctx context.Context, space string) (search.VectorStore, error) {
+	tx, err := db.ownTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var cur string
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM cortex_meta WHERE key = ?`, cortexSpaceKey).Scan(&cur); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	if cur != space {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM cortex_vectors`); err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO cortex_meta(key, value) VALUES(?, ?)`, cortexSpaceKey, space); err != nil {
+			return nil, err
+		}
+	}
+	return episodeVectors{db}, db.commitWrite(tx)
+}
+
+type episodeVectors struct{ db *DB }
+
+const unembeddedEpisodes = `FROM cortex_episodes e WHERE NOT EXISTS (
+	SELECT 1 FROM cortex_vectors v WHERE v.episode_id = e.id AND v.hash = e.summary_hash)`
+
+func (v episodeVectors) UnembeddedChunks(ctx context.Context, afterID int64, limit int) ([]search.PendingChunk, error) {
+	return queryAll(ctx, v.db.r, func(r scanner) (search.PendingChunk, error) {
+		ep, err := scanEpisode(r)
+		if err != nil {
+			return search.PendingChunk{}, err
+		}
+		return search.PendingChunk{ID: ep.ID, Text: ep.SummaryText()}, nil
+	}, `SELECT `+episodeColumns+` `+unembeddedEpisodes+` AND e.id > ? ORDER BY e.id LIMIT ?`, afterID, limit)
+}
+
+func (v episodeVectors) CountUnembedded(ctx context.Context) (int64, error) {
+	var n int64
+	err := v.db.r.QueryRowContext(ctx, `SELECT count(*) `+unembeddedEpisodes).Scan(&n)
+	return n, err
+}
+
+// PutVectors stores episode vectors, each with the summary it was made
+// from (an episode deleted meanwhile is skipped).
+func (v episodeVectors) PutVectors(ctx context.Context, ids []int64, vecs [][]float32) error {
+	tx, err := v.db.ownTx(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := execEach(ctx, tx, `INSERT OR REPLACE INTO cortex_vectors(episode_id, hash, vec)
+		SELECT id, summary_hash, ? FROM cortex_episodes WHERE id = ?`, len(ids),
+		func(i int) []any { return []any{search.EncodeVector(vecs[i]), ids[i]} }); err != nil {
+		return err
+	}
+	return v.db.commitWrite(tx)
+}
+
+// LoadEpisodeVectors adds every current episode vector to x (kind
+// "episode", role the boundary, time the episode's end).
+func (db *DB) LoadEpisodeVectors(ctx context.Context, x *search.VectorIndex) error {
+	rows, err := db.r.QueryContext(ctx, `SELECT e.id, e.source_id, e.end_ms, e.agent_id, e.boundary, v.vec
+		FROM cortex_vectors v JOIN cortex_episodes e ON e.id = v.episode_id AND e.summary_hash = v.hash ORDER BY e.id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	kind := []byte("episode")
+	for rows.Next() {
+		var id int64
+		var m search.VectorMeta
+		var agent, role, blob sql.RawBytes
+		if err := rows.Scan(&id, &m.SourceID, &m.TsMs, &agent, &role, &blob); err != nil {
+			return err
+		}
+		if err := x.AddEncoded(id, m, blob, agent, role, kind); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
