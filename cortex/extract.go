@@ -169,7 +169,7 @@ func appendFile(out []finding, raw, cwd string, mode fileMode) []finding {
 		return out
 	}
 	f := finding{typ: clawledger.FacetFile, value: v, conf: 1, mode: mode, n: 1}
-	if masked := redact.Secrets(strings.TrimSpace(raw)); masked != v {
+	if masked := mask(strings.TrimSpace(raw)); masked != v {
 		f.raw = masked
 	}
 	return append(out, f)
@@ -181,8 +181,8 @@ func appendURL(out []finding, raw string) []finding {
 		return out
 	}
 	f := finding{typ: clawledger.FacetURL, value: v, conf: 1, n: 1}
-	if masked := redact.Secrets(strings.TrimSpace(raw)); masked != v && NormalizeURL(masked) == v {
-		f.raw = masked // only when masking alone did not hide a credential in a parameter
+	if masked := mask(strings.TrimSpace(raw)); masked != v {
+		f.raw = masked
 	}
 	return append(out, f)
 }
@@ -227,7 +227,7 @@ var errorKinds = []struct {
 	{ErrNetwork, regexp.MustCompile(`(?i)fetch failed|econnrefused|econnreset|enotfound|enetunreach|getaddrinfo|socket hang up|network|connection (?:refused|reset)|could not resolve`)},
 	{ErrAborted, regexp.MustCompile(`(?i)abort|cancel+ed|interrupted|killed|sigterm|sigint`)},
 	{ErrSyntax, regexp.MustCompile(`(?i)syntax ?error|parse error|unexpected token|invalid json|unexpected end of`)},
-	{ErrException, regexp.MustCompile(`(?i)traceback|exception|panic:|^[A-Za-z_.]*Error:`)},
+	{ErrException, regexp.MustCompile(`(?i)traceback|exception|panic:|^[A-Za-z_.]+(?:Error|Exception):`)},
 	{ErrExitCode, regexp.MustCompile(`(?i)exit(?:ed)? (?:with )?(?:code|status)|exit=|non-zero exit`)},
 }
 
@@ -246,7 +246,7 @@ const maxErrorText = 160
 
 // errorLine is an error as an episode summary lists it.
 func errorLine(source, msg string) string {
-	msg = strings.Join(strings.Fields(redact.Secrets(msg)), " ")
+	msg = mask(strings.Join(strings.Fields(msg), " "))
 	if len(msg) > maxErrorText {
 		msg = openclaw.Clip(msg, maxErrorText) + "…"
 	}

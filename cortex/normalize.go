@@ -38,14 +38,17 @@ var windowsPath = regexp.MustCompile(`^[A-Za-z]:[\\/]`)
 // relative (cleaned). Windows paths keep their drive, with forward
 // slashes. Secrets are masked.
 func NormalizePath(p, cwd string) string {
-	p = strings.Trim(strings.TrimSpace(p), `"'`)
+	p = strings.TrimSpace(p)
+	if len(p) >= 2 && (p[0] == '"' || p[0] == '\'') && p[len(p)-1] == p[0] {
+		p = p[1 : len(p)-1]
+	}
 	if rest, ok := strings.CutPrefix(p, "file://"); ok {
 		if u, err := url.PathUnescape(rest); err == nil {
 			rest = u
 		}
 		p = rest
 	}
-	if p == "" || strings.ContainsAny(p, "\n\x00") {
+	if p == "" {
 		return ""
 	}
 	switch {
@@ -60,6 +63,9 @@ func NormalizePath(p, cwd string) string {
 		p = path.Join(cwd, p)
 	default:
 		p = path.Clean(p)
+	}
+	if strings.ContainsAny(p, "\n\x00") {
+		return ""
 	}
 	return redact.Secrets(p)
 }
@@ -120,6 +126,9 @@ func NormalizeURL(raw string) string {
 		(u.Scheme == "http" && port == "80" || u.Scheme == "https" && port == "443" || port == "") {
 		host = h
 	}
+	if host == "" {
+		return ""
+	}
 	u.Host = host
 	if u.Path == "" {
 		u.Path, u.RawPath = "/", ""
@@ -170,6 +179,31 @@ func URLsIn(s string) []string {
 	return out
 }
 
+var (
+	// a query parameter: its name and value
+	queryParam = regexp.MustCompile(`([?&])([A-Za-z0-9_.\-]+)=([^&\s#'"<>]*)`)
+	// the password of a URL's user info
+	urlPassword = regexp.MustCompile(`(://[^/\s:@]+):([^/\s@]+)@`)
+)
+
+// mask masks the secrets in text that leaves the ledger for the cortex:
+// what redact finds, and what URLs carry (credential parameters, user
+// passwords), wherever they are written (a command, an error, an ask).
+func mask(s string) string {
+	s = redact.Secrets(s)
+	if !strings.Contains(s, "=") && !strings.Contains(s, "@") {
+		return s
+	}
+	s = queryParam.ReplaceAllStringFunc(s, func(m string) string {
+		p := queryParam.FindStringSubmatch(m)
+		if !secretParam(p[2]) || p[3] == "" || p[3] == RedactedParam {
+			return m
+		}
+		return p[1] + p[2] + "=" + RedactedParam
+	})
+	return urlPassword.ReplaceAllString(s, "$1:"+RedactedParam+"@")
+}
+
 // maxCommand bounds a command facet: enough to tell commands apart.
 const maxCommand = 200
 
@@ -180,7 +214,7 @@ func NormalizeCommand(cmd string) string {
 	if cmd == "" {
 		return ""
 	}
-	cmd = redact.Secrets(cmd)
+	cmd = mask(cmd)
 	if len(cmd) > maxCommand {
 		cmd = openclaw.Clip(cmd, maxCommand) + "…"
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/openclaw"
-	"github.com/clawledger/clawledger/redact"
 	"github.com/clawledger/clawledger/transcript"
 )
 
@@ -201,8 +200,7 @@ func isAsk(e *clawledger.Entry) bool {
 // continuations open a user message that carries on the work before it
 // rather than asking for new work, however long the pause before it.
 var continuations = map[string]bool{"continue": true, "go": true, "keep": true, "carry": true, "proceed": true,
-	"resume": true, "yes": true, "y": true, "ok": true, "okay": true, "sure": true, "next": true, "and": true,
-	"still": true, "done": true, "retry": true, "again": true, "please": true, "thanks": true, "thank": true}
+	"resume": true, "yes": true, "y": true, "ok": true, "okay": true, "sure": true, "retry": true}
 
 // continuation reports whether a short user message only carries on
 // ("continue", "ok go on", "yes please").
@@ -313,7 +311,7 @@ func addUnique(list []string, s string, limit int) []string {
 
 // oneLine collapses whitespace, masks secrets and clips to n bytes.
 func oneLine(s string, n int) string {
-	s = redact.Secrets(strings.Join(strings.Fields(s), " "))
+	s = mask(strings.Join(strings.Fields(s), " "))
 	if len(s) > n {
 		s = openclaw.Clip(s, n) + "…"
 	}
