@@ -130,7 +130,10 @@ func (d *DB) Stable() error {
 // tables auth_profile_store and auth_profile_state).
 var readTables = []string{"schema_meta", "transcript_events", "transcript_rewrite_watermarks", "session_windows",
 	"session_nodes", "session_transcript_archives", "session_transcript_cold_archives", "cron_jobs",
-	"cron_run_receipts", "task_runs"}
+	"cron_run_receipts", "task_runs",
+	// the memory index (memory.go): the SQLite era's, and the file era's memory/<agentId>.sqlite
+	"memory_index_meta", "memory_index_sources", "memory_index_chunks", "memory_embedding_cache", "memory_entry_origins",
+	"meta", "files", "chunks", "embedding_cache"}
 
 // loadSchema learns, in one query, which of the tables read here exist
 // and their columns.
