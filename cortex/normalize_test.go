@@ -180,7 +180,7 @@ func TestContinuation(t *testing.T) {
 	for text, want := range map[string]bool{
 		"continue": true, "Continue.": true, "ok, go on": true, "yes please": true, "keep going": true,
 		"continue with the migration of the orders table please": false,
-		"Let's work on billing": false, "": false, "One more thing about it": false,
+		"Let's work on billing":                                  false, "": false, "One more thing about it": false,
 	} {
 		if got := continuation(text); got != want {
 			t.Errorf("continuation(%q) = %v", text, got)
