@@ -191,10 +191,12 @@ func (s *segmenter) add(l *clawledger.CortexLine) {
 	}
 }
 
-// isAsk reports whether an entry is a user asking for something.
+// isAsk reports whether an entry is a user asking for something: any user
+// message with text or images, a system-sent one too (a cron run's or a
+// heartbeat's prompt is the ask of its run).
 func isAsk(e *clawledger.Entry) bool {
 	m := e.Message
-	return m != nil && m.Role == "user" && m.Provenance != "internal_system" && (strings.TrimSpace(m.Text) != "" || m.Images > 0)
+	return m != nil && m.Role == "user" && (strings.TrimSpace(m.Text) != "" || m.Images > 0)
 }
 
 // continuations open a user message that carries on the work before it
@@ -370,12 +372,10 @@ func (s *segmenter) message(a *episodeAcc, m *clawledger.Message, entryID string
 			return
 		}
 		ep.Messages++
-		if m.Provenance != "internal_system" {
-			if !a.HasAsk && text != "" {
-				ep.Summary.Ask = oneLine(text, maxSummaryText)
-			}
-			a.HasAsk = true
+		if ep.Summary.Ask == "" && text != "" {
+			ep.Summary.Ask = oneLine(text, maxSummaryText)
 		}
+		a.HasAsk = true
 		a.TF.add(text)
 	case "assistant":
 		if m.Model == "delivery-mirror" { // a copy of a reply, as delivered
