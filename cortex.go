@@ -162,7 +162,6 @@ type Facet struct {
 // Entity relations.
 const (
 	RelationAlias     = "alias"      // a value as written (relative path, raw URL) -> its normalized value
-	RelationInProject = "in_project" // file -> the project (cwd) it lies under
 	RelationOnChannel = "on_channel" // peer -> the channel it was reached on
 )
 
@@ -213,10 +212,17 @@ func (s *CortexSource) Behind() int64 {
 	return max(s.Lines-s.Seen, 0)
 }
 
-// CortexLine is one stored transcript line as the cortex reads it.
+// CortexLine is one stored transcript line as the cortex reads it: its
+// entry as the ledger's derived columns describe it, or, for the few kinds
+// they do not describe in full (the header, bash executions, custom
+// entries, a user message without text), its raw bytes to parse.
 type CortexLine struct {
-	Line
-	EntryID string // the ledger's entry id (synthetic for v1 files)
+	Line           // Raw is set when Entry is nil
+	EntryID string // the ledger's entry id (synthetic for v1 files; empty for the header)
+	// Entry is nil when Raw must be parsed. A tool result's message has no
+	// text but carries the ledger's verdict by the error rule (IsError,
+	// ErrorText); an assistant message's Model is the model in use.
+	Entry *Entry
 }
 
 // CortexChange is what one derivation step changed in a transcript: its

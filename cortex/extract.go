@@ -214,31 +214,69 @@ const (
 	ErrOther         = "other"
 )
 
-// errorKinds classify an error's text, the most specific first.
+// errorKinds classify an error's text (lower case), the most specific
+// first: by phrases it contains, or HTTP status codes it names.
 var errorKinds = []struct {
-	kind string
-	re   *regexp.Regexp
+	kind    string
+	phrases []string
+	codes   []string
 }{
-	{ErrRateLimit, regexp.MustCompile(`(?i)rate.?limit|too many requests|\b429\b|overloaded`)},
-	{ErrContextLength, regexp.MustCompile(`(?i)context (?:length|window)|maximum context|too many tokens|prompt is too long`)},
-	{ErrTimeout, regexp.MustCompile(`(?i)timed? ?out|timeout|etimedout|deadline exceeded`)},
-	{ErrPermission, regexp.MustCompile(`(?i)permission denied|eacces|eperm|operation not permitted|forbidden|unauthori[sz]ed|\b40[13]\b`)},
-	{ErrNotFound, regexp.MustCompile(`(?i)no such file|enoent|command not found|not found|does not exist|cannot find|\b404\b`)},
-	{ErrNetwork, regexp.MustCompile(`(?i)fetch failed|econnrefused|econnreset|enotfound|enetunreach|getaddrinfo|socket hang up|network|connection (?:refused|reset)|could not resolve`)},
-	{ErrAborted, regexp.MustCompile(`(?i)abort|cancel+ed|interrupted|killed|sigterm|sigint`)},
-	{ErrSyntax, regexp.MustCompile(`(?i)syntax ?error|parse error|unexpected token|invalid json|unexpected end of`)},
-	{ErrException, regexp.MustCompile(`(?i)traceback|exception|panic:|^[A-Za-z_.]+(?:Error|Exception):`)},
-	{ErrExitCode, regexp.MustCompile(`(?i)exit(?:ed)? (?:with )?(?:code|status)|exit=|non-zero exit`)},
+	{ErrRateLimit, []string{"rate limit", "rate-limit", "ratelimit", "too many requests", "overloaded"}, []string{"429"}},
+	{ErrContextLength, []string{"context length", "context window", "maximum context", "too many tokens", "prompt is too long"}, nil},
+	{ErrTimeout, []string{"timed out", "time out", "timeout", "etimedout", "deadline exceeded"}, nil},
+	{ErrPermission, []string{"permission denied", "eacces", "eperm", "operation not permitted", "forbidden", "unauthorized", "unauthorised"}, []string{"401", "403"}},
+	{ErrNotFound, []string{"no such file", "enoent", "not found", "does not exist", "cannot find"}, []string{"404"}},
+	{ErrNetwork, []string{"fetch failed", "econnrefused", "econnreset", "enotfound", "enetunreach", "getaddrinfo", "socket hang up",
+		"network", "connection refused", "connection reset", "could not resolve"}, nil},
+	{ErrAborted, []string{"abort", "canceled", "cancelled", "interrupted", "killed", "sigterm", "sigint"}, nil},
+	{ErrSyntax, []string{"syntaxerror", "syntax error", "parse error", "unexpected token", "invalid json", "unexpected end of"}, nil},
+	{ErrException, []string{"traceback", "exception", "panic:"}, nil},
+	{ErrExitCode, []string{"exit code", "exit status", "exited with code", "exited with status", "exit=", "non-zero exit"}, nil},
 }
+
+// exceptionClass is an error that opens with an exception class
+// ("ValueError: ...").
+var exceptionClass = regexp.MustCompile(`^[A-Za-z_.]+(?:Error|Exception):`)
 
 // ErrorKind classifies an error's text.
 func ErrorKind(text string) string {
+	if len(text) > 1024 {
+		text = text[:1024]
+	}
+	lower := strings.ToLower(text)
 	for _, k := range errorKinds {
-		if k.re.MatchString(text) {
+		for _, p := range k.phrases {
+			if strings.Contains(lower, p) {
+				return k.kind
+			}
+		}
+		for _, c := range k.codes {
+			if containsNumber(lower, c) {
+				return k.kind
+			}
+		}
+		if k.kind == ErrException && exceptionClass.MatchString(text) {
 			return k.kind
 		}
 	}
 	return ErrOther
+}
+
+// containsNumber reports whether s holds the number n not glued to other
+// digits.
+func containsNumber(s, n string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], n)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(n)
+		if (j == 0 || s[j-1] < '0' || s[j-1] > '9') && (end == len(s) || s[end] < '0' || s[end] > '9') {
+			return true
+		}
+		i = j + 1
+	}
 }
 
 // maxErrorText bounds an error in an episode summary.

@@ -171,9 +171,12 @@ func (s *segmenter) add(l *clawledger.CortexLine) {
 	if l.Status == clawledger.LineMalformed || l.Status == clawledger.LineBlank {
 		return
 	}
-	e, err := openclaw.ParseEntry(l.Raw)
-	if err != nil {
-		return
+	e := l.Entry
+	if e == nil {
+		var err error
+		if e, err = openclaw.ParseEntry(l.Raw); err != nil {
+			return
+		}
 	}
 	if l.EntryID == "" { // the header, which has no entry id: its line, as show --around takes it
 		l.EntryID = "line:" + strconv.FormatInt(l.No, 10)
@@ -449,9 +452,6 @@ func (s *segmenter) finding(a *episodeAcc, f finding, entryID string, ts int64) 
 			sum.FilesModified = addUnique(sum.FilesModified, f.value, maxSummaryFiles)
 		} else {
 			sum.FilesRead = addUnique(sum.FilesRead, f.value, maxSummaryFiles)
-		}
-		if proj := s.st.Cwd; proj != "" && strings.HasPrefix(f.value, strings.TrimSuffix(proj, "/")+"/") {
-			a.link(link{clawledger.FacetFile, f.value, clawledger.RelationInProject, clawledger.FacetProject, proj})
 		}
 	case clawledger.FacetCommand:
 		sum.Commands = addUnique(sum.Commands, f.value, maxSummaryCommands)

@@ -185,8 +185,7 @@ func TestSummaryAndFacets(t *testing.T) {
 	for _, l := range c.Links {
 		links[l.From+" "+l.Relation+" "+l.To] = true
 	}
-	for _, k := range []string{"./docs/report.md alias /home/demo/proj/docs/report.md",
-		"/home/demo/proj/docs/report.md in_project /home/demo/proj", "telegram:4001 on_channel telegram"} {
+	for _, k := range []string{"./docs/report.md alias /home/demo/proj/docs/report.md", "telegram:4001 on_channel telegram"} {
 		if !links[k] {
 			t.Errorf("no link %q in %v", k, links)
 		}

@@ -1,9 +1,12 @@
 package cortex
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -58,38 +61,60 @@ func isCJK(r rune) bool {
 
 // terms calls fn with the content words of s, lower case: words of
 // letters (digits allowed after the first letter), not stopwords, 3 to 40
-// bytes; CJK runs as overlapping bigrams.
-func terms(s string, fn func(string)) {
-	var word []rune
+// bytes; CJK runs as overlapping bigrams. The word handed to fn is valid
+// during the call only.
+func terms(s string, fn func([]byte)) {
+	var word []byte
 	var cjk []rune
+	var bigram []byte
+	letterFirst := false
 	flushWord := func() {
-		if len(word) > 0 {
-			w := string(word)
-			if len(w) >= minTermLen && len(w) <= maxTermLen && !stopwords[w] && unicode.IsLetter(word[0]) {
-				fn(w)
-			}
-			word = word[:0]
+		if len(word) >= minTermLen && len(word) <= maxTermLen && letterFirst && !stopwords[string(word)] {
+			fn(word)
 		}
+		word = word[:0]
 	}
 	flushCJK := func() {
 		for i := 0; i+1 < len(cjk); i++ {
-			fn(string(cjk[i : i+2]))
+			bigram = utf8.AppendRune(utf8.AppendRune(bigram[:0], cjk[i]), cjk[i+1])
+			fn(bigram)
 		}
 		cjk = cjk[:0]
 	}
 	for i := 0; i < len(s); {
-		r, n := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, n = utf8.DecodeRuneInString(s[i:])
+		c := s[i]
+		if c < utf8.RuneSelf { // ASCII: most of what agents write
+			i++
+			switch {
+			case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '\'' && len(word) > 0:
+				if len(cjk) > 0 {
+					flushCJK()
+				}
+				if len(word) == 0 {
+					letterFirst = c > '9'
+				}
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				word = append(word, c)
+			default:
+				flushWord()
+				flushCJK()
+			}
+			continue
 		}
+		r, n := utf8.DecodeRuneInString(s[i:])
 		i += n
 		switch {
 		case r >= 0x1100 && isCJK(r):
 			flushWord()
 			cjk = append(cjk, r)
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' && len(word) > 0:
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			flushCJK()
-			word = append(word, unicode.ToLower(r))
+			if len(word) == 0 {
+				letterFirst = unicode.IsLetter(r)
+			}
+			word = utf8.AppendRune(word, unicode.ToLower(r))
 		default:
 			flushWord()
 			flushCJK()
@@ -103,10 +128,15 @@ func terms(s string, fn func(string)) {
 type termCounter map[string]int64
 
 func (tc termCounter) add(s string) {
-	terms(s, func(w string) {
-		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "'")
-		if len(w) >= minTermLen && !stopwords[w] {
-			tc[w]++
+	terms(s, func(w []byte) {
+		w = bytes.TrimSuffix(bytes.TrimSuffix(w, []byte("'s")), []byte("'"))
+		if len(w) < minTermLen {
+			return
+		}
+		if n, ok := tc[string(w)]; ok {
+			tc[string(w)] = n + 1
+		} else if !stopwords[string(w)] {
+			tc[string(w)] = 1
 		}
 	})
 	if len(tc) > maxTermsHeld {
@@ -116,6 +146,47 @@ func (tc termCounter) add(s string) {
 			}
 		}
 	}
+}
+
+// MarshalJSON writes the counts as one string, "term count" lines in term
+// order: the state of a long episode holds thousands, and a string is
+// written and read far faster than an object of as many keys.
+func (tc termCounter) MarshalJSON() ([]byte, error) {
+	keys := make([]string, 0, len(tc))
+	for w := range tc {
+		keys = append(keys, w)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, w := range keys {
+		b.WriteString(w)
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatInt(tc[w], 10))
+		b.WriteByte('\n')
+	}
+	return json.Marshal(b.String())
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (tc *termCounter) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	m := termCounter{}
+	for line := range strings.SplitSeq(s, "\n") {
+		w, n, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		c, err := strconv.ParseInt(n, 10, 64)
+		if err != nil {
+			return err
+		}
+		m[w] = c
+	}
+	*tc = m
+	return nil
 }
 
 // top returns the n most frequent terms (ties in term order).

@@ -96,25 +96,157 @@ func (db *DB) CortexSources(ctx context.Context, all bool) ([]*clawledger.Cortex
 	return srcs, false, err
 }
 
+// cortexLinesSQL reads transcript lines as the cortex needs them: the
+// derived columns (a compaction's and a model change's rows joined), and
+// the raw bytes only of the lines those do not describe in full: the
+// header, bash executions, and custom entries other than model snapshots
+// (a user message without text is only looked at for an image). Tool
+// output stays in the raw line, unread: the stored verdict of the error
+// rule says what the cortex needs.
+const cortexLinesSQL = `SELECT l.id, l.offset, l.line_no, l.status, coalesce(l.entry_id, ''), l.type, coalesce(l.ts_ms, 0),
+	l.role, coalesce(l.msg_ts_ms, 0), l.text, l.model, l.stop_reason, l.error_message,
+	l.input_tokens, l.output_tokens, l.cache_read_tokens, l.cache_write_tokens, l.cost_total,
+	l.call_id, l.tool_name, l.is_error, l.error_text, l.exit_code,
+	c.kind, c.summary, c.read_files, c.modified_files, m.kind, m.model, m.provider,
+	CASE WHEN l.role = 'user' AND coalesce(l.text, '') = '' THEN instr(l.raw, '"image"') > 0 END,
+	CASE WHEN l.type IS NULL OR l.type = 'session' OR l.role = 'bashExecution' OR (l.type = 'custom' AND m.kind IS NULL) THEN l.raw END
+	FROM lines l
+	LEFT JOIN compactions c ON c.line_id = l.id
+	LEFT JOIN model_changes m ON m.line_id = l.id
+	WHERE l.source_id = ? AND l.offset > ? ORDER BY l.offset LIMIT ?`
+
 // CortexLines reads a transcript's stored lines after an offset, in file
 // order, through the read pool (a rebuild holds the writer connection in
-// its transaction meanwhile). The line's bytes are valid during fn only.
+// its transaction meanwhile).
 func (db *DB) CortexLines(ctx context.Context, sourceID, after int64, limit int, fn func(*clawledger.CortexLine) error) error {
-	rows, err := db.r.QueryContext(ctx, `SELECT offset, line_no, status, coalesce(entry_id, ''), raw FROM lines
-		WHERE source_id = ? AND offset > ? ORDER BY offset LIMIT ?`, sourceID, after, limit)
+	lines, ids, err := db.cortexLines(ctx, sourceID, after, limit)
+	if err != nil || len(lines) == 0 {
+		return err
+	}
+	if err := db.cortexToolCalls(ctx, sourceID, lines, ids); err != nil {
+		return err
+	}
+	for i := range lines {
+		if err := fn(&lines[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readStmt is a query prepared once on the read pool: a query run per
+// transcript costs its preparation more than its rows.
+func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if s, ok := db.readStmts.Load(query); ok {
+		return s.(*sql.Stmt), nil
+	}
+	s, err := db.r.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := db.readStmts.LoadOrStore(query, s); loaded {
+		s.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return s, nil
+}
+
+func (db *DB) cortexLines(ctx context.Context, sourceID, after int64, limit int) ([]clawledger.CortexLine, []int64, error) {
+	st, err := db.readStmt(ctx, cortexLinesSQL)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := st.QueryContext(ctx, sourceID, after, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var (
+		out []clawledger.CortexLine
+		ids []int64
+	)
+	for rows.Next() {
+		var (
+			l                                    clawledger.CortexLine
+			id, ts, msgTs                        int64
+			typ, role, text, model, stop, errMsg sql.NullString
+			in, outTok, cr, cw, exit             sql.NullInt64
+			cost                                 sql.NullFloat64
+			callID, tool, errText                sql.NullString
+			isError, image                       sql.NullBool
+			cKind, cSummary, cRead, cModified    sql.NullString
+			mKind, mModel, mProvider             sql.NullString
+			raw                                  []byte
+		)
+		if err := rows.Scan(&id, &l.Offset, &l.No, &l.Status, &l.EntryID, &typ, &ts, &role, &msgTs, &text, &model, &stop, &errMsg,
+			&in, &outTok, &cr, &cw, &cost, &callID, &tool, &isError, &errText, &exit,
+			&cKind, &cSummary, &cRead, &cModified, &mKind, &mModel, &mProvider, &image, &raw); err != nil {
+			return nil, nil, err
+		}
+		if raw != nil {
+			l.Raw = raw
+		} else if typ.Valid {
+			e := &clawledger.Entry{Type: typ.String, ID: l.EntryID, Timestamp: ts}
+			if role.Valid {
+				m := &clawledger.Message{Role: role.String, Timestamp: msgTs, Text: text.String, Model: model.String,
+					StopReason: stop.String, ErrorMessage: errMsg.String}
+				if image.Bool {
+					m.Images = 1
+				}
+				if in.Valid {
+					m.Usage = &clawledger.Usage{Input: in.Int64, Output: outTok.Int64, CacheRead: cr.Int64, CacheWrite: cw.Int64,
+						Cost: clawledger.Cost{Total: cost.Float64}}
+				}
+				if callID.Valid {
+					m.ToolCallID, m.ToolName, m.IsError, m.ErrorText, m.ExitCode = callID.String, tool.String, isError.Bool, errText.String, nullInt(exit)
+				}
+				e.Message = m
+			}
+			if cKind.Valid {
+				c := &clawledger.Compaction{Kind: cKind.String, Summary: cSummary.String}
+				_ = json.Unmarshal([]byte(cRead.String), &c.ReadFiles)
+				_ = json.Unmarshal([]byte(cModified.String), &c.ModifiedFiles)
+				e.Compaction = c
+			}
+			if mKind.Valid {
+				e.ModelChange = &clawledger.ModelChange{Kind: mKind.String, ModelID: mModel.String, Provider: mProvider.String}
+			}
+			l.Entry = e
+		}
+		out = append(out, l)
+		ids = append(ids, id)
+	}
+	return out, ids, rows.Err()
+}
+
+// cortexToolCalls adds their tool calls to the assistant messages among
+// lines (ids: their line ids, ascending).
+func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawledger.CortexLine, ids []int64) error {
+	st, err := db.readStmt(ctx, `SELECT line_id, call_id, name, arguments FROM tool_calls
+		WHERE line_id BETWEEN ? AND ? AND source_id = ? ORDER BY line_id, idx`)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, ids[0], ids[len(ids)-1], sourceID)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	var l clawledger.CortexLine
-	var raw sql.RawBytes
+	i := 0
 	for rows.Next() {
-		if err := rows.Scan(&l.Offset, &l.No, &l.Status, &l.EntryID, &raw); err != nil {
+		var id int64
+		var c clawledger.ToolCall
+		var args string
+		if err := rows.Scan(&id, &c.ID, &c.Name, &args); err != nil {
 			return err
 		}
-		l.Raw = raw
-		if err := fn(&l); err != nil {
-			return err
+		for i < len(ids) && ids[i] < id {
+			i++
+		}
+		if i < len(ids) && ids[i] == id && lines[i].Entry != nil && lines[i].Entry.Message != nil {
+			m := lines[i].Entry.Message
+			c.Arguments = json.RawMessage(args)
+			m.ToolCalls = append(m.ToolCalls, c)
 		}
 	}
 	return rows.Err()
@@ -229,27 +361,44 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 			return err
 		}
 	}
+	var terms []any
 	for _, ep := range c.Episodes {
-		if err := t.putEpisode(ep); err != nil {
-			return err
+		if err := t.exec(`INSERT INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id, end_entry_id,
+			start_line, end_line, start_ms, end_ms, entries, messages, tool_calls, errors, tokens, cost, summary, summary_hash)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ep.ID, ep.SourceID, ep.Seq, ep.AgentID, ep.SessionID, ep.Boundary, ep.StartEntryID, ep.EndEntryID,
+			ep.StartLine, ep.EndLine, ep.StartMs, ep.EndMs, ep.Entries, ep.Messages, ep.ToolCalls, ep.Errors, ep.Tokens, ep.Cost,
+			summaryJSON(ep.Summary), summaryHash(ep)); err != nil {
+			return fmt.Errorf("episode %d: %w", ep.Seq, err)
+		}
+		for _, tc := range ep.Terms {
+			terms = append(terms, ep.ID, tc.Term, tc.Count)
 		}
 	}
+	if err := t.insertRows(`INSERT INTO cortex_terms(episode_id, term, tf) VALUES `, 3, terms); err != nil {
+		return err
+	}
+	facets := make([]any, 0, 9*len(c.Facets))
 	for i := range c.Facets {
 		f := &c.Facets[i]
 		ids, _ := json.Marshal(nonNil(f.EntryIDs))
-		if err := t.exec(`INSERT INTO cortex_facet_episodes(type, value, episode_id, count, first_ms, last_ms, confidence, entry_ids)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?)`, f.Type, f.Value, f.EpisodeID, f.Count, f.FirstMs, f.LastMs, f.Confidence, string(ids)); err != nil {
-			return fmt.Errorf("facet %s %q: %w", f.Type, f.Value, err)
-		}
+		facets = append(facets, f.Type, f.Value, f.EpisodeID, f.Count, f.FirstMs, f.LastMs, f.Confidence, string(ids),
+			cortex.LookupKey(f.Type, f.Value))
 		if !t.all {
 			t.touched[facetKey{f.Type, f.Value}] = true
 		}
 	}
+	if err := t.insertRows(`INSERT INTO cortex_facet_episodes(type, value, episode_id, count, first_ms, last_ms, confidence,
+		entry_ids, lookup) VALUES `, 9, facets); err != nil {
+		return err
+	}
+	links := make([]any, 0, 6*len(c.Links))
 	for _, l := range c.Links {
-		if err := t.exec(`INSERT OR IGNORE INTO cortex_links(episode_id, from_type, from_value, relation, to_type, to_value)
-			VALUES(?, ?, ?, ?, ?, ?)`, l.EpisodeID, l.FromType, l.From, l.Relation, l.ToType, l.To); err != nil {
-			return err
-		}
+		links = append(links, l.EpisodeID, l.FromType, l.From, l.Relation, l.ToType, l.To)
+	}
+	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_links(episode_id, from_type, from_value, relation, to_type, to_value) VALUES `,
+		6, links); err != nil {
+		return err
 	}
 	// a vector stays while its episode's summary is the one it was made from
 	if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id BETWEEN ? AND ? AND NOT EXISTS (
@@ -283,19 +432,20 @@ func summaryHash(ep *clawledger.Episode) []byte {
 	return h[:]
 }
 
-func (t *cortexTx) putEpisode(ep *clawledger.Episode) error {
-	if err := t.exec(`INSERT INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id, end_entry_id,
-		start_line, end_line, start_ms, end_ms, entries, messages, tool_calls, errors, tokens, cost, summary, summary_hash)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ep.ID, ep.SourceID, ep.Seq, ep.AgentID, ep.SessionID, ep.Boundary, ep.StartEntryID, ep.EndEntryID,
-		ep.StartLine, ep.EndLine, ep.StartMs, ep.EndMs, ep.Entries, ep.Messages, ep.ToolCalls, ep.Errors, ep.Tokens, ep.Cost,
-		summaryJSON(ep.Summary), summaryHash(ep)); err != nil {
-		return fmt.Errorf("episode %d: %w", ep.Seq, err)
-	}
-	for _, tc := range ep.Terms {
-		if err := t.exec(`INSERT INTO cortex_terms(episode_id, term, tf) VALUES(?, ?, ?)`, ep.ID, tc.Term, tc.Count); err != nil {
+// insertRowsMax is how many rows one INSERT statement takes: a statement
+// per row costs several times its row.
+const insertRowsMax = 64
+
+// insertRows inserts rows of n values each (args holds them one after the
+// other), several to a statement.
+func (t *cortexTx) insertRows(insert string, n int, args []any) error {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
+	for len(args) > 0 {
+		k := min(len(args)/n, insertRowsMax)
+		if err := t.exec(insert+strings.TrimSuffix(strings.Repeat(row+", ", k), ", "), args[:k*n]...); err != nil {
 			return err
 		}
+		args = args[k*n:]
 	}
 	return nil
 }
@@ -357,41 +507,26 @@ const recountAllPast = 5000
 
 // recount brings cortex_facets up to date for the facets touched.
 func (t *cortexTx) recount() error {
+	const totals = `INSERT INTO cortex_facets(type, value, lookup, count, episodes, first_ms, last_ms, confidence)
+		SELECT type, value, max(lookup), sum(count), count(*), coalesce(min(nullif(first_ms, 0)), 0), max(last_ms), max(confidence)
+		FROM cortex_facet_episodes`
 	if t.all || len(t.touched) > recountAllPast {
-		t.all, t.touched = false, map[facetKey]bool{}
+		t.all = false
+		clear(t.touched)
 		if err := t.exec(`DELETE FROM cortex_facets`); err != nil {
 			return err
 		}
-		return t.insertTotals(`SELECT type, value, sum(count), count(*), coalesce(min(nullif(first_ms, 0)), 0), max(last_ms),
-			max(confidence) FROM cortex_facet_episodes GROUP BY type, value`)
+		return t.exec(totals + ` GROUP BY type, value`)
 	}
 	for k := range t.touched {
 		if err := t.exec(`DELETE FROM cortex_facets WHERE type = ? AND value = ?`, k.typ, k.value); err != nil {
 			return err
 		}
-		if err := t.insertTotals(`SELECT type, value, sum(count), count(*), coalesce(min(nullif(first_ms, 0)), 0), max(last_ms),
-			max(confidence) FROM cortex_facet_episodes WHERE type = ? AND value = ? GROUP BY type, value`, k.typ, k.value); err != nil {
+		if err := t.exec(totals+` WHERE type = ? AND value = ? GROUP BY type, value`, k.typ, k.value); err != nil {
 			return err
 		}
 	}
 	clear(t.touched)
-	return nil
-}
-
-// insertTotals stores the facet totals a query returns (read first: the
-// lookup key is computed here).
-func (t *cortexTx) insertTotals(query string, args ...any) error {
-	facets, err := queryAll(t.ctx, t.tx, scanFacet, query, args...)
-	if err != nil {
-		return err
-	}
-	for _, f := range facets {
-		if err := t.exec(`INSERT INTO cortex_facets(type, value, lookup, count, episodes, first_ms, last_ms, confidence)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?)`, f.Type, f.Value, cortex.LookupKey(f.Type, f.Value), f.Count, f.Episodes,
-			f.FirstMs, f.LastMs, f.Confidence); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

@@ -118,6 +118,7 @@ CREATE TABLE cortex_facet_episodes (
   last_ms    INTEGER NOT NULL DEFAULT 0,
   confidence REAL NOT NULL DEFAULT 1,
   entry_ids  TEXT NOT NULL DEFAULT '[]',
+  lookup     TEXT NOT NULL DEFAULT '', -- as in cortex_facets
   PRIMARY KEY (type, value, episode_id)
 ) WITHOUT ROWID;
 CREATE INDEX cortex_facet_episodes_episode ON cortex_facet_episodes(episode_id);
@@ -138,7 +139,8 @@ CREATE TABLE cortex_facets (
 CREATE INDEX cortex_facets_lookup ON cortex_facets(lookup);
 CREATE INDEX cortex_facets_rank ON cortex_facets(type, episodes DESC, count DESC);
 
--- relations between entities seen in an episode (alias, in_project, on_channel)
+-- relations between entities seen in an episode (alias: as written -> normalized;
+-- on_channel: peer -> channel); a file lies in the project of its episode
 CREATE TABLE cortex_links (
   episode_id INTEGER NOT NULL,
   from_type  TEXT NOT NULL,
