@@ -41,18 +41,13 @@ func (l *ledger) builder(opt cortex.Options) *cortex.Builder {
 	return &cortex.Builder{Ledger: l.db, Store: l.db, Options: opt}
 }
 
-func (l *ledger) update(opt cortex.Options) cortex.Stats {
-	l.t.Helper()
-	st, err := l.builder(opt).Update(context.Background())
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	return st
-}
+func (l *ledger) update(opt cortex.Options) cortex.Stats { return l.derive(l.builder(opt).Update) }
 
-func (l *ledger) rebuild(opt cortex.Options) cortex.Stats {
+func (l *ledger) rebuild(opt cortex.Options) cortex.Stats { return l.derive(l.builder(opt).Rebuild) }
+
+func (l *ledger) derive(run func(context.Context) (cortex.Stats, error)) cortex.Stats {
 	l.t.Helper()
-	st, err := l.builder(opt).Rebuild(context.Background())
+	st, err := run(context.Background())
 	if err != nil {
 		l.t.Fatal(err)
 	}

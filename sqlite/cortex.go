@@ -818,16 +818,7 @@ func (db *DB) entityHits(ctx context.Context, k facetKey, q clawledger.EntityQue
 	query := `SELECT ` + episodeColumns + `, o.count, o.first_ms, o.last_ms, o.confidence, o.entry_ids
 		FROM cortex_facet_episodes o JOIN cortex_episodes e ON e.id = o.episode_id
 		WHERE o.type = ? AND o.value = ?`
-	args := []any{k.typ, k.value}
-	if q.Agent != "" {
-		query += ` AND e.agent_id = ?`
-		args = append(args, q.Agent)
-	}
-	query += ` ORDER BY e.end_ms DESC, e.id DESC`
-	if q.Limit > 0 {
-		query += ` LIMIT ?`
-		args = append(args, q.Limit)
-	}
+	query, args := newestFirst(query, []any{k.typ, k.value}, q)
 	return queryAll(ctx, db.r, func(r scanner) (*clawledger.EntityHit, error) {
 		h := &clawledger.EntityHit{Occurrence: clawledger.FacetOccurrence{Type: k.typ, Value: k.value}}
 		o := &h.Occurrence
@@ -844,10 +835,9 @@ func (db *DB) entityHits(ctx context.Context, k facetKey, q clawledger.EntityQue
 	}, query, args...)
 }
 
-// topicHits are the episodes among whose most frequent words a term is.
-func (db *DB) topicHits(ctx context.Context, term string, q clawledger.EntityQuery) ([]*clawledger.EntityHit, error) {
-	query := `SELECT ` + episodeColumns + `, t.tf FROM cortex_terms t JOIN cortex_episodes e ON e.id = t.episode_id WHERE t.term = ?`
-	args := []any{term}
+// newestFirst ends an entity hits query (over episodes e): the query's
+// agent, newest episodes first, its limit.
+func newestFirst(query string, args []any, q clawledger.EntityQuery) (string, []any) {
 	if q.Agent != "" {
 		query += ` AND e.agent_id = ?`
 		args = append(args, q.Agent)
@@ -857,6 +847,13 @@ func (db *DB) topicHits(ctx context.Context, term string, q clawledger.EntityQue
 		query += ` LIMIT ?`
 		args = append(args, q.Limit)
 	}
+	return query, args
+}
+
+// topicHits are the episodes among whose most frequent words a term is.
+func (db *DB) topicHits(ctx context.Context, term string, q clawledger.EntityQuery) ([]*clawledger.EntityHit, error) {
+	query := `SELECT ` + episodeColumns + `, t.tf FROM cortex_terms t JOIN cortex_episodes e ON e.id = t.episode_id WHERE t.term = ?`
+	query, args := newestFirst(query, []any{term}, q)
 	return queryAll(ctx, db.r, func(r scanner) (*clawledger.EntityHit, error) {
 		h := &clawledger.EntityHit{Occurrence: clawledger.FacetOccurrence{Type: clawledger.FacetTopic, Value: term}}
 		ep, err := scanEpisode(r, &h.Occurrence.Count)
