@@ -78,7 +78,8 @@ type episodeAcc struct {
 	HasAsk bool               `json:"ask,omitempty"`
 	Facets []*occurrence      `json:"facets,omitempty"` // in order of first appearance
 	Links  []link             `json:"links,omitempty"`
-	TF     termCounter        `json:"tf,omitempty"`
+	TF     termCounter        `json:"-"`
+	Terms  string             `json:"tf,omitempty"` // TF encoded, in a stored state
 
 	index map[string]*occurrence // by type and value (rebuilt when the state is loaded)
 	links map[link]bool
@@ -115,7 +116,8 @@ func (a *episodeAcc) reindex() {
 		a.links[l] = true
 	}
 	if a.TF == nil {
-		a.TF = termCounter{}
+		a.TF = decodeTerms(a.Terms)
+		a.Terms = ""
 	}
 }
 
@@ -155,7 +157,13 @@ func loadState(b []byte, opt Options) *state {
 	return st
 }
 
-func (s *segmenter) encodeState() ([]byte, error) { return json.Marshal(s.st) }
+func (s *segmenter) encodeState() ([]byte, error) {
+	if a := s.st.Open; a != nil {
+		a.Terms = a.TF.encode()
+		defer func() { a.Terms = "" }()
+	}
+	return json.Marshal(s.st)
+}
 
 // openSeq is the seq of the open episode (the first an appended entry can
 // change).

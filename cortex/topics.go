@@ -3,7 +3,6 @@ package cortex
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
@@ -148,10 +147,10 @@ func (tc termCounter) add(s string) {
 	}
 }
 
-// MarshalJSON writes the counts as one string, "term count" lines in term
-// order: the state of a long episode holds thousands, and a string is
-// written and read far faster than an object of as many keys.
-func (tc termCounter) MarshalJSON() ([]byte, error) {
+// encode writes the counts as "term count" lines in term order: the state
+// of a long episode holds thousands, and one string is written and read
+// far faster than an object of as many keys.
+func (tc termCounter) encode() string {
 	keys := make([]string, 0, len(tc))
 	for w := range tc {
 		keys = append(keys, w)
@@ -164,29 +163,20 @@ func (tc termCounter) MarshalJSON() ([]byte, error) {
 		b.WriteString(strconv.FormatInt(tc[w], 10))
 		b.WriteByte('\n')
 	}
-	return json.Marshal(b.String())
+	return b.String()
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote.
-func (tc *termCounter) UnmarshalJSON(data []byte) error {
-	var s string
-	if err := json.Unmarshal(data, &s); err != nil {
-		return err
-	}
-	m := termCounter{}
+// decodeTerms reads what encode wrote.
+func decodeTerms(s string) termCounter {
+	tc := termCounter{}
 	for line := range strings.SplitSeq(s, "\n") {
-		w, n, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
+		if w, n, ok := strings.Cut(line, " "); ok {
+			if c, err := strconv.ParseInt(n, 10, 64); err == nil {
+				tc[w] = c
+			}
 		}
-		c, err := strconv.ParseInt(n, 10, 64)
-		if err != nil {
-			return err
-		}
-		m[w] = c
 	}
-	*tc = m
-	return nil
+	return tc
 }
 
 // top returns the n most frequent terms (ties in term order).
