@@ -54,8 +54,8 @@ func (q *quality) compare(found, truth []string) {
 
 // measure compares the cortex of a ledger with the fixture's truth:
 // boundaries (the session starts left out: they cannot be missed) and the
-// file, command and URL facets of each session.
-func measure(t *testing.T, l *ledger, m *fixture.CortexManifest) (bounds, files, commands, urls quality) {
+// file, command, URL and peer facets of each session.
+func measure(t *testing.T, l *ledger, m *fixture.CortexManifest) (bounds, files, commands, urls, peers quality) {
 	t.Helper()
 	eps := l.episodes()
 	for _, s := range m.Sessions {
@@ -80,6 +80,11 @@ func measure(t *testing.T, l *ledger, m *fixture.CortexManifest) (bounds, files,
 		files.compare(got[clawledger.FacetFile], s.Files)
 		commands.compare(got[clawledger.FacetCommand], s.Commands)
 		urls.compare(got[clawledger.FacetURL], s.URLs)
+		var peer []string
+		if s.Peer != "" {
+			peer = []string{s.Peer}
+		}
+		peers.compare(got[clawledger.FacetPeer], peer)
 	}
 	return
 }
@@ -107,15 +112,16 @@ func TestQuality(t *testing.T) {
 			l := newLedger(t, m.StateDir)
 			l.ingest()
 			l.update(cortex.Options{})
-			bounds, files, commands, urls := measure(t, l, m)
+			bounds, files, commands, urls, peers := measure(t, l, m)
 			t.Logf("boundaries: %v", bounds)
 			t.Logf("files:      %v", files)
 			t.Logf("commands:   %v", commands)
 			t.Logf("URLs:       %v", urls)
+			t.Logf("peers:      %v", peers)
 			if bounds.f1() < 0.9 {
 				t.Errorf("boundary F1 %.3f < 0.9", bounds.f1())
 			}
-			for name, q := range map[string]quality{"files": files, "commands": commands, "URLs": urls} {
+			for name, q := range map[string]quality{"files": files, "commands": commands, "URLs": urls, "peers": peers} {
 				if q.precision() < 0.95 || q.recall() < 0.95 {
 					t.Errorf("%s: %v, want precision and recall >= 0.95", name, q)
 				}
