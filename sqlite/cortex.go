@@ -328,33 +328,8 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 	}
 	from := clawledger.EpisodeID(c.SourceID, c.From)
 	_, hi := clawledger.EpisodeIDRange(c.SourceID)
-	if !t.all {
-		// the facets of the episodes replaced need their totals recounted
-		rows, err := t.tx.QueryContext(t.ctx, `SELECT type, value FROM cortex_facet_episodes WHERE episode_id BETWEEN ? AND ?`, from, hi)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var k facetKey
-			if err := rows.Scan(&k.typ, &k.value); err != nil {
-				rows.Close()
-				return err
-			}
-			t.touched[k] = true
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-	}
-	for _, q := range []string{
-		`DELETE FROM cortex_facet_episodes WHERE episode_id BETWEEN ? AND ?`,
-		`DELETE FROM cortex_terms WHERE episode_id BETWEEN ? AND ?`,
-		`DELETE FROM cortex_links WHERE episode_id BETWEEN ? AND ?`,
-		`DELETE FROM cortex_episodes WHERE id BETWEEN ? AND ?`,
-	} {
-		if err := t.exec(q, from, hi); err != nil {
-			return err
-		}
+	if err := t.deleteEpisodes(from, hi); err != nil {
+		return err
 	}
 	var terms []any
 	for _, ep := range c.Episodes {
@@ -427,6 +402,39 @@ func summaryHash(ep *clawledger.Episode) []byte {
 	return h[:]
 }
 
+// deleteEpisodes deletes the episodes with ids in [from, hi], with their
+// terms, facets and links; the facets' totals are recounted at commit.
+func (t *cortexTx) deleteEpisodes(from, hi int64) error {
+	if !t.all {
+		rows, err := t.tx.QueryContext(t.ctx, `SELECT type, value FROM cortex_facet_episodes WHERE episode_id BETWEEN ? AND ?`, from, hi)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var k facetKey
+			if err := rows.Scan(&k.typ, &k.value); err != nil {
+				rows.Close()
+				return err
+			}
+			t.touched[k] = true
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+	}
+	for _, q := range []string{
+		`DELETE FROM cortex_facet_episodes WHERE episode_id BETWEEN ? AND ?`,
+		`DELETE FROM cortex_terms WHERE episode_id BETWEEN ? AND ?`,
+		`DELETE FROM cortex_links WHERE episode_id BETWEEN ? AND ?`,
+		`DELETE FROM cortex_episodes WHERE id BETWEEN ? AND ?`,
+	} {
+		if err := t.exec(q, from, hi); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // insertRowsMax is how many rows one INSERT statement takes: a statement
 // per row costs several times its row.
 const insertRowsMax = 64
@@ -446,8 +454,9 @@ func (t *cortexTx) insertRows(insert string, n int, args []any) error {
 }
 
 // Commit brings the facet totals up to date and commits; current marks
-// the cortex current with the ledger (after dropping what it holds of
-// transcripts the ledger no longer has).
+// the cortex current with the ledger, after dropping what it holds of
+// transcripts the ledger no longer has (and, after a rebuild, their
+// episodes' vectors).
 func (t *cortexTx) Commit(ctx context.Context, current bool) error {
 	if err := t.begin(); err != nil {
 		return err
@@ -459,15 +468,21 @@ func (t *cortexTx) Commit(ctx context.Context, current bool) error {
 			return err
 		}
 		for _, id := range gone {
-			if err := t.Put(ctx, &clawledger.CortexChange{SourceID: id}); err != nil {
+			lo, hi := clawledger.EpisodeIDRange(id)
+			if err := t.deleteEpisodes(lo, hi); err != nil {
+				return err
+			}
+			if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id BETWEEN ? AND ?`, lo, hi); err != nil {
 				return err
 			}
 			if err := t.exec(`DELETE FROM cortex_sources WHERE source_id = ?`, id); err != nil {
 				return err
 			}
 		}
-		if err := t.begin(); err != nil { // Put may have committed
-			return err
+		if t.whole {
+			if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id NOT IN (SELECT id FROM cortex_episodes)`); err != nil {
+				return err
+			}
 		}
 		if err := t.exec(`INSERT OR IGNORE INTO cortex_current(id) VALUES (1)`); err != nil {
 			return err

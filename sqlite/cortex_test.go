@@ -269,6 +269,10 @@ func TestCortexDropsRemovedSources(t *testing.T) {
 	if len(after) == 0 || len(after) >= len(eps) {
 		t.Errorf("%d episodes left of %d", len(after), len(eps))
 	}
+	var progress int
+	if err := raw.QueryRow(`SELECT count(*) FROM cortex_sources WHERE source_id = ?`, victim).Scan(&progress); err != nil || progress != 0 {
+		t.Errorf("the removed transcript's progress row is still there (%d, %v)", progress, err)
+	}
 	facets, _ := db.CortexFacets(ctx, clawledger.FacetFilter{})
 	for _, f := range facets {
 		hits, _ := db.CortexEntity(ctx, clawledger.EntityQuery{Type: f.Type, Value: f.Value})
