@@ -569,7 +569,7 @@ func (c *Collector) planDatabaseCron(ctx context.Context, p *dirPlan, d *dbPlan)
 		if job.ID == "" {
 			job.ID = j.JobID
 		}
-		if s := strings.TrimSpace(string(j.StateJSON)); s != "" && s != "{}" {
+		if s := strings.TrimSpace(string(j.StateJSON)); s != "" && s != "{}" && openclaw.CheckDepth(j.StateJSON) == nil {
 			job.State = append([]byte(nil), j.StateJSON...)
 		}
 		jobs = append(jobs, job)
