@@ -26,6 +26,10 @@ import (
 type Store interface {
 	clawledger.Writer
 	SetAgents(ctx context.Context, stateDirID int64, agents []string) error
+	// Failures and SetFailure remember the files read whole that could
+	// not be used as they were (failures.go).
+	Failures(ctx context.Context, stateDirID int64) ([]clawledger.FileFailure, error)
+	SetFailure(ctx context.Context, sourceID int64, f *clawledger.FileFailure) error
 }
 
 // Progress receives the collector's progress in bytes.
@@ -223,6 +227,7 @@ type dirPlan struct {
 	// so the ledger holds every file as it is: nothing to do
 	unchanged bool
 	byRel     map[string]*clawledger.Source // every source known, by path
+	failed    failures                      // files remembered as unusable (failures.go)
 	work      []*work
 	cron      []*work // jobs.json and its state sidecar, handled together
 	dbs       []*dbPlan
@@ -269,13 +274,17 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	for _, p := range tree.Problems {
 		c.warn(rep, abs, p.Rel, "%s", p.Err)
 	}
+	failed, err := c.loadFailures(ctx, id, abs, tree, rep)
+	if err != nil {
+		return nil, err
+	}
 	scanWarnings := len(rep.Warnings)
 	rep.FilesSkipped += len(tree.Skipped)
 	digest := filesDigest(tree)
 	if bytes.Equal(digest, last) {
 		// files and databases were all seen as they are
 		rep.FilesScanned += len(tree.Files) + len(tree.Databases)
-		return &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, unchanged: true}, nil
+		return &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, unchanged: true, failed: failed}, nil
 	}
 	if err := c.Store.SetAgents(ctx, id, tree.Agents); err != nil {
 		return nil, err
@@ -288,7 +297,7 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	for _, s := range known {
 		byRel[s.Rel] = s
 	}
-	p := &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, byRel: byRel, warnedFrom: scanWarnings}
+	p := &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, byRel: byRel, warnedFrom: scanWarnings, failed: failed}
 	present, unreadable := c.planDatabases(ctx, p, rep)
 	for _, f := range tree.Files {
 		present[f.Rel] = true
@@ -329,7 +338,7 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 			}
 		}
 		src.StateDir = abs
-		if unchanged(src, f.Info) {
+		if unchanged(src, f.Info) || failed.unchanged(f.Rel, f.Info) {
 			continue
 		}
 		w := &work{src: src, found: f, estimate: f.Info.Size() - src.Cursor.Offset}
@@ -410,6 +419,7 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 		}
 		if w.found.Compressed || (w.src.Kind != clawledger.KindTranscript && w.src.Kind != clawledger.KindCronRuns) {
 			c.Progress.Add(w.estimate)
+			err = c.handled(ctx, p, w.src, err, rep)
 		}
 		if err != nil {
 			var fe *fileError
@@ -429,6 +439,9 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 	for _, s := range p.gone {
 		s.GoneAt = now
 		if err := c.Store.UpdateSource(ctx, s); err != nil {
+			return err
+		}
+		if err := c.forget(ctx, p, s); err != nil {
 			return err
 		}
 		switch s.Kind {
