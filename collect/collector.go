@@ -56,7 +56,17 @@ type Collector struct {
 	ChunkBytes int64
 	Now        func() time.Time
 
-	prescans map[string]prescan // by absolute state dir
+	prescans map[string]prescan            // by absolute state dir
+	confines map[string]*openclaw.Confined // by absolute state dir: its scan's (confine.go)
+}
+
+// confined returns how a state dir's paths are resolved: as its last scan
+// resolved them.
+func (c *Collector) confined(dir string) *openclaw.Confined {
+	if cf := c.confines[dir]; cf != nil {
+		return cf
+	}
+	return openclaw.Confine(c.FS, dir)
 }
 
 // prescan is a scan Prescan started.
@@ -271,6 +281,10 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	if err != nil {
 		return nil, err
 	}
+	if c.confines == nil {
+		c.confines = map[string]*openclaw.Confined{}
+	}
+	c.confines[abs] = tree.Confined
 	for _, p := range tree.Problems {
 		c.warn(rep, abs, p.Rel, "%s", p.Err)
 	}
@@ -386,7 +400,7 @@ func unchanged(src *clawledger.Source, fi fs.FileInfo) bool {
 // sameHead reports whether the file at rel starts with the bytes a source
 // was fingerprinted with (so a matching inode is a rename, not a reuse).
 func (c *Collector) sameHead(src *clawledger.Source, dir, rel string) bool {
-	f, err := c.FS.Open(filepath.Join(dir, filepath.FromSlash(rel)))
+	f, _, err := c.confined(dir).Open(filepath.Join(dir, filepath.FromSlash(rel)))
 	if err != nil {
 		return false
 	}

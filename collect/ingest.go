@@ -21,14 +21,10 @@ import (
 	rule "github.com/clawledger/clawledger/transcript" // the error rule
 )
 
+// open opens a source's file by the symlink rule (openclaw.Confined).
 func (c *Collector) open(src *clawledger.Source) (openclaw.File, fs.FileInfo, error) {
-	f, err := c.FS.Open(filepath.Join(src.StateDir, filepath.FromSlash(src.Rel)))
+	f, fi, err := c.confined(src.StateDir).Open(filepath.Join(src.StateDir, filepath.FromSlash(src.Rel)))
 	if err != nil {
-		return nil, nil, &fileError{err}
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, nil, &fileError{err}
 	}
 	if !fi.Mode().IsRegular() {
@@ -36,6 +32,13 @@ func (c *Collector) open(src *clawledger.Source) (openclaw.File, fs.FileInfo, er
 		return nil, nil, &fileError{fmt.Errorf("not a regular file")}
 	}
 	return f, fi, nil
+}
+
+// sameFile reports whether two stats are of the same file (device and inode).
+func sameFile(a, b fs.FileInfo) bool {
+	ad, ai := openclaw.FileID(a)
+	bd, bi := openclaw.FileID(b)
+	return ad == bd && ai == bi
 }
 
 func statCursor(fi fs.FileInfo) clawledger.Cursor {

@@ -13,15 +13,16 @@ import (
 // Scan reads (slash paths relative to it; "." is the state dir itself).
 // Every change a Scan would see is a change of an entry of one of them, so
 // watching them, and nothing else, is enough. Credential directories are
-// never listed.
+// never listed, nor is a directory a symlink leads to that Scan refuses.
 func WatchDirs(fsys FS, dir string) []string {
-	t := &Tree{Dir: dir}
+	t := &Tree{Dir: dir, Confined: Confine(fsys, dir)}
 	out := []string{"."}
 	add := func(rel string) bool {
 		if IsCredentialPath(rel) {
 			return false
 		}
-		fi, err := fsys.Stat(t.abs(rel))
+		// a symlinked directory is watched where the rule lets a scan read it
+		_, fi, err := t.Confined.Resolve(t.abs(rel))
 		if err != nil || !fi.IsDir() {
 			return false
 		}
