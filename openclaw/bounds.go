@@ -12,9 +12,9 @@ import (
 
 // MaxJSONDepth bounds how deeply any JSON value read from a state dir may
 // nest: a transcript or run log line, a session index, cron/jobs.json and
-// its state sidecar, openclaw.json, and the JSON columns of OpenClaw's
-// databases. It is the transcript line parser's own bound (fastjson's),
-// far above anything OpenClaw writes. The recursive decoders (the JSON5
+// its state sidecar, and the JSON columns of OpenClaw's databases
+// (openclaw.json is read with bounds of its own). It is the transcript
+// line parser's own bound (fastjson's), far above anything OpenClaw writes. The recursive decoders (the JSON5
 // parser, encoding/json's encoder, fastjson's validator) never see a
 // deeper document: a million nested brackets would overflow their stack,
 // a fatal error that no recover catches.
@@ -27,8 +27,6 @@ const (
 	MaxIndexBytes = 128 << 20
 	// MaxCronBytes bounds cron/jobs.json and cron/jobs-state.json.
 	MaxCronBytes = 16 << 20
-	// MaxConfigBytes bounds openclaw.json.
-	MaxConfigBytes = 16 << 20
 )
 
 // CheckDepth returns an error when data nests deeper than MaxJSONDepth.
@@ -41,8 +39,8 @@ func IsTooDeep(err error) bool {
 	return errors.As(err, &de)
 }
 
-// ReadWhole reads a file read whole (a session index, cron/jobs.json,
-// openclaw.json), refusing one over max bytes.
+// ReadWhole reads a file read whole (cron/jobs.json, say), refusing one
+// over max bytes.
 func ReadWhole(r io.Reader, max int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
@@ -88,8 +86,3 @@ func (e *TooBigError) Error() string {
 	}
 	return fmt.Sprintf("over the %d MiB limit for this file", e.Max>>20)
 }
-
-// DecodeJSON5 decodes a document OpenClaw reads with JSON5 (openclaw.json,
-// cron/jobs.json) into v: standard JSON, else JSON5, once it is known to
-// nest no deeper than MaxJSONDepth. Read the document with ReadWhole.
-func DecodeJSON5(data []byte, v any) error { return decodeLenient(data, v) }

@@ -45,10 +45,6 @@ func TestDeepJSON(t *testing.T) {
 			tooDeep(t, err)
 		}
 	})
-	t.Run("config", func(t *testing.T) {
-		var v map[string]any
-		tooDeep(t, DecodeJSON5(json5Doc, &v))
-	})
 	t.Run("database JSON columns", func(t *testing.T) {
 		_, err := IndexEntryFromJSON("k", doc)
 		tooDeep(t, err)

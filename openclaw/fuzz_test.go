@@ -169,8 +169,8 @@ func FuzzClassifySessionFile(f *testing.F) {
 // of a file read whole and of a database's JSON column: a fuzzed value
 // wrapped in depth levels of arrays, objects or JSON5 objects, read as a
 // session index (capped at 4 KiB here, so that oversized documents are
-// cheap to make), cron/jobs.json, its state sidecar, openclaw.json, a
-// session node's entry_json and a cron job's job_json. None may panic or
+// cheap to make), cron/jobs.json, its state sidecar, a session node's
+// entry_json and a cron job's job_json. None may panic or
 // overflow its stack; a document nested deeper than MaxJSONDepth is
 // refused by each as too deep, and an index over its cap as too big.
 func FuzzWholeFileJSON(f *testing.F) {
@@ -210,8 +210,6 @@ func FuzzWholeFileJSON(f *testing.F) {
 		refused("ParseCronJobs", err)
 		_, err = ParseCronState(doc)
 		refused("ParseCronState", err)
-		var config map[string]any
-		refused("DecodeJSON5", DecodeJSON5(doc, &config))
 		_, err = IndexEntryFromJSON("k", doc)
 		refused("IndexEntryFromJSON", err)
 		_, err = CronJobFromJSON(doc)
