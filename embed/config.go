@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -50,6 +51,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return c.Normalized()
 }
 
+// ErrNoModelDir: the static embedder was chosen without a model directory.
+var ErrNoModelDir = errors.New("the static embedder needs a model directory")
+
 // Normalized fills in defaults and checks the configuration.
 func (c Config) Normalized() (Config, error) {
 	switch c.Provider {
@@ -66,7 +70,7 @@ func (c Config) Normalized() (Config, error) {
 		c.ModelDir = ""
 	case ProviderStatic:
 		if c.ModelDir == "" {
-			return c, fmt.Errorf("the static embedder needs a model directory (--model-dir or CLAWLEDGER_EMBED_MODEL_DIR)")
+			return c, ErrNoModelDir
 		}
 		c.BaseURL, c.Model, c.Dims = "", "", 0
 	default:

@@ -186,7 +186,7 @@ func overCap(field string, n, limit int, t clawledger.EventType) error {
 	if t != "" {
 		of = " for " + string(t) + " events"
 	}
-	return invalidf("%s is %d bytes, over the %d-byte cap%s: shorten it, or pass --truncate to store it cut to the cap", field, n, limit, of)
+	return invalid(ErrOverCap, "%s is %d bytes, over the %d-byte cap%s", field, n, limit, of)
 }
 
 // guardText applies the secret guard to text.
@@ -203,8 +203,7 @@ func (r *AppendResult) guardText(field, s string, allow bool) (string, error) {
 }
 
 func secretError(field string, kinds []string) error {
-	return invalidf("%s holds what looks like a credential (%s): remove it, or pass --allow-secrets to store it masked",
-		field, strings.Join(kinds, ", "))
+	return invalid(ErrSecret, "%s holds what looks like a credential (%s)", field, strings.Join(kinds, ", "))
 }
 
 // boundedJSON validates a JSON field, applies the secret guard to its

@@ -2,7 +2,6 @@ package episodes
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +33,7 @@ func TestNormalizeScope(t *testing.T) {
 	for _, c := range cases {
 		got, err := NormalizeScope(c.in)
 		if c.err != "" {
-			var ie *InputError
-			if err == nil || !strings.Contains(err.Error(), c.err) || !errors.As(err, &ie) {
+			if err == nil || !strings.Contains(err.Error(), c.err) || clawledger.ErrorCode(err) != clawledger.EINVALID {
 				t.Errorf("NormalizeScope(%q) = %q, %v; want an input error with %q", c.in, got, err, c.err)
 			}
 			continue
@@ -122,8 +120,7 @@ func TestPrepareValidates(t *testing.T) {
 			c.edit(&in)
 			c.opt.Now = now
 			_, err := Prepare(in, c.opt)
-			var ie *InputError
-			if err == nil || !errors.As(err, &ie) || !strings.Contains(err.Error(), c.err) {
+			if err == nil || clawledger.ErrorCode(err) != clawledger.EINVALID || !strings.Contains(err.Error(), c.err) {
 				t.Fatalf("err = %v, want an input error with %q", err, c.err)
 			}
 		})

@@ -1,9 +1,10 @@
 package episodes
 
 import (
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/clawledger/clawledger"
 )
 
 // TestSecretGuardGaps: what episodes append stored verbatim although its
@@ -41,8 +42,7 @@ func TestSecretGuardGaps(t *testing.T) {
 			in := input()
 			c.edit(&in)
 			_, err := Prepare(in, AppendOptions{Now: now})
-			var ie *InputError
-			if !errors.As(err, &ie) || !strings.Contains(err.Error(), c.kind) || strings.Contains(err.Error(), c.secret) {
+			if clawledger.ErrorCode(err) != clawledger.EINVALID || !strings.Contains(err.Error(), c.kind) || strings.Contains(err.Error(), c.secret) {
 				t.Fatalf("err = %v, want an input error naming %s, not the secret", err, c.kind)
 			}
 			res, err := Prepare(in, AppendOptions{Now: now, AllowSecrets: true})

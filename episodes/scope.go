@@ -31,7 +31,7 @@ func NormalizeScope(raw string) (string, error) {
 	case len(s) > MaxScopeLen:
 		return "", invalidf("scope is %d bytes long, over the %d-byte limit", len(s), MaxScopeLen)
 	case s == ReservedGlobal:
-		return "", invalidf("scope %q is reserved: use --global to select every scope", s)
+		return "", invalid(ErrScopeReserved, "scope %q is reserved", s)
 	}
 	for _, r := range s {
 		if !scopeRune(r) {
@@ -50,15 +50,16 @@ func AgentScope(agentID string) (string, error) {
 	return NormalizeScope("agent:" + cmp.Or(agentID, "main")) // OpenClaw's default agent
 }
 
-// Selector validates a --scope/--global pair: exactly one must be given.
+// Selector validates a scope and the every-scope switch: exactly one must
+// be given.
 func Selector(scope string, global bool) (sel clawledger.ScopeSelector, err error) {
 	switch {
 	case global && scope != "":
-		return sel, invalidf("give --scope or --global, not both")
+		return sel, invalid(ErrScopeAndGlobal, "give a scope or every scope, not both")
 	case global:
 		return clawledger.ScopeSelector{Global: true}, nil
 	case scope == "":
-		return sel, invalidf("a scope is required: --scope S (or --global for every scope)")
+		return sel, invalid(ErrScopeRequired, "a scope is required")
 	}
 	s, err := NormalizeScope(scope)
 	if err != nil {

@@ -13,14 +13,9 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 )
 
-// VectorMeta is what the vector lane filters on, kept beside each vector.
-type VectorMeta struct {
-	SourceID int64
-	TsMs     int64
-	AgentID  string
-	Role     string
-	Kind     string
-}
+// ErrDimensions is the reason of an error about vectors of different
+// dimensions: the stored vectors need embedding again.
+var ErrDimensions = errors.New("vectors of different dimensions")
 
 // VectorIndex holds every chunk vector of one embedder in one contiguous
 // matrix, unit-normalized, so that a query is a brute-force scan of dot
@@ -108,7 +103,7 @@ func (x *VectorIndex) add(id int64, m VectorMeta, dims int) error {
 		x.Dims = dims
 	}
 	if dims != x.Dims {
-		return fmt.Errorf("vector of chunk %d has %d dimensions, the index %d (re-embed with `clawledger embed`)", id, dims, x.Dims)
+		return fmt.Errorf("vector of chunk %d has %d dimensions, the index %d%w", id, dims, x.Dims, quiet{ErrDimensions})
 	}
 	m.AgentID, m.Role, m.Kind = x.intern(m.AgentID), x.intern(m.Role), x.intern(m.Kind)
 	x.ids = append(x.ids, id)
@@ -141,7 +136,7 @@ type Neighbor struct {
 // all), most similar first. The scan is split across the CPUs.
 func (x *VectorIndex) Search(q []float32, k int, keep func(*VectorMeta) bool) ([]Neighbor, error) {
 	if len(q) != x.Dims {
-		return nil, fmt.Errorf("query vector has %d dimensions, the index %d (re-embed with `clawledger embed`)", len(q), x.Dims)
+		return nil, fmt.Errorf("query vector has %d dimensions, the index %d%w", len(q), x.Dims, quiet{ErrDimensions})
 	}
 	if k <= 0 || len(x.ids) == 0 {
 		return nil, nil

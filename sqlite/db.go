@@ -15,10 +15,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/pressly/goose/v3"
 
+	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/filelock"
 	"github.com/clawledger/clawledger/internal/sqlitedriver"
 )
@@ -32,8 +32,8 @@ type DB struct {
 	w    *sql.DB // the single writer connection
 	r    *sql.DB // read pool
 
-	lock   *filelock.File // the writer lock (nil for readers, and after Unlock)
-	holder Holder         // who this writer says it is
+	lock   *filelock.File    // the writer lock (nil for readers, and after Unlock)
+	holder clawledger.Holder // who this writer says it is
 
 	ckpt *checkpointer // copies the WAL into the database file (see checkpoint.go)
 
@@ -45,17 +45,8 @@ type DB struct {
 	batchStmts map[string]*sql.Stmt // stmts bound to it
 }
 
-// Options tune Open.
-type Options struct {
-	ReadOnly bool // open an existing ledger for reading only; no migrations
-	Existing bool // a writer that needs a ledger to work on: never create one
-	// Writer says who this writer is, for a second writer's error message.
-	// A writer holds the writer lock (see lock.go) from Open to Close (or
-	// Unlock); Open fails with a *LockedError while another process writes.
-	Writer Holder
-	// LockWait is how long Open waits for another writer to finish.
-	LockWait time.Duration
-}
+// Options tune Open (see clawledger.OpenOptions).
+type Options clawledger.OpenOptions
 
 // Open opens (creating when needed, mode 0600) the ledger at path and brings
 // its schema up to date.
@@ -66,7 +57,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	if opt.ReadOnly || opt.Existing {
 		if _, err := os.Stat(abs); err != nil {
-			return nil, fmt.Errorf("no ledger at %s (run `clawledger ingest` first)", abs)
+			return nil, clawledger.Reasonf(clawledger.ENOTFOUND, clawledger.ErrNoLedger, "no ledger at %s", abs)
 		}
 	} else if fi, err := os.Stat(abs); err == nil && !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("create ledger: %s is not a file", abs)
@@ -188,12 +179,9 @@ func migrationCount() int64 {
 	return int64(len(names))
 }
 
-// SchemaVersion is the newest migration this build knows.
-func SchemaVersion() (int64, error) {
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return 0, err
-	}
+// supportedVersion is the newest migration this build knows.
+func supportedVersion() int64 {
+	names, _ := fs.Glob(migrations, "migrations/*.sql") // a valid pattern
 	var v int64
 	for _, n := range names {
 		var x int64
@@ -201,16 +189,16 @@ func SchemaVersion() (int64, error) {
 			v = x
 		}
 	}
-	return v, nil
+	return v
 }
+
+// SupportedSchemaVersion is the newest schema version this build knows.
+func (db *DB) SupportedSchemaVersion() int64 { return supportedVersion() }
 
 func (db *DB) migrate(ctx context.Context) error {
 	// the common case, checked with one query: every migration applied
 	// (goose would parse every migration file to find that out)
-	want, err := SchemaVersion()
-	if err != nil {
-		return err
-	}
+	want := supportedVersion()
 	var applied, newest int64
 	if err := db.w.QueryRowContext(ctx, `SELECT count(DISTINCT version_id), max(version_id) FROM schema_migrations
 		WHERE is_applied AND version_id > 0`).Scan(&applied, &newest); err == nil && newest == want && applied == migrationCount() {
@@ -246,8 +234,8 @@ func (db *DB) smallRead(ctx context.Context) (*sql.DB, error) {
 	return db.w, db.Flush(ctx)
 }
 
-// Version returns the ledger's schema version.
-func (db *DB) Version(ctx context.Context) (int64, error) {
+// SchemaVersion returns the ledger's schema version.
+func (db *DB) SchemaVersion(ctx context.Context) (int64, error) {
 	var v sql.NullInt64
 	err := db.r.QueryRowContext(ctx, `SELECT max(version_id) FROM schema_migrations WHERE is_applied`).Scan(&v)
 	return v.Int64, err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/filelock"
 )
 
@@ -24,41 +25,12 @@ const (
 	watchLockSuffix  = ".watch.lock"
 )
 
-// Holder describes the process holding a lock.
-type Holder struct {
-	PID     int       `json:"pid"`
-	Command string    `json:"command"` // what it is doing: "ingest", "watch", ...
-	Since   time.Time `json:"since"`
-}
-
-// LockedError says another process holds the lock.
-type LockedError struct {
-	Path   string // the ledger
-	Holder Holder // zero when the holder did not say who it is
-	Watch  bool   // the watch lock, not the writer lock
-}
-
-func (e *LockedError) Error() string {
-	if e.Watch {
-		return fmt.Sprintf("%s is already watching the ledger %s", e.Holder.String(), e.Path)
-	}
-	return fmt.Sprintf("the ledger %s is being written by %s", e.Path, e.Holder.String())
-}
-
-// String says who holds a lock, for messages.
-func (h Holder) String() string {
-	if h.PID == 0 {
-		return "another clawledger process"
-	}
-	return fmt.Sprintf("clawledger %s (pid %d, since %s)", h.Command, h.PID, h.Since.Local().Format(time.DateTime))
-}
-
 // lockPoll is how often a waiting process tries a lock again.
 const lockPoll = 50 * time.Millisecond
 
 // acquire takes the lock beside the ledger at path, waiting up to wait for
 // its holder to release it, and writes who holds it now.
-func acquire(ctx context.Context, path, suffix string, me Holder, wait time.Duration) (*filelock.File, error) {
+func acquire(ctx context.Context, path, suffix string, me clawledger.Holder, wait time.Duration) (*filelock.File, error) {
 	lockPath := path + suffix
 	deadline := time.Now().Add(wait)
 	for {
@@ -76,7 +48,7 @@ func acquire(ctx context.Context, path, suffix string, me Holder, wait time.Dura
 			return nil, fmt.Errorf("lock the ledger: %w", err)
 		}
 		if !time.Now().Before(deadline) {
-			return nil, &LockedError{Path: path, Holder: readHolder(lockPath), Watch: suffix == watchLockSuffix}
+			return nil, &clawledger.LockedError{Ledger: path, Holder: readHolder(lockPath), Watch: suffix == watchLockSuffix}
 		}
 		select {
 		case <-ctx.Done():
@@ -87,8 +59,8 @@ func acquire(ctx context.Context, path, suffix string, me Holder, wait time.Dura
 }
 
 // readHolder says who holds a lock, as far as its file tells.
-func readHolder(lockPath string) Holder {
-	var h Holder
+func readHolder(lockPath string) clawledger.Holder {
+	var h clawledger.Holder
 	if b, err := filelock.Read(lockPath); err == nil {
 		_ = json.Unmarshal(b, &h) // a holder still writing it leaves it unknown
 	}
@@ -100,7 +72,7 @@ type WatchLock struct{ f *filelock.File }
 
 // LockWatch claims the ledger at path for a watch, waiting up to wait for
 // another watch to stop. It fails with a *LockedError while one runs.
-func LockWatch(ctx context.Context, path string, me Holder, wait time.Duration) (*WatchLock, error) {
+func LockWatch(ctx context.Context, path string, me clawledger.Holder, wait time.Duration) (*WatchLock, error) {
 	f, err := acquire(ctx, path, watchLockSuffix, me, wait)
 	if err != nil {
 		return nil, err
@@ -113,15 +85,15 @@ func (w *WatchLock) Unlock() error { return w.f.Unlock() }
 
 // Watching reports whether a watch keeps the ledger at path current, and
 // which.
-func Watching(path string) (Holder, bool) {
+func Watching(path string) (clawledger.Holder, bool) {
 	lockPath := path + watchLockSuffix
 	if _, err := os.Stat(lockPath); err != nil {
-		return Holder{}, false // never watched
+		return clawledger.Holder{}, false // never watched
 	}
 	l, err := filelock.TryLock(lockPath)
 	if err == nil {
 		l.Unlock()
-		return Holder{}, false
+		return clawledger.Holder{}, false
 	}
 	return readHolder(lockPath), errors.Is(err, filelock.ErrLocked)
 }

@@ -19,14 +19,14 @@ import (
 func TestWriterLock(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	first, err := Open(ctx, path, Options{Writer: Holder{Command: "ingest"}})
+	first, err := Open(ctx, path, Options{Writer: clawledger.Holder{Command: "ingest"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	start := time.Now()
-	_, err = Open(ctx, path, Options{Writer: Holder{Command: "ingest"}, LockWait: 200 * time.Millisecond})
-	var le *LockedError
+	_, err = Open(ctx, path, Options{Writer: clawledger.Holder{Command: "ingest"}, LockWait: 200 * time.Millisecond})
+	var le *clawledger.LockedError
 	if !errors.As(err, &le) || le.Holder.Command != "ingest" || le.Holder.PID != os.Getpid() || le.Watch {
 		t.Fatalf("second writer: %v (%+v)", err, le)
 	}
@@ -39,7 +39,7 @@ func TestWriterLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Version(ctx); err != nil {
+	if _, err := r.SchemaVersion(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()
@@ -49,7 +49,7 @@ func TestWriterLock(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		first.Close()
 	}()
-	watch, err := Open(ctx, path, Options{Writer: Holder{Command: "watch"}, LockWait: time.Minute})
+	watch, err := Open(ctx, path, Options{Writer: clawledger.Holder{Command: "watch"}, LockWait: time.Minute})
 	if err != nil {
 		t.Fatalf("writer after the first closed: %v", err)
 	}
@@ -60,7 +60,7 @@ func TestWriterLock(t *testing.T) {
 	if err := watch.Unlock(); err != nil {
 		t.Fatal(err)
 	}
-	other, err := Open(ctx, path, Options{Writer: Holder{Command: "ingest"}})
+	other, err := Open(ctx, path, Options{Writer: clawledger.Holder{Command: "ingest"}})
 	if err != nil {
 		t.Fatalf("writer between a watch's batches: %v", err)
 	}
@@ -86,15 +86,15 @@ func TestWatchLock(t *testing.T) {
 	if _, ok := Watching(path); ok {
 		t.Fatal("watching before any watch")
 	}
-	w, err := LockWatch(ctx, path, Holder{Command: "watch"}, 0)
+	w, err := LockWatch(ctx, path, clawledger.Holder{Command: "watch"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h, ok := Watching(path); !ok || h.Command != "watch" || h.PID != os.Getpid() {
 		t.Fatalf("Watching: %+v %v", h, ok)
 	}
-	var le *LockedError
-	if _, err := LockWatch(ctx, path, Holder{Command: "watch"}, 100*time.Millisecond); !errors.As(err, &le) || !le.Watch {
+	var le *clawledger.LockedError
+	if _, err := LockWatch(ctx, path, clawledger.Holder{Command: "watch"}, 100*time.Millisecond); !errors.As(err, &le) || !le.Watch {
 		t.Fatalf("second watch: %v", err)
 	}
 	w.Unlock()
@@ -169,7 +169,7 @@ func TestWritersCreateOneLedger(t *testing.T) {
 	errs := make(chan error, 4)
 	for i := range 4 {
 		go func() {
-			db, err := Open(ctx, path, Options{Writer: Holder{Command: "ingest"}, LockWait: time.Minute})
+			db, err := Open(ctx, path, Options{Writer: clawledger.Holder{Command: "ingest"}, LockWait: time.Minute})
 			if err == nil {
 				_, err = db.StateDirID(ctx, fmt.Sprintf("/state/%d", i))
 				if err == nil {

@@ -12,11 +12,12 @@ import (
 
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/testenv"
+	"github.com/clawledger/clawledger/view"
 )
 
 // showOut is show's JSON, the parts these tests read.
 type showOut struct {
-	Omitted *omittedJSON `json:"omitted"`
+	Omitted *view.Omitted `json:"omitted"`
 	Entries []struct {
 		Line           int64  `json:"line"`
 		ID             string `json:"id"`
@@ -87,7 +88,7 @@ func TestShowWholeConversation(t *testing.T) {
 	if got := def.ids(); !slices.Equal(got, want) {
 		t.Errorf("shown: %v\nwant every entry but the abandoned branch's: %v", got, want)
 	}
-	omitted := &omittedJSON{Entries: 2, Branches: 1, Forks: []forkJSON{{At: b.ForkAt, Line: b.ForkLine, Branches: 1, Entries: 2}}}
+	omitted := &view.Omitted{Entries: 2, Branches: 1, Forks: []view.Fork{{At: b.ForkAt, Line: b.ForkLine, Branches: 1, Entries: 2}}}
 	if !reflect.DeepEqual(def.Omitted, omitted) {
 		t.Errorf("omitted: %+v, want %+v", def.Omitted, omitted)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/view"
 )
 
 // killPoints is how many times TestKillNine kills an ingest.
@@ -76,7 +77,7 @@ func TestKillNine(t *testing.T) {
 		if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 			t.Fatalf("kill point %d (byte %d of %d, %d into the run): ingest was not killed: %v", k, at, large.Bytes, n, err)
 		}
-		var d doctorJSON
+		var d view.Doctor
 		c.jsonOf(&d, exitOK, "doctor", "--db", db)
 		if !d.Healthy {
 			t.Fatalf("kill point %d: doctor finds the ledger unhealthy: %+v", k, d.Findings)
@@ -102,10 +103,10 @@ func committedBytes(c *cli, db string) int64 {
 	if code != exitOK {
 		return 0
 	}
-	var st statusJSON
+	var st view.Status
 	c.decode(out, &st)
 	var n int64
-	for _, d := range st.StateDirsJSON {
+	for _, d := range st.StateDirs {
 		n += d.Bytes
 	}
 	return n

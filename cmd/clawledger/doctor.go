@@ -3,64 +3,22 @@ package main
 import (
 	"cmp"
 	"context"
-	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawledger/clawledger"
-	"github.com/clawledger/clawledger/collect"
-	"github.com/clawledger/clawledger/openclaw"
-	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/ledger"
+	"github.com/clawledger/clawledger/view"
 )
 
-type doctorJSON struct {
-	DB              string        `json:"db"`
-	Healthy         bool          `json:"healthy"` // no problem found (notices do not count)
-	Integrity       []string      `json:"integrity"`
-	SchemaVersion   int64         `json:"schema_version"`
-	SupportedSchema int64         `json:"supported_schema_version"`
-	Checked         doctorChecked `json:"checked"`
-	Findings        []finding     `json:"findings"`
-	Fixed           *doctorFixed  `json:"fixed,omitempty"`
-	Actions         []string      `json:"actions"` // what to run, in order
+// doctorOptions are the flags of doctor.
+type doctorOptions struct {
+	*app
+	ledger.DoctorRequest
 }
 
-type doctorChecked struct {
-	Full        bool  `json:"full"` // integrity_check and every committed byte hashed (not --quick)
-	Sources     int   `json:"sources"`
-	Files       int   `json:"files"`
-	StoredLines int64 `json:"stored_lines_hashed"`
-	BytesHashed int64 `json:"file_bytes_hashed"`
-}
-
-type doctorFixed struct {
-	OrphanRows int64    `json:"orphan_rows_deleted"`
-	Reset      []string `json:"sources_reset"`
-	Kept       []string `json:"sources_kept"` // inconsistent, but a reset would lose what only the ledger still holds
-}
-
-// finding is one thing doctor found. Problems make the exit code 3;
-// notices (a file that grew since the last ingest, a pending tail) do not.
-type finding struct {
-	Check    string `json:"check"`    // integrity, schema, orphans, cursor, stored_lines, fingerprint, file, pending
-	Severity string `json:"severity"` // problem or notice
-	File     string `json:"file,omitempty"`
-	Table    string `json:"table,omitempty"`
-	Rows     int64  `json:"rows,omitempty"`
-	Message  string `json:"message"`
-	Fix      string `json:"fix,omitempty"` // the command that fixes it
-}
-
-const (
-	fixIngest = "clawledger ingest"
-	fixDoctor = "clawledger doctor --fix"
-)
-
-func (a *app) doctorCommand() *cobra.Command {
-	var quick, fix bool
+func newDoctorCmd(a *app) *cobra.Command {
+	o := &doctorOptions{app: a}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the ledger: integrity, schema, orphaned rows, cursors, file fingerprints, pending tails",
@@ -86,303 +44,36 @@ Exit code 0: no problem found; 3: problems found (listed with what to run);
 1: the check itself failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			var fixed *doctorFixed
-			if fix {
-				var err error
-				if fixed, err = a.doctorFix(ctx, !quick); err != nil {
-					return err
-				}
-			}
-			db, err := a.openReader(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			out, err := a.diagnose(ctx, db, !quick)
-			if err != nil {
-				return err
-			}
-			out.Fixed = fixed
-			if !out.Healthy {
-				a.exitCode = exitWarnings
-			}
-			if a.json {
-				return a.printJSON(out)
-			}
-			a.printDoctor(out)
-			return nil
+			return a.runs(o, func() error { return doctorRun(cmd.Context(), o) })
 		},
 	}
-	cmd.Flags().BoolVar(&quick, "quick", false, "SQLite quick_check, and hash only the first and last KiB of each file")
-	cmd.Flags().BoolVar(&fix, "fix", false, "delete orphaned rows, and read afresh the sources whose stored lines disagree with their cursor or whose file was altered in place")
+	cmd.Flags().BoolVar(&o.Quick, "quick", false, "SQLite quick_check, and hash only the first and last KiB of each file")
+	cmd.Flags().BoolVar(&o.Fix, "fix", false, "delete orphaned rows, and read afresh the sources whose stored lines disagree with their cursor or whose file was altered in place")
 	return cmd
 }
 
-// diagnose runs every check.
-func (a *app) diagnose(ctx context.Context, db *sqlite.DB, full bool) (*doctorJSON, error) {
-	out := &doctorJSON{DB: db.Path, Healthy: true, Findings: []finding{}, Actions: []string{}, Checked: doctorChecked{Full: full}}
-	var err error
-	if out.Integrity, err = db.Integrity(ctx, !full); err != nil {
-		return nil, err
-	}
-	if len(out.Integrity) != 1 || out.Integrity[0] != "ok" {
-		out.add(finding{Check: "integrity", Severity: "problem", Message: "SQLite's integrity check failed: " + strings.Join(clip(out.Integrity, 5), "; "),
-			Fix: "move the ledger aside and run `clawledger ingest` to rebuild it (lines of files that have since vanished are only in the old ledger)"})
-		return out, nil // nothing below can be trusted
-	}
-	if out.SchemaVersion, err = db.Version(ctx); err != nil {
-		return nil, err
-	}
-	if out.SupportedSchema, err = sqlite.SchemaVersion(); err != nil {
-		return nil, err
-	}
-	switch {
-	case out.SchemaVersion > out.SupportedSchema:
-		out.add(finding{Check: "schema", Severity: "problem", Message: fmt.Sprintf("schema version %d is newer than this clawledger knows (%d)", out.SchemaVersion, out.SupportedSchema), Fix: "upgrade clawledger"})
-		return out, nil
-	case out.SchemaVersion < out.SupportedSchema:
-		out.add(finding{Check: "schema", Severity: "notice", Message: fmt.Sprintf("schema version %d; this clawledger migrates it to %d", out.SchemaVersion, out.SupportedSchema), Fix: fixIngest})
-	}
-	orphans, err := db.Orphans(ctx)
+func doctorRun(ctx context.Context, o *doctorOptions) error {
+	svc, err := o.service()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, o := range orphans {
-		out.add(finding{Check: "orphans", Severity: "problem", Table: o.Table, Rows: o.Rows, Message: fmt.Sprintf("%d row(s) whose %s", o.Rows, strings.TrimPrefix(o.Reason, "its ")), Fix: fixDoctor})
-	}
-	bad, err := a.inconsistentSources(ctx, db, full, &out.Checked)
+	out, err := svc.Doctor(ctx, o.DoctorRequest)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, b := range bad {
-		out.add(b.finding)
+	if !out.Healthy {
+		o.exitCode = exitWarnings
 	}
-	srcs, err := db.AllSources(ctx)
-	if err != nil {
-		return nil, err
+	if o.json {
+		return o.printJSON(out)
 	}
-	out.Checked.Sources = len(srcs)
-	var total int64
-	for _, s := range srcs {
-		if _, _, inDB := openclaw.SplitDatabaseRel(s.Rel); full && !inDB && s.GoneAt == 0 && s.Kind.HasLines() {
-			total += s.Cursor.Offset
-		}
-	}
-	bar := a.doctorProgress("verifying files", total, false)
-	for _, s := range srcs {
-		if s.GoneAt != 0 {
-			continue
-		}
-		file := filepath.Join(s.StateDir, filepath.FromSlash(s.Rel))
-		chk := collect.CheckFile(openclaw.OS, s, full)
-		bar.Add(chk.Hashed)
-		out.Checked.Files++
-		out.Checked.BytesHashed += chk.Hashed
-		switch {
-		case chk.State == collect.FileAltered: // an ingest does not look there
-			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: chk.Detail, Fix: fixDoctor})
-		case chk.State == collect.FileUnreadable:
-			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: "cannot be read to verify it: " + chk.Detail})
-		case chk.State.Mismatch():
-			out.add(finding{Check: "fingerprint", Severity: "problem", File: file, Message: chk.Detail, Fix: fixIngest})
-		case chk.State == collect.FileUnread:
-			out.add(finding{Check: "file", Severity: "notice", File: file, Message: chk.Detail})
-		case chk.State != collect.FileOK:
-			out.add(finding{Check: "file", Severity: "notice", File: file, Message: chk.Detail, Fix: fixIngest})
-		}
-		if s.Cursor.Pending > 0 && chk.State == collect.FileOK {
-			out.add(finding{Check: "pending", Severity: "notice", File: file, Message: fmt.Sprintf("%d bytes after the last newline wait for their newline", s.Cursor.Pending)})
-		}
-	}
-	bar.Finish()
-	return out, nil
+	o.printDoctor(out)
+	return nil
 }
 
-func (d *doctorJSON) add(f finding) {
-	d.Findings = append(d.Findings, f)
-	if f.Severity == "problem" {
-		d.Healthy = false
-	}
-	if f.Fix != "" && !slices.Contains(d.Actions, f.Fix) {
-		d.Actions = append(d.Actions, f.Fix)
-	}
-}
-
-type badSource struct {
-	src *clawledger.Source
-	finding
-}
-
-// inconsistentSources finds the line-based sources whose stored lines
-// disagree with their cursor: in count, numbering or bytes, and when full
-// in the sha256 of the stored bytes against the running hash committed.
-func (a *app) inconsistentSources(ctx context.Context, db *sqlite.DB, full bool, checked *doctorChecked) ([]badSource, error) {
-	counts, err := db.StoredCounts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []badSource
-	seen := map[int64]bool{}
-	for _, c := range counts {
-		if problem := collect.CheckCursor(c.Source, c.Lines, c.MaxLineNo, c.Malformed, c.Bytes, c.NoBytes); problem != "" {
-			seen[c.Source.ID] = true
-			out = append(out, badSource{c.Source, sourceFinding("cursor", c.Source, problem)})
-		}
-	}
-	if !full {
-		return out, nil
-	}
-	srcs, err := db.ExportSources(ctx, true)
-	if err != nil {
-		return nil, err
-	}
-	var total int64
-	for _, s := range srcs {
-		total += s.Cursor.Lines
-	}
-	bar := a.doctorProgress("verifying stored lines", total, true)
-	defer bar.Finish()
-	for _, s := range srcs {
-		bar.Add(s.Cursor.Lines)
-		if seen[s.ID] {
-			continue
-		}
-		ok, hashed, err := collect.CheckStoredLines(func(fn func(*clawledger.Line) error) (*clawledger.Source, error) {
-			return db.SourceLines(ctx, s.ID, fn)
-		})
-		if err != nil {
-			return nil, err
-		}
-		if hashed {
-			checked.StoredLines += s.Cursor.Lines
-		}
-		if !ok {
-			out = append(out, badSource{s, sourceFinding("stored_lines", s,
-				"the lines stored for this file do not hash to the bytes committed: the ledger was altered or damaged")})
-		}
-	}
-	return out, nil
-}
-
-// doctorFix deletes orphaned rows and resets the sources whose stored lines
-// disagree with their cursor (when their file is still there to read again).
-func (a *app) doctorFix(ctx context.Context, full bool) (*doctorFixed, error) {
-	db, err := a.openDB(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	fixed := &doctorFixed{Reset: []string{}, Kept: []string{}}
-	if fixed.OrphanRows, err = db.DeleteOrphans(ctx); err != nil {
-		return nil, err
-	}
-	bad, err := a.inconsistentSources(ctx, db, full, &doctorChecked{})
-	if err != nil {
-		return nil, err
-	}
-	if full {
-		altered, err := alteredSources(ctx, db)
-		if err != nil {
-			return nil, err
-		}
-		bad = append(bad, altered...)
-	}
-	for _, b := range bad {
-		if keepsHistory(b.src) {
-			fixed.Kept = append(fixed.Kept, b.File)
-			continue
-		}
-		if err := db.ResetSource(ctx, b.src); err != nil {
-			return nil, err
-		}
-		fixed.Reset = append(fixed.Reset, b.File)
-	}
-	if len(fixed.Reset) > 0 {
-		if _, err := a.collect(ctx, db, uniqueStateDirs(bad), a.interactive()); err != nil {
-			return nil, err
-		}
-		if err := a.refreshDerived(ctx, db); err != nil {
-			return nil, err
-		}
-	}
-	return fixed, nil
-}
-
-// sourceFinding is a problem with a source's stored lines. doctor --fix
-// mends it by reading the source again, unless that would lose what only
-// the ledger still holds (keepsHistory): then it says so, and names no fix.
-func sourceFinding(check string, src *clawledger.Source, message string) finding {
-	f := finding{Check: check, Severity: "problem", File: sourceFile(src), Message: message, Fix: fixDoctor}
-	if keepsHistory(src) {
-		f.Fix = ""
-		f.Message += " (left as it is: reading it again would lose what only the ledger still holds)"
-	}
-	return f
-}
-
-// keepsHistory reports whether a source's rows are all that is left of what
-// it held, so re-reading it from its origin would lose them: a file that is
-// gone, or a database run log (OpenClaw prunes run history, the ledger
-// keeps it).
-func keepsHistory(src *clawledger.Source) bool {
-	if src.GoneAt != 0 {
-		return true
-	}
-	_, _, inDB := openclaw.SplitDatabaseRel(src.Rel)
-	return inDB && src.Kind == clawledger.KindCronRuns
-}
-
-// alteredSources finds the present files whose committed bytes changed
-// where an ingest does not look.
-func alteredSources(ctx context.Context, db *sqlite.DB) ([]badSource, error) {
-	srcs, err := db.ExportSources(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	var out []badSource
-	for _, s := range srcs {
-		if chk := collect.CheckFile(openclaw.OS, s, true); chk.State == collect.FileAltered {
-			out = append(out, badSource{s, finding{File: sourceFile(s)}})
-		}
-	}
-	return out, nil
-}
-
-func uniqueStateDirs(bad []badSource) []string {
-	var out []string
-	for _, b := range bad {
-		if b.src.GoneAt == 0 && !slices.Contains(out, b.src.StateDir) {
-			out = append(out, b.src.StateDir)
-		}
-	}
-	return out
-}
-
-func sourceFile(s *clawledger.Source) string {
-	return filepath.Join(s.StateDir, filepath.FromSlash(s.Rel))
-}
-
-func clip(s []string, n int) []string {
-	if len(s) > n {
-		return append(s[:n:n], fmt.Sprintf("... %d more", len(s)-n))
-	}
-	return s
-}
-
-// doctorProgress draws a bar over the bytes (or lines) to hash, on a
-// terminal only (a bar never started draws nothing).
-func (a *app) doctorProgress(desc string, total int64, lines bool) collect.Progress {
-	p := &barProgress{w: a.stderr, description: desc, lines: lines}
-	if a.interactive() {
-		p.Start(total, 0)
-	}
-	return p
-}
-
-func (a *app) printDoctor(d *doctorJSON) {
+func (a *app) printDoctor(d *view.Doctor) {
 	a.printf("ledger     %s (schema %d)\n", d.DB, d.SchemaVersion)
-	a.printf("integrity  %s\n", strings.Join(clip(d.Integrity, 5), "; "))
+	a.printf("integrity  %s\n", strings.Join(view.Clip(d.Integrity, 5), "; "))
 	mode := "full: every committed byte hashed"
 	if !d.Checked.Full {
 		mode = "quick: first and last KiB hashed"

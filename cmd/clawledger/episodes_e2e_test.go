@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/view"
 )
 
 // ledgerCLI runs the built binary on one ledger.
@@ -44,12 +45,12 @@ func TestEpisodesEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var q queryJSON
+	var q view.EventQuery
 	b.run("ingest", "--state", ep.Dir)
 	if b.json(&q, "episodes", "query", "--global"); q.Count != 0 {
 		t.Fatalf("ingest captured before capture was enabled: %d events", q.Count)
 	}
-	var c captureJSON
+	var c view.Capture
 	if b.json(&c, "episodes", "capture"); c.Inserted != 14 || c.Lines != 21 {
 		t.Fatalf("first capture: %+v", c)
 	}
@@ -85,7 +86,7 @@ func TestEpisodesEndToEnd(t *testing.T) {
 			"--refs-json", fmt.Sprintf(`{"path":"/srv/%s.txt"}`, secret))
 	}
 	b.run("episodes", "append", "--scope", "vault", "--session-id", "s-keep", "--agent-id", "main", "--type", "ops.decision", "--summary", "keep me")
-	var r redactJSON
+	var r view.Redacted
 	if b.json(&r, "episodes", "redact", "--session-id", "s-red", "--scope", "vault"); r.Matched != 30 || !r.WALCheckpointed {
 		t.Fatalf("redact: %+v", r)
 	}
@@ -113,7 +114,7 @@ func TestEpisodesEndToEnd(t *testing.T) {
 			t.Errorf("%s still holds the redacted text", filepath.Base(b.db+suffix))
 		}
 	}
-	var rp replayJSON
+	var rp view.Replay
 	if b.json(&rp, "episodes", "replay", "s-keep", "--scope", "vault"); rp.Count != 1 || rp.Events[0].Summary != "keep me" {
 		t.Fatalf("the other session: %+v", rp)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/view"
 )
 
 // Times of the events these tests append: 2026-03-14 09:00 UTC and later.
@@ -113,7 +114,7 @@ func TestEpisodesScopeIsolation(t *testing.T) {
 	appendEvent(t, db, 2, "team:y", "shared", "conversation.user", "y asks about zebras")
 	appendEvent(t, db, 3, "team:y", "shared", "tool.result", "y secret result", "--payload-json", `{"out":"zebra stripes"}`)
 
-	var q queryJSON
+	var q view.EventQuery
 	decode := func(out string, v any) {
 		t.Helper()
 		if err := json.Unmarshal([]byte(out), v); err != nil {
@@ -130,7 +131,7 @@ func TestEpisodesScopeIsolation(t *testing.T) {
 			t.Fatalf("query x --text %q found %d", text, q.Count)
 		}
 	}
-	var r replayJSON
+	var r view.Replay
 	decode(ok(t, db, "episodes", "replay", "shared", "--scope", "team:x", "--include-payload", "--json"), &r)
 	if r.Count != 1 || r.Events[0].EventID != evID(1) {
 		t.Fatalf("replay x: %+v", r)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -17,9 +16,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clawledger/clawledger"
-	"github.com/clawledger/clawledger/embed"
+	"github.com/clawledger/clawledger/collect"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/openclaw"
-	"github.com/clawledger/clawledger/sqlite"
 )
 
 // Exit codes.
@@ -30,7 +29,10 @@ const (
 	exitWarnings = 3 // the run completed, with warnings (malformed lines, unreadable files)
 )
 
-// app holds the global flags and the streams of one invocation.
+// app is one invocation: its streams, its global flags, and the service
+// they wire. Each command is an options struct (its flags, parsed and
+// checked on their own) and a run function that calls the service and
+// renders its answer.
 type app struct {
 	stdout, stderr io.Writer
 	db             string
@@ -41,22 +43,17 @@ type app struct {
 	getenv         func(string) string
 	exitCode       int
 	command        string // the subcommand running, as a writer names itself to a second writer
+	watching       bool   // a watch runs: stderr is its log, no progress is drawn
+	// parsed, when set, is given the options a command line parsed to
+	// instead of running the command (tests of flags alone).
+	parsed func(opts any) error
 
-	queryPath    bool                // refreshing before a query: no network calls, no index builds
-	watching     bool                // in a watch batch, holding the writer lock: no network calls
-	searchBehind int64               // ledger lines the search index has yet to take in
-	noIndex      bool                // ingest --no-index: the search index waits for the next ingest or reindex
-	embedder     clawledger.Embedder // opened once per process
-	embedderCfg  embed.Config
+	svc *ledger.Service // once the flags are parsed
 }
-
-// usageError marks an error in how the command was called.
-type usageError struct{ error }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	defer a.close()
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -65,42 +62,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(stderr, "clawledger: "+userMessage(ctx, err))
-		var ue usageError
-		if errors.As(err, &ue) || isCobraUsage(err) {
-			return exitUsage
-		}
-		return exitFailure
+		return exitCode(err)
 	}
 	return a.exitCode
 }
 
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-// userMessage is the one line a failure prints.
-func userMessage(ctx context.Context, err error) string {
-	msg := oneLine(err)
-	switch {
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		return "interrupted: everything stored before the signal is kept; run the command again to continue"
-	case strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY"):
-		// never expected (one writer at a time, readers never block it), but
-		// should a foreign process hold the ledger, say what happened
-		return "the ledger is busy: another process kept it locked for more than 30 s; try again (" + msg + ")"
+// runs runs a command whose flags parsed into opts: run, unless a test
+// only wants to see the options (parsed).
+func (a *app) runs(opts any, run func() error) error {
+	if a.parsed != nil {
+		return a.parsed(opts)
 	}
-	return msg
-}
-
-// isCobraUsage recognizes cobra's own argument and flag errors.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument", "flag needs an argument", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return run()
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -110,80 +83,97 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return invalid(err) })
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.command = cmd.Name() }
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.db, "db", "", "ledger database (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db)")
+	pf.StringVar(&a.db, "db", "", "ledger: a path, file:PATH or sqlite:///PATH (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db)")
 	pf.StringArrayVar(&a.states, "state", nil, "OpenClaw state directory (repeatable; default: discovered)")
 	pf.BoolVar(&a.json, "json", false, "print machine-readable JSON")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing but errors")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "print more detail")
 	root.AddCommand(
-		a.ingestCommand(),
-		a.statusCommand(),
-		a.sessionsCommand(),
-		a.showCommand(),
-		a.exportCommand(),
-		a.usageCommand(),
-		a.toolsCommand(),
-		a.watchCommand(),
-		a.doctorCommand(),
-		a.episodesCommand(),
-		a.searchCommand(),
-		a.reindexCommand(),
-		a.embedCommand(),
+		newIngestCmd(a),
+		newStatusCmd(a),
+		newSessionsCmd(a),
+		newShowCmd(a),
+		newExportCmd(a),
+		newUsageCmd(a),
+		newToolsCmd(a),
+		newWatchCmd(a),
+		newDoctorCmd(a),
+		newEpisodesCmd(a),
+		newSearchCmd(a),
+		newReindexCmd(a),
+		newEmbedCmd(a),
 	)
 	return root
 }
 
-// dbPath resolves the ledger path: --db, $CLAWLEDGER_DB, then the XDG data dir.
-func (a *app) dbPath() string {
-	if a.db != "" {
-		return a.db
-	}
-	if p := a.getenv("CLAWLEDGER_DB"); p != "" {
-		return p
-	}
+// dataDir is where clawledger keeps its files by default:
+// $XDG_DATA_HOME/clawledger, else ~/.local/share/clawledger.
+func (a *app) dataDir() string {
 	dir := a.getenv("XDG_DATA_HOME")
 	if dir == "" {
 		dir = filepath.Join(openclaw.UserHome(), ".local", "share")
 	}
-	return filepath.Join(dir, "clawledger", "ledger.db")
+	return filepath.Join(dir, "clawledger")
+}
+
+// location resolves the ledger: --db, $CLAWLEDGER_DB, then ledger.db in
+// the data dir; a path or a URL whose scheme a linked backend registered.
+// It touches no file: a location no backend takes is a usage error.
+func (a *app) location() (clawledger.Location, error) {
+	raw, from := a.db, "--db "
+	if raw == "" {
+		if raw, from = a.getenv("CLAWLEDGER_DB"), "$CLAWLEDGER_DB "; raw == "" {
+			raw, from = filepath.Join(a.dataDir(), "ledger.db"), ""
+		}
+	}
+	loc, err := clawledger.ParseLocation(raw)
+	if err != nil {
+		return loc, &clawledger.Error{Code: clawledger.ErrorCode(err), Message: from + err.Error(), Err: err}
+	}
+	return loc, nil
 }
 
 // lockWait is how long a writer waits for another writer (an ingest, a
 // watch's batch, a query's refresh) to finish before it gives up.
 const lockWait = 5 * time.Second
 
-// openDB opens the ledger for writing, as the only writer: it waits up to
-// lockWait for another writer to finish.
-func (a *app) openDB(ctx context.Context) (*sqlite.DB, error) {
-	return a.openWriter(ctx, sqlite.Options{Writer: sqlite.Holder{Command: a.command}})
-}
-
-// openExisting is openDB for a command that works on what the ledger
-// holds (reindex, embed): it never creates one.
-func (a *app) openExisting(ctx context.Context) (*sqlite.DB, error) {
-	return a.openWriter(ctx, sqlite.Options{Writer: sqlite.Holder{Command: a.command}, Existing: true})
-}
-
-func (a *app) openWriter(ctx context.Context, opt sqlite.Options) (*sqlite.DB, error) {
-	opt.LockWait = lockWait
-	db, err := sqlite.Open(ctx, a.dbPath(), opt)
-	return db, lockedMessage(err)
-}
-
-// lockedMessage completes the error of a writer that gave up waiting.
-func lockedMessage(err error) error {
-	if le := (*sqlite.LockedError)(nil); errors.As(err, &le) && !le.Watch {
-		return fmt.Errorf("%w and did not finish within %s; try again when it is done", le, lockWait)
+// service is the ledger service the global flags describe.
+func (a *app) service() (*ledger.Service, error) {
+	if a.svc != nil {
+		return a.svc, nil
 	}
-	return err
+	loc, err := a.location()
+	if err != nil {
+		return nil, err
+	}
+	sample := filepath.Join(a.dataDir(), "sample", ".openclaw") // next to the ledger when it is a file
+	if loc.Path != "" {
+		sample = filepath.Join(filepath.Dir(loc.Path), "sample", ".openclaw")
+	}
+	a.svc = &ledger.Service{
+		Location:  loc,
+		StateDirs: a.stateDirs,
+		Getenv:    a.getenv,
+		NewCollector: func(p collect.Progress) *collect.Collector {
+			c := &collect.Collector{FS: openclaw.OS, Progress: p}
+			a.testHooks(c)
+			return c
+		},
+		Observer:  observer{a},
+		Name:      a.command,
+		LockWait:  lockWait,
+		SampleDir: sample,
+	}
+	return a.svc, nil
 }
 
-// openReader opens an existing ledger for queries.
-func (a *app) openReader(ctx context.Context) (*sqlite.DB, error) {
-	return sqlite.Open(ctx, a.dbPath(), sqlite.Options{ReadOnly: true})
+func (a *app) close() {
+	if a.svc != nil {
+		a.svc.Close()
+	}
 }
 
 // stateDirs resolves the state directories: --state, else discovery.

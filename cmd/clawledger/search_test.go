@@ -18,6 +18,7 @@ import (
 	"github.com/clawledger/clawledger/internal/searchbench"
 	"github.com/clawledger/clawledger/internal/testenv"
 	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/view"
 )
 
 // searchEnv is a sample state dir (file times fixed) and a ledger.
@@ -149,7 +150,7 @@ func TestEmbedStaticAndHybridSearch(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("embed: %d %s", code, stderr)
 	}
-	var rep embedJSON
+	var rep view.Embed
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Embedded == 0 || rep.Vectors != rep.Chunks || rep.Model != "tiny-model" {
 		t.Fatalf("embed report %s", out)
 	}
@@ -221,7 +222,7 @@ func TestEmbedOpenAICompatibleEndpoint(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("embed: %d %s", code, stderr)
 	}
-	var rep embedJSON
+	var rep view.Embed
 	json.Unmarshal([]byte(out), &rep)
 	if rep.ProviderTexts == 0 || int(texts.Load()) != rep.ProviderTexts || rep.Vectors != rep.Chunks {
 		t.Fatalf("embed report %s, %d texts sent", out, texts.Load())
@@ -265,7 +266,7 @@ func TestSearchBinary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("search (auto-refresh creates the ledger): %v", err)
 	}
-	var res searchJSON
+	var res view.Search
 	if err := json.Unmarshal(out, &res); err != nil || len(res.Hits) == 0 || res.Hits[0].EntryID == "" || res.Hits[0].SessionID == "" {
 		t.Fatalf("%s", out)
 	}
@@ -277,8 +278,8 @@ func TestSearchBinary(t *testing.T) {
 
 func TestQueriesNeverBuildTheIndex(t *testing.T) {
 	e := newSearchEnv(t)
-	defer func(n int64) { queryPathBacklog = n }(queryPathBacklog)
-	queryPathBacklog = 5
+	defer func(n int64) { queryBacklog = n }(queryBacklog)
+	queryBacklog = 5
 	db, err := sqlite.Open(context.Background(), e.db, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)

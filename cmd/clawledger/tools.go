@@ -1,37 +1,26 @@
 package main
 
 import (
+	"context"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/ledger"
+	"github.com/clawledger/clawledger/view"
 )
 
-type toolJSON struct {
-	Name       string  `json:"name"`
-	Calls      int64   `json:"calls"`
-	Results    int64   `json:"results"`
-	Errors     int64   `json:"errors"`
-	ErrorRate  float64 `json:"error_rate"` // errors / results
-	MedianMs   *int64  `json:"median_ms"`  // of details.durationMs, where results carry it
-	P95Ms      *int64  `json:"p95_ms"`
-	Timed      int64   `json:"timed_results"` // results carrying details.durationMs
-	Orphans    int64   `json:"calls_without_result"`
-	Unmatched  int64   `json:"results_without_call"`
-	LastUsed   *string `json:"last_used"`
-	LastError  string  `json:"last_error,omitempty"`
-	LastErrorT *string `json:"last_error_at,omitempty"`
+// toolsOptions are the flags of tools.
+type toolsOptions struct {
+	*app
+	ledger.ToolsRequest
+	since, until string
+	refresh      refreshFlag
 }
 
-type toolsJSON struct {
-	Tools []toolJSON `json:"tools"`
-}
-
-func (a *app) toolsCommand() *cobra.Command {
-	var f clawledger.ToolFilter
-	var since, until string
+func newToolsCmd(a *app) *cobra.Command {
+	o := &toolsOptions{app: a}
 	cmd := &cobra.Command{
 		Use:   "tools",
 		Short: "Per tool: calls, results, errors, error rate, durations, calls without results, last use",
@@ -46,53 +35,40 @@ A result is an error when it says so (isError, or an error payload such as
 non-zero, or when its first lines carry error words (error, failed, fatal,
 exception, traceback, "No such file or directory", ...).`,
 		Args: cobra.NoArgs,
-	}
-	refresh := a.addRefreshFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		ctx := cmd.Context()
-		var err error
-		if f.Since, f.Until, err = parseRange(since, until, time.Now(), time.Local); err != nil {
-			return err
-		}
-		db, err := a.queryDB(ctx, refresh)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		stats, err := db.ToolStats(ctx, f)
-		if err != nil {
-			return err
-		}
-		out := toolsJSON{Tools: []toolJSON{}}
-		for _, s := range stats {
-			out.Tools = append(out.Tools, toToolJSON(s))
-		}
-		if a.json {
-			return a.printJSON(out)
-		}
-		a.printTools(out.Tools)
-		return nil
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if o.Since, o.Until, err = parseRange(o.since, o.until, time.Now(), time.Local); err != nil {
+				return err
+			}
+			o.Refresh = o.refresh.policy()
+			return a.runs(o, func() error { return toolsRun(cmd.Context(), o) })
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Agent, "agent", "", "only this agent (default: all agents)")
-	fl.StringVar(&since, "since", "", "only calls since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
-	fl.StringVar(&until, "until", "", "only calls up to this date (inclusive) or time")
+	fl.StringVar(&o.Agent, "agent", "", "only this agent (default: all agents)")
+	fl.StringVar(&o.since, "since", "", "only calls since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
+	fl.StringVar(&o.until, "until", "", "only calls up to this date (inclusive) or time")
+	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	return cmd
 }
 
-func toToolJSON(s *clawledger.ToolStat) toolJSON {
-	j := toolJSON{Name: s.Name, Calls: s.Calls, Results: s.Results, Errors: s.Errors, Orphans: s.Orphans, Unmatched: s.OrphanResults,
-		Timed: s.Timed, MedianMs: s.MedianMs, P95Ms: s.P95Ms, LastUsed: isoTime(s.LastUsed), LastError: s.LastError}
-	if s.Errors > 0 {
-		j.LastErrorT = isoTime(s.LastErrorTime)
+func toolsRun(ctx context.Context, o *toolsOptions) error {
+	svc, err := o.service()
+	if err != nil {
+		return err
 	}
-	if s.Results > 0 {
-		j.ErrorRate = float64(s.Errors) / float64(s.Results)
+	out, err := svc.Tools(ctx, o.ToolsRequest)
+	if err != nil {
+		return err
 	}
-	return j
+	if o.json {
+		return o.printJSON(out)
+	}
+	o.printTools(out.Tools)
+	return nil
 }
 
-func (a *app) printTools(tools []toolJSON) {
+func (a *app) printTools(tools []view.Tool) {
 	if len(tools) == 0 {
 		a.printf("no tool calls\n")
 		return

@@ -1,88 +1,37 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
-	_ "time/tzdata" // --timezone works on systems without a zoneinfo database
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
-	"github.com/clawledger/clawledger"
-	"github.com/clawledger/clawledger/report"
-	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/ledger"
+	"github.com/clawledger/clawledger/view"
 )
 
-// usageKinds are the reports usage makes, with the JSON key of their rows
-// (ccusage's where ccusage has the report) and their table's first column.
-var usageKinds = map[string]struct{ rows, header string }{
-	"daily":   {"daily", "DATE"},
-	"weekly":  {"weekly", "WEEK"},
-	"monthly": {"monthly", "MONTH"},
-	"session": {"sessions", "SESSION"},
-	"model":   {"models", "MODEL"},
+// usageHeaders are the first column of each usage report's table.
+var usageHeaders = map[string]string{
+	"daily":   "DATE",
+	"weekly":  "WEEK",
+	"monthly": "MONTH",
+	"session": "SESSION",
+	"model":   "MODEL",
 }
 
-// usageTotalsJSON has exactly ccusage's totals fields, so scripts written
-// for `ccusage openclaw daily --json` keep working.
-type usageTotalsJSON struct {
-	InputTokens         int64   `json:"inputTokens"`
-	OutputTokens        int64   `json:"outputTokens"`
-	CacheCreationTokens int64   `json:"cacheCreationTokens"`
-	CacheReadTokens     int64   `json:"cacheReadTokens"`
-	TotalTokens         int64   `json:"totalTokens"`
-	TotalCost           float64 `json:"totalCost"`
+// usageOptions are the flags of usage.
+type usageOptions struct {
+	*app
+	ledger.UsageRequest
+	since, until string
+	breakdown    bool
+	refresh      refreshFlag
 }
 
-type modelBreakdownJSON struct {
-	ModelName           string  `json:"modelName"`
-	Provider            string  `json:"provider"`
-	InputTokens         int64   `json:"inputTokens"`
-	OutputTokens        int64   `json:"outputTokens"`
-	CacheCreationTokens int64   `json:"cacheCreationTokens"`
-	CacheReadTokens     int64   `json:"cacheReadTokens"`
-	TotalTokens         int64   `json:"totalTokens"`
-	Cost                float64 `json:"cost"`
-	MessageCount        int64   `json:"messageCount"`
-}
-
-// usageRowJSON is one row; the fields of the report's kind are set.
-type usageRowJSON struct {
-	Date          string  `json:"date,omitempty"`
-	Week          string  `json:"week,omitempty"`
-	Month         string  `json:"month,omitempty"`
-	SessionID     string  `json:"sessionId,omitempty"`
-	Topic         string  `json:"topic,omitempty"`
-	Agent         string  `json:"agent,omitempty"`
-	SessionKey    string  `json:"sessionKey,omitempty"`
-	ProjectPath   string  `json:"projectPath,omitempty"`
-	Model         string  `json:"model,omitempty"`
-	Provider      string  `json:"provider,omitempty"`
-	FirstActivity *string `json:"firstActivity,omitempty"`
-	LastActivity  *string `json:"lastActivity,omitempty"`
-	usageTotalsJSON
-	MessageCount    int64                `json:"messageCount"`
-	ModelsUsed      []string             `json:"modelsUsed,omitempty"`
-	ModelBreakdowns []modelBreakdownJSON `json:"modelBreakdowns,omitempty"`
-}
-
-type cronUsageJSON struct {
-	Runs                int64 `json:"runs"`
-	RunsWithUsage       int64 `json:"runsWithUsage"`
-	InputTokens         int64 `json:"inputTokens"`
-	OutputTokens        int64 `json:"outputTokens"`
-	CacheCreationTokens int64 `json:"cacheCreationTokens"`
-	CacheReadTokens     int64 `json:"cacheReadTokens"`
-	TotalTokens         int64 `json:"totalTokens"`
-}
-
-func (a *app) usageCommand() *cobra.Command {
-	var agent, since, until, tz, weekStart string
-	var breakdown bool
+func newUsageCmd(a *app) *cobra.Command {
+	o := &usageOptions{app: a, UsageRequest: ledger.UsageDefaults()}
 	cmd := &cobra.Command{
 		Use:       "usage [daily|weekly|monthly|session|model]",
 		Short:     "Token usage and cost per day, week, month, session or model (ccusage-compatible totals)",
@@ -102,153 +51,58 @@ Cron run logs report their runs' usage too (snake_case usage fields); it is
 shown on its own line and not added to the totals, since the runs' own
 transcripts already hold it.`,
 		Args: cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
-	}
-	refresh := a.addRefreshFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		ctx := cmd.Context()
-		kind := "daily"
-		if len(args) == 1 {
-			kind = args[0]
-		}
-		loc, err := loadLocation(tz)
-		if err != nil {
-			return err
-		}
-		start, err := report.ParseWeekday(weekStart)
-		if err != nil {
-			return usagef("--week-start: %v", err)
-		}
-		f := clawledger.UsageFilter{Agent: agent}
-		if f.Since, f.Until, err = parseRange(since, until, time.Now(), loc); err != nil {
-			return err
-		}
-		db, err := a.queryDB(ctx, refresh)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		f.BySource = kind == "session"
-		groups, err := db.Usage(ctx, f)
-		if err != nil {
-			return err
-		}
-		cron, err := db.CronUsage(ctx, f)
-		if err != nil {
-			return err
-		}
-		var sessions map[int64]*clawledger.Session
-		if f.BySource {
-			if sessions, err = sessionsBySource(ctx, db); err != nil {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(args, time.Now()); err != nil {
 				return err
 			}
-		}
-		rep := report.NewUsageReport()
-		rowSession := map[string]*clawledger.Session{}
-		for i := range groups {
-			g := &groups[i]
-			key := usageKey(kind, g, loc, start, sessions[g.SourceID])
-			if _, ok := rowSession[key]; !ok && f.BySource {
-				rowSession[key] = sessions[g.SourceID]
-			}
-			rep.Add(key, g)
-		}
-		rows := usageRows(kind, rep.Rows(), rowSession)
-		if a.json {
-			return a.printJSON(map[string]any{
-				usageKinds[kind].rows: rows,
-				"totals":              totalsJSON(rep.Totals),
-				"cron":                cronJSON(cron),
-				"timezone":            loc.String(),
-			})
-		}
-		a.printUsage(kind, rows, rep.Totals, cron, breakdown)
-		return nil
+			return a.runs(o, func() error { return usageRun(cmd.Context(), o) })
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&agent, "agent", "", "only this agent (default: all agents)")
-	fl.StringVar(&since, "since", "", "from this date or time on (YYYY-MM-DD in --timezone, RFC 3339, or an age like 7d)")
-	fl.StringVar(&until, "until", "", "up to this date (inclusive) or time")
-	fl.StringVarP(&tz, "timezone", "z", "", "time zone the periods are cut in (IANA name such as Europe/Berlin, or UTC; default: local)")
-	fl.StringVar(&weekStart, "week-start", "sunday", "first day of a week for weekly (ccusage's default is sunday)")
-	fl.BoolVar(&breakdown, "breakdown", false, "show each model's share under each row")
+	fl.StringVar(&o.Agent, "agent", "", "only this agent (default: all agents)")
+	fl.StringVar(&o.since, "since", "", "from this date or time on (YYYY-MM-DD in --timezone, RFC 3339, or an age like 7d)")
+	fl.StringVar(&o.until, "until", "", "up to this date (inclusive) or time")
+	fl.StringVarP(&o.Timezone, "timezone", "z", "", "time zone the periods are cut in (IANA name such as Europe/Berlin, or UTC; default: local)")
+	fl.StringVar(&o.WeekStart, "week-start", o.WeekStart, "first day of a week for weekly (ccusage's default is sunday)")
+	fl.BoolVar(&o.breakdown, "breakdown", false, "show each model's share under each row")
+	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	return cmd
 }
 
-// usageKey is the row a group of messages counts in: its period, its
-// session (s: the transcript the messages were first written in) or its model.
-func usageKey(kind string, g *clawledger.UsageGroup, loc *time.Location, weekStart time.Weekday, s *clawledger.Session) string {
-	switch kind {
-	case "session":
-		if s == nil || s.SessionID == "" { // no header id: the transcript alone
-			return "source\x00" + strconv.FormatInt(g.SourceID, 10)
-		}
-		return s.AgentID + "\x00" + s.SessionID + "\x00" + s.Topic
-	case "model":
-		return cmp.Or(g.Model, report.UnknownModel)
+// complete reads the report's kind and its time range in its time zone.
+func (o *usageOptions) complete(args []string, now time.Time) error {
+	if len(args) == 1 {
+		o.Period = args[0]
 	}
-	p, _ := report.ParsePeriod(kind)
-	return report.Bucket(p, g.Start, loc, weekStart)
-}
-
-// sessionsBySource maps every transcript, archives included, to its session.
-func sessionsBySource(ctx context.Context, db *sqlite.DB) (map[int64]*clawledger.Session, error) {
-	list, err := db.Sessions(ctx, clawledger.SessionFilter{IncludeDeleted: true})
+	loc, err := ledger.LoadLocation(o.Timezone)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make(map[int64]*clawledger.Session, len(list))
-	for _, s := range list {
-		out[s.SourceID] = s
+	if o.Since, o.Until, err = parseRange(o.since, o.until, now, loc); err != nil {
+		return err
 	}
-	return out, nil
+	o.Refresh = o.refresh.policy()
+	return nil
 }
 
-func usageRows(kind string, rows []*report.UsageRow, sessions map[string]*clawledger.Session) []usageRowJSON {
-	out := []usageRowJSON{}
-	for _, r := range rows {
-		j := usageRowJSON{usageTotalsJSON: totalsJSON(r.Tokens), MessageCount: r.Messages}
-		switch kind {
-		case "daily":
-			j.Date = r.Key
-		case "weekly":
-			j.Week = r.Key
-		case "monthly":
-			j.Month = r.Key
-		case "session":
-			if s := sessions[r.Key]; s != nil {
-				j.SessionID, j.Topic, j.Agent, j.SessionKey, j.ProjectPath = s.SessionID, s.Topic, s.AgentID, s.Key, s.Cwd
-			}
-			j.FirstActivity, j.LastActivity = isoTime(r.First), isoTime(r.Last)
-		case "model":
-			j.Model, j.Provider = r.Key, r.Models[0].Provider
-		}
-		if kind != "model" {
-			for _, m := range r.Models {
-				j.ModelsUsed = append(j.ModelsUsed, m.Model)
-				j.ModelBreakdowns = append(j.ModelBreakdowns, modelBreakdownJSON{ModelName: m.Model, Provider: m.Provider,
-					InputTokens: m.Input, OutputTokens: m.Output, CacheCreationTokens: m.CacheWrite, CacheReadTokens: m.CacheRead,
-					TotalTokens: m.Total, Cost: m.Cost, MessageCount: m.Messages})
-			}
-		}
-		out = append(out, j)
+func usageRun(ctx context.Context, o *usageOptions) error {
+	svc, err := o.service()
+	if err != nil {
+		return err
 	}
-	if kind == "session" { // newest last, next to the total
-		slices.SortStableFunc(out, func(a, b usageRowJSON) int { return strings.Compare(deref(a.LastActivity), deref(b.LastActivity)) })
+	u, err := svc.Usage(ctx, o.UsageRequest)
+	if err != nil {
+		return err
 	}
-	return out
+	if o.json {
+		return o.printJSON(u)
+	}
+	o.printUsage(u, o.breakdown)
+	return nil
 }
 
-func totalsJSON(t report.Tokens) usageTotalsJSON {
-	return usageTotalsJSON{InputTokens: t.Input, OutputTokens: t.Output, CacheCreationTokens: t.CacheWrite,
-		CacheReadTokens: t.CacheRead, TotalTokens: t.Total, TotalCost: t.Cost}
-}
-
-func cronJSON(c *clawledger.CronUsage) cronUsageJSON {
-	return cronUsageJSON{Runs: c.Runs, RunsWithUsage: c.WithUsage, InputTokens: c.Input, OutputTokens: c.Output,
-		CacheCreationTokens: c.CacheWrite, CacheReadTokens: c.CacheRead, TotalTokens: c.Total}
-}
-
-func (a *app) printUsage(kind string, rows []usageRowJSON, totals report.Tokens, cron *clawledger.CronUsage, breakdown bool) {
+func (a *app) printUsage(u *view.Usage, breakdown bool) {
+	kind, rows, totals, cron := u.Kind, u.Rows, u.Totals, u.Cron
 	if len(rows) == 0 {
 		a.printf("no usage\n")
 	} else {
@@ -256,7 +110,7 @@ func (a *app) printUsage(kind string, rows []usageRowJSON, totals report.Tokens,
 		if kind == "model" {
 			second = "PROVIDER"
 		}
-		tw := newTable(a.stdout, usageKinds[kind].header, second, "INPUT", "OUTPUT", "CACHE WRITE", "CACHE READ", "TOTAL TOKENS", "COST", "MSGS")
+		tw := newTable(a.stdout, usageHeaders[kind], second, "INPUT", "OUTPUT", "CACHE WRITE", "CACHE READ", "TOTAL TOKENS", "COST", "MSGS")
 		for _, r := range rows {
 			first, second := r.Date+r.Week+r.Month+r.Model, strings.Join(r.ModelsUsed, ", ")
 			switch kind {
@@ -277,34 +131,15 @@ func (a *app) printUsage(kind string, rows []usageRowJSON, totals report.Tokens,
 				}
 			}
 		}
-		tw.row("TOTAL", "", comma(totals.Input), comma(totals.Output), comma(totals.CacheWrite), comma(totals.CacheRead),
-			comma(totals.Total), money(totals.Cost), totals.Messages)
+		tw.row("TOTAL", "", comma(totals.InputTokens), comma(totals.OutputTokens), comma(totals.CacheCreationTokens), comma(totals.CacheReadTokens),
+			comma(totals.TotalTokens), money(totals.TotalCost), u.Messages)
 		tw.flush()
 	}
 	if cron.Runs > 0 {
 		a.printf("\ncron runs  %d finished (%d with usage): input %s, output %s, cache write %s, cache read %s, total %s\n"+
 			"           (held in the runs' own transcripts too, so not added to the total above)\n",
-			cron.Runs, cron.WithUsage, comma(cron.Input), comma(cron.Output), comma(cron.CacheWrite), comma(cron.CacheRead), comma(cron.Total))
+			cron.Runs, cron.RunsWithUsage, comma(cron.InputTokens), comma(cron.OutputTokens), comma(cron.CacheCreationTokens), comma(cron.CacheReadTokens), comma(cron.TotalTokens))
 	}
 }
 
 func comma(n int64) string { return humanize.Comma(n) }
-
-// loadLocation reads --timezone: an IANA name, UTC, or empty for local time.
-func loadLocation(name string) (*time.Location, error) {
-	if name == "" || strings.EqualFold(name, "local") {
-		return time.Local, nil
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, usagef("--timezone %q: not a time zone name (e.g. UTC, Europe/Berlin, America/New_York)", name)
-	}
-	return loc, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}

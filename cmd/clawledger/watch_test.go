@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/view"
 )
 
 // watchProc is a `clawledger watch` running in the background, its JSON
@@ -223,7 +224,7 @@ func TestConcurrentWriter(t *testing.T) {
 	if got := exportOne(t, c, db, "e0000000"); !bytes.Equal(got, eFinal) {
 		t.Errorf("deleted transcript: ledger holds %d bytes, want %d", len(got), len(eFinal))
 	}
-	var list sessionsJSON
+	var list view.Sessions
 	c.jsonOf(&list, exitOK, "sessions", "--include-deleted", "--db", db)
 	flags := map[string]string{}
 	for _, s := range list.Sessions {
@@ -305,7 +306,7 @@ func exportOne(t *testing.T, c *cli, db, ref string) []byte {
 // in a stable order.
 func sessionFacts(t *testing.T, c *cli, db string) string {
 	t.Helper()
-	var list sessionsJSON
+	var list view.Sessions
 	c.jsonOf(&list, exitOK, "sessions", "--include-deleted", "--db", db)
 	var lines []string
 	for _, s := range list.Sessions {

@@ -1,4 +1,4 @@
-package main
+package ledger
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 func TestExportStaysInside(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "ledger.db"), sqlite.Options{Writer: sqlite.Holder{Command: "test"}})
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "ledger.db"), sqlite.Options{Writer: clawledger.Holder{Command: "test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestExportStaysInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out", "deep", "x")
-	res, err := exportAll(ctx, db, out, false)
+	res, err := service(t, db.Path).Export(ctx, ExportRequest{Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,4 +67,16 @@ func TestExportStaysInside(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// service is a Service over the SQLite ledger at path.
+func service(t *testing.T, path string) *Service {
+	t.Helper()
+	loc, err := clawledger.ParseLocation(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{Location: loc, Name: "test"}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/embed"
+	"github.com/clawledger/clawledger/episodes"
+	"github.com/clawledger/clawledger/ledger"
+	"github.com/clawledger/clawledger/search"
+)
+
+// usagef is an error in how the command was called (exit 2).
+func usagef(format string, args ...any) error {
+	return clawledger.Errorf(clawledger.EINVALID, format, args...)
+}
+
+// invalid marks err as an error in how the command was called.
+func invalid(err error) error {
+	return &clawledger.Error{Code: clawledger.EINVALID, Message: err.Error(), Err: err}
+}
+
+// exitCode is the CLI's one mapping of error codes: invalid input (a flag,
+// an argument, cobra's own usage errors) exits 2, anything else 1.
+func exitCode(err error) int {
+	if clawledger.ErrorCode(err) == clawledger.EINVALID || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// isCobraUsage recognizes cobra's own argument and flag errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument", "flag needs an argument", "required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hints complete the messages of the domain's errors, which name no flag
+// and no command, with what to pass or run here; by the error's reason.
+var hints = []struct {
+	reason error
+	hint   func(msg string) string
+}{
+	{clawledger.ErrNoLedger, suffix(" (run `clawledger ingest` first)")},
+	{clawledger.ErrNoSession, suffix(" (see `clawledger sessions --include-deleted`)")},
+	{episodes.ErrOverCap, suffix(": shorten it, or pass --truncate to store it cut to the cap")},
+	{episodes.ErrSecret, suffix(": remove it, or pass --allow-secrets to store it masked")},
+	{episodes.ErrScopeReserved, suffix(": use --global to select every scope")},
+	{episodes.ErrScopeRequired, suffix(": --scope S (or --global for every scope)")},
+	{episodes.ErrScopeAndGlobal, replace("give --scope or --global, not both")},
+	{ledger.ErrRedactTarget, replace("give --event-id or --session-id (one of them)")},
+	{ledger.ErrScopeChoice, replace("give --scope or --agent-scope, not both")},
+	{embed.ErrNoModelDir, suffix(" (--model-dir or CLAWLEDGER_EMBED_MODEL_DIR)")},
+	{ledger.ErrNoProvider, suffix(": pass --provider openai (with --base-url and --model) or --provider static --model-dir DIR")},
+	{ledger.ErrSettingsWithoutProvider, replace("--base-url, --model, --dims and --model-dir go with --provider (the stored choice is used as it is without one)")},
+	{ledger.ErrOtherVectors, suffix("; run `clawledger embed` to re-embed")},
+	{ledger.ErrInterrupted, suffix("; run `clawledger reindex` again")},
+	{search.ErrNotEmbedded, suffix(" (run `clawledger embed`)")},
+	{search.ErrDimensions, suffix(" (re-embed with `clawledger embed`)")},
+}
+
+func suffix(s string) func(string) string  { return func(msg string) string { return msg + s } }
+func replace(s string) func(string) string { return func(string) string { return s } }
+
+// hinted is an error's message as the CLI says it: on one line, a request
+// field named as its flag, hints added.
+func hinted(err error) string {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	var e *clawledger.Error
+	if errors.As(err, &e) && e.Field != "" {
+		field := strings.Join(strings.Fields(e.Error()), " ")
+		flag := "--" + strings.ReplaceAll(e.Field, "_", "-") + strings.TrimPrefix(field, e.Field)
+		msg = strings.Replace(msg, field, flag, 1)
+	}
+	for _, h := range hints {
+		if errors.Is(err, h.reason) {
+			return h.hint(msg)
+		}
+	}
+	return msg
+}
+
+// userMessage is the one line a failure prints.
+func userMessage(ctx context.Context, err error) string {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	switch {
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		return "interrupted: everything stored before the signal is kept; run the command again to continue"
+	case strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY"):
+		// never expected (one writer at a time, readers never block it), but
+		// should a foreign process hold the ledger, say what happened
+		return "the ledger is busy: another process kept it locked for more than 30 s; try again (" + msg + ")"
+	}
+	return hinted(err)
+}

@@ -1,0 +1,49 @@
+package view
+
+import "github.com/clawledger/clawledger/collect"
+
+// Ingest is the answer of ingest: what the run read and stored.
+type Ingest struct {
+	DB string `json:"db"`
+	*collect.Report
+	Sample bool `json:"sample"` // the bundled sample was ingested (no state dir was found)
+}
+
+// Export is the answer of export --all.
+type Export struct {
+	Out     string          `json:"out"`
+	Files   int             `json:"files"`
+	Lines   int64           `json:"lines"`
+	Bytes   int64           `json:"bytes"`
+	Skipped []SkippedExport `json:"skipped"`
+}
+
+// SkippedExport is a source an export did not write, and why.
+type SkippedExport struct {
+	StateDir string `json:"state_dir"`
+	Path     string `json:"path"`
+	Reason   string `json:"reason"`
+}
+
+// Reindex is the answer of reindex.
+type Reindex struct {
+	Docs    int   `json:"docs"`
+	Chunks  int   `json:"chunks"`
+	Vectors int64 `json:"vectors"`
+}
+
+// Embed is the answer of embed.
+type Embed struct {
+	Provider      string `json:"provider"`
+	Model         string `json:"model"`
+	Endpoint      string `json:"endpoint,omitempty"`
+	Dropped       int64  `json:"dropped_vectors"`
+	Embedded      int    `json:"embedded"`
+	CacheHits     int    `json:"cache_hits"`
+	ProviderTexts int    `json:"provider_texts"`
+	Vectors       int64  `json:"vectors"`
+	Chunks        int64  `json:"chunks"`
+	CacheEvicted  int64  `json:"cache_evicted"`
+	CacheMaxMB    int64  `json:"-"` // the cap the cache was pruned to
+	Embedder      string `json:"-"` // the embedder, for people
+}
