@@ -105,6 +105,9 @@ func (a *app) rootCommand() *cobra.Command {
 		newSearchCmd(a),
 		newReindexCmd(a),
 		newEmbedCmd(a),
+		newConfigCmd(a),
+		newAuditCmd(a),
+		newInventoryCmd(a),
 	)
 	return root
 }
