@@ -13,6 +13,7 @@ import (
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/collect"
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/testenv"
 	"github.com/clawledger/clawledger/openclaw"
 )
 
@@ -327,4 +328,80 @@ func TestWatchAudit(t *testing.T) {
 		added, err := w.db.Timeline(ctx, clawledger.TimelineFilter{Kinds: []string{"skill.added"}})
 		return err == nil && strings.Contains(fmt.Sprint(added), "summarize")
 	})
+}
+
+// TestCorpusAuditCollected ingests the genuine OpenClaw 2026.9.6 state dir
+// through the collector: four versions of openclaw.json, OpenClaw's 45
+// audit events, 249 trajectory events, 4 diagnostic events (3 config
+// writes, never seen as files since the corpus's secrets were replaced
+// afterwards, and a snapshot), 3 participants, its inventory, no warning;
+// a second ingest adds nothing.
+func TestCorpusAuditCollected(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(testenv.Corpus(t), "openclaw-2026.9.6", ".openclaw")
+	l := openLedger(t)
+	l.ingest(dir)
+	hist, err := l.db.ConfigHistory(ctx, clawledger.ConfigFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := 0
+	for _, h := range hist {
+		if h.Hash != "" {
+			versions++
+		}
+	}
+	counts := func() string {
+		return fmt.Sprint(l.count(`SELECT count(*) FROM openclaw_audit_events`), l.count(`SELECT count(*) FROM openclaw_trajectory_events`),
+			l.count(`SELECT count(*) FROM openclaw_diagnostic_events`), l.count(`SELECT count(*) FROM openclaw_session_participants`),
+			l.count(`SELECT count(*) FROM config_versions`))
+	}
+	first := counts()
+	if versions != 4 || len(hist) != 7 || first != "45 249 4 3 4" {
+		t.Fatalf("%d versions in %d entries; stored %s", versions, len(hist), first)
+	}
+	invs, err := l.db.Inventories(ctx)
+	if err != nil || len(invs) != 1 || invs[0].Version == "" || len(invs[0].Agents) == 0 {
+		t.Fatalf("inventory %+v %v", invs, err)
+	}
+	l.ingest(dir)
+	if again := counts(); again != first {
+		t.Fatalf("a second ingest stored %s, then %s", first, again)
+	}
+	events, err := l.db.Timeline(ctx, clawledger.TimelineFilter{Kinds: []string{"openclaw"}})
+	if err != nil || len(events) != 45 {
+		t.Fatalf("%d audit events in the timeline, %v", len(events), err)
+	}
+}
+
+// TestAuditNoopOpensNothing: over an unchanged tree holding every file the
+// audit trail reads, a run stats and lists (the audit trail's footprint
+// included) and opens nothing but openclaw.json (which says where the
+// workspaces are), nor any database.
+func TestAuditNoopOpensNothing(t *testing.T) {
+	for _, era := range []string{"file", "sqlite"} {
+		t.Run(era, func(t *testing.T) {
+			m := auditTree(t, era == "sqlite")
+			l := openLedger(t)
+			c, store := l.auditCollector()
+			for range 2 {
+				if _, err := c.Run(context.Background(), []string{m.StateDir}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec := testenv.NewRecordingFS()
+			c.FS, store.loads = rec, 0
+			if _, err := c.Run(context.Background(), []string{m.StateDir}); err != nil {
+				t.Fatal(err)
+			}
+			if store.loads != 0 {
+				t.Fatalf("the unchanged tree was not taken as such")
+			}
+			for _, op := range rec.Ops() {
+				if strings.HasPrefix(op, "open ") && filepath.Base(op) != "openclaw.json" {
+					t.Errorf("a no-op run opened %s", op)
+				}
+			}
+		})
+	}
 }
