@@ -20,17 +20,7 @@ import (
 // auditTree writes a state dir of one era with the audit fixture over it.
 func auditTree(t *testing.T, sqliteEra bool) *fixture.AuditManifest {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), ".openclaw")
-	var err error
-	if sqliteEra {
-		_, err = fixture.WriteSQLiteEra(dir)
-	} else {
-		err = fixture.WriteSample(dir)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := fixture.WriteAudit(dir, sqliteEra)
+	m, err := fixture.WriteAuditEra(filepath.Join(t.TempDir(), ".openclaw"), sqliteEra)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +38,23 @@ func (l *eraLedger) auditCounts() string {
 		parts = append(parts, fmt.Sprintf("%s=%d", table, l.count(`SELECT count(*) FROM `+table)))
 	}
 	return strings.Join(parts, " ")
+}
+
+// configHistory returns the history of openclaw.json and the number of
+// versions in it.
+func (l *eraLedger) configHistory() ([]clawledger.ConfigChange, int) {
+	l.t.Helper()
+	hist, err := l.db.ConfigHistory(context.Background(), clawledger.ConfigFilter{})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	versions := 0
+	for _, h := range hist {
+		if h.Hash != "" {
+			versions++
+		}
+	}
+	return hist, versions
 }
 
 // auditCollector is a collector over the ledger whose clock has moved an
@@ -85,16 +92,7 @@ func TestCollectAudit(t *testing.T) {
 			}
 			run("first", 1)
 			first := l.auditCounts()
-			hist, err := l.db.ConfigHistory(ctx, clawledger.ConfigFilter{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			versions := 0
-			for _, h := range hist {
-				if h.Hash != "" {
-					versions++
-				}
-			}
+			hist, versions := l.configHistory()
 			if versions != m.ConfigVersions {
 				t.Errorf("%d config versions, want %d", versions, m.ConfigVersions)
 			}
@@ -341,16 +339,7 @@ func TestCorpusAuditCollected(t *testing.T) {
 	dir := filepath.Join(testenv.Corpus(t), "openclaw-2026.9.6", ".openclaw")
 	l := openLedger(t)
 	l.ingest(dir)
-	hist, err := l.db.ConfigHistory(ctx, clawledger.ConfigFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	versions := 0
-	for _, h := range hist {
-		if h.Hash != "" {
-			versions++
-		}
-	}
+	hist, versions := l.configHistory()
 	counts := func() string {
 		return fmt.Sprint(l.count(`SELECT count(*) FROM openclaw_audit_events`), l.count(`SELECT count(*) FROM openclaw_trajectory_events`),
 			l.count(`SELECT count(*) FROM openclaw_diagnostic_events`), l.count(`SELECT count(*) FROM openclaw_session_participants`),

@@ -17,17 +17,7 @@ import (
 func auditHome(t *testing.T, era string) (*cli, *fixture.AuditManifest) {
 	t.Helper()
 	home := t.TempDir()
-	dir := filepath.Join(home, ".openclaw")
-	var err error
-	if era == "sqlite" {
-		_, err = fixture.WriteSQLiteEra(dir)
-	} else {
-		err = fixture.WriteSample(dir)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := fixture.WriteAudit(dir, era == "sqlite")
+	m, err := fixture.WriteAuditEra(filepath.Join(home, ".openclaw"), era == "sqlite")
 	if err != nil {
 		t.Fatal(err)
 	}
