@@ -199,10 +199,18 @@ func parentSession(t *testing.T, c *cli, m *fixture.AuditManifest) string {
 	return ""
 }
 
-// TestAuditCommandErrors: what the audit commands refuse, and how.
+// TestAuditCommandErrors: what the audit commands refuse, and how; with
+// two state dirs in the ledger, one version is asked for of one of them.
 func TestAuditCommandErrors(t *testing.T) {
-	c, _ := auditHome(t, "file")
+	c, m := auditHome(t, "file")
+	other := filepath.Join(c.home, ".openclaw-work")
+	if _, err := fixture.WriteAuditEra(other, false); err != nil {
+		t.Fatal(err)
+	}
 	c.mustRun(0, "ingest", "--quiet")
+	if out := c.mustRun(0, "--state", m.StateDir, "config", "show", "--no-refresh"); !strings.Contains(out, "# openclaw.json version") {
+		t.Errorf("config show of one state dir:\n%s", out)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -210,13 +218,14 @@ func TestAuditCommandErrors(t *testing.T) {
 	}{
 		{[]string{"audit", "--kind", "bogus"}, exitUsage, `--kind "bogus" is no kind of entry`},
 		{[]string{"audit", "--limit", "-1"}, exitUsage, "--limit must not be negative"},
-		{[]string{"config", "show", "ffffffffff"}, exitFailure, "no version of openclaw.json starting with ffffffffff"},
+		{[]string{"--state", m.StateDir, "config", "show", "ffffffffff"}, exitFailure, "no version of openclaw.json starting with ffffffffff"},
 		{[]string{"config", "show", "abc", "--at", "1d"}, exitUsage, "give a VERSION or --at T, not both"},
 		{[]string{"config", "diff", "not-a-version"}, exitUsage, `"not-a-version" is neither a version`},
 		{[]string{"config", "history", "--file", "nothing.json"}, exitFailure, "the ledger holds no version of nothing.json"},
+		{[]string{"config", "diff"}, exitUsage, "of several state dirs ($HOME/.openclaw, $HOME/.openclaw-work): name one with --state DIR"},
 	} {
 		_, stderr, code := c.run(append(tc.args, "--no-refresh")...)
-		if code != tc.code || !strings.Contains(stderr, tc.msg) {
+		if stderr = strings.ReplaceAll(stderr, c.home, "$HOME"); code != tc.code || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, stderr, tc.code, tc.msg)
 		}
 	}

@@ -108,14 +108,14 @@ func configHistoryRun(ctx context.Context, o *configHistoryOptions) error {
 	tw := newTable(o.stdout, headers...)
 	for _, e := range out.Entries {
 		version, changed, by := shortHash(e.Version), strings.Join(e.Changed, ", "), ""
+		if e.Write != nil {
+			by = e.Write.Origin
+		}
 		switch {
-		case e.Version == "":
+		case e.Version == "" && e.Write != nil:
 			version, changed = "(never seen)", strings.Join(e.Write.ChangedPaths, ", ")
 		case e.Previous == "":
 			changed = "(first seen)"
-		}
-		if e.Write != nil {
-			by = e.Write.Origin
 		}
 		cells := []any{minute(e.Time), version, e.Source, by, oneLineText(changed, 80)}
 		if len(dirs) > 1 {
