@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/testenv"
 )
 
 // auditHome writes a home whose ~/.openclaw is a state dir of one era with
@@ -325,5 +326,46 @@ func TestNoCredentialInOutput(t *testing.T) {
 				t.Fatalf("found %d files written", written)
 			}
 		})
+	}
+}
+
+// TestCorpusAuditCommands: the binary over the genuine OpenClaw 2026.9.6
+// state dir: four versions of openclaw.json in its history beside the
+// three writes OpenClaw recorded (their results never seen as files: the
+// corpus's secrets were replaced afterwards), its 45 audit events in the
+// timeline, an inventory with its version.
+func TestCorpusAuditCommands(t *testing.T) {
+	dir := filepath.Join(testenv.Corpus(t), "openclaw-2026.9.6", ".openclaw")
+	c := newCLI(t, t.TempDir())
+	c.mustRun(0, "--state", dir, "ingest", "--quiet")
+	var hist struct {
+		Entries []struct {
+			Version string `json:"version"`
+		} `json:"entries"`
+	}
+	c.jsonOf(&hist, 0, "--state", dir, "config", "history", "--no-refresh")
+	versions := 0
+	for _, e := range hist.Entries {
+		if e.Version != "" {
+			versions++
+		}
+	}
+	var audit struct {
+		Entries []struct {
+			Kind string `json:"kind"`
+		} `json:"entries"`
+	}
+	c.jsonOf(&audit, 0, "--state", dir, "audit", "--kind", "openclaw", "--limit", "0", "--no-refresh")
+	var inv struct {
+		StateDirs []struct {
+			Version string `json:"version"`
+		} `json:"state_dirs"`
+	}
+	c.jsonOf(&inv, 0, "--state", dir, "inventory", "--no-refresh")
+	if versions != 4 || len(hist.Entries) != 7 || len(audit.Entries) != 45 || len(inv.StateDirs) != 1 || inv.StateDirs[0].Version == "" {
+		t.Fatalf("%d versions in %d entries, %d audit events, inventory %+v", versions, len(hist.Entries), len(audit.Entries), inv)
+	}
+	if diff := c.mustRun(0, "--state", dir, "config", "diff", "--no-refresh"); !strings.Contains(diff, "→") {
+		t.Errorf("config diff:\n%s", diff)
 	}
 }
