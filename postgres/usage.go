@@ -1,35 +1,50 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 
 	"github.com/clawledger/clawledger"
 )
 
-// usageSums sums the usage of assistant messages, each once: of the
+// usageRows reads the usage of assistant messages, each once: of the
 // copies of a message (one host's lines sharing its time and usage key)
 // the first outside forks is counted, as the SQLite ledger counts it. The
-// copies are neighbours in lines_usage, which the inner query reads in
-// its order. Usage of nothing (failed requests) is left out, as ccusage
-// leaves it out.
-const usageSums = `SELECT %[1]s, m.model, m.provider, count(*), min(m.msg_ts_ms), max(m.msg_ts_ms),
-	sum(m.input_tokens)::bigint, sum(m.output_tokens)::bigint, sum(m.cache_read_tokens)::bigint, sum(m.cache_write_tokens)::bigint,
-	sum(greatest(m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens, m.total_tokens))::bigint,
-	coalesce(sum(m.cost_total), 0)
-FROM (SELECT DISTINCT ON (m.msg_ts_ms, m.usage_key, m.host_id) m.msg_ts_ms, m.source_id, m.model, m.provider,
+// copies are neighbours in lines_usage, which the inner query reads in its
+// order. Usage of nothing (failed requests) is left out, as ccusage leaves
+// it out.
+const usageRows = `SELECT m.msg_ts_ms, m.source_id, m.model, m.provider, m.input_tokens, m.output_tokens, m.cache_read_tokens,
+	m.cache_write_tokens, m.total_tokens, m.cost_total, m.id
+FROM (SELECT DISTINCT ON (m.msg_ts_ms, m.usage_key, m.host_id) m.id, m.msg_ts_ms, m.source_id, m.model, m.provider,
 		m.input_tokens, m.output_tokens, m.cache_read_tokens, m.cache_write_tokens, m.total_tokens, m.cost_total
 	FROM lines m
-	WHERE m.usage_key IS NOT NULL%[2]s
-	ORDER BY m.msg_ts_ms, m.usage_key, m.host_id, m.fork, m.id) m%[3]s
-WHERE (m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens + m.total_tokens > 0 OR m.cost_total <> 0)%[4]s
-GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`
+	WHERE m.usage_key IS NOT NULL%[1]s
+	ORDER BY m.msg_ts_ms, m.usage_key, m.host_id, m.fork, m.id) m%[2]s
+WHERE (m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens + m.total_tokens > 0 OR m.cost_total <> 0)%[3]s`
+
+// usageRow is one counted message.
+type usageRow struct {
+	ts, source               int64
+	in, out, cr, cw, tot, id int64
+	cost                     float64
+}
+
+// usageGroup gathers the messages of one group.
+type usageGroup struct {
+	clawledger.UsageGroup
+	slot int64
+	rows []usageRow
+}
 
 // Usage sums the usage f selects by quarter hour (or by transcript), model
-// and provider.
+// and provider. The sums are made here, not in SQL, so that costs add up
+// to the same float the SQLite ledger gives: SQLite sums with
+// Kahan-Babuska-Neumaier compensation, in the order of its usage index.
 func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger.UsageGroup, error) {
 	var p params
 	var inner, join, outer string
@@ -44,22 +59,93 @@ func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger
 		join = " JOIN sources src ON src.id = m.source_id"
 		outer = " AND src.agent_id = " + p.add(f.Agent)
 	}
-	slot := fmt.Sprintf("m.msg_ts_ms / %d", clawledger.UsageQuarter)
-	if f.BySource {
-		slot = "m.source_id"
+	rows, err := db.pool.Query(ctx, fmt.Sprintf(usageRows, inner, join, outer), p.args...)
+	if err != nil {
+		return nil, db.fail(err)
 	}
-	out, err := queryAll(ctx, db.pool, func(r pgx.Row) (g clawledger.UsageGroup, err error) {
-		var slot int64
-		err = r.Scan(&slot, &g.Model, &g.Provider, &g.Messages, &g.First, &g.Last,
-			&g.Input, &g.Output, &g.CacheRead, &g.CacheWrite, &g.Tokens, &g.Cost)
-		if f.BySource {
-			g.SourceID = slot
-		} else {
-			g.Start = slot * clawledger.UsageQuarter
+	defer rows.Close()
+	type key struct {
+		slot            int64
+		model, provider string
+	}
+	groups := map[key]*usageGroup{}
+	var r usageRow
+	var model, provider string
+	for rows.Next() {
+		if err := rows.Scan(&r.ts, &r.source, &model, &provider, &r.in, &r.out, &r.cr, &r.cw, &r.tot, &r.cost, &r.id); err != nil {
+			return nil, db.fail(err)
 		}
-		return g, err
-	}, fmt.Sprintf(usageSums, slot, inner, join, outer), p.args...)
-	return out, db.fail(err)
+		k := key{r.ts / clawledger.UsageQuarter, model, provider}
+		if f.BySource {
+			k.slot = r.source
+		}
+		g := groups[k]
+		if g == nil {
+			g = &usageGroup{slot: k.slot, UsageGroup: clawledger.UsageGroup{Model: model, Provider: provider, First: r.ts, Last: r.ts}}
+			groups[k] = g
+		}
+		g.rows = append(g.rows, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, db.fail(err)
+	}
+	out := make([]clawledger.UsageGroup, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, g.sum(f.BySource))
+	}
+	slices.SortFunc(out, func(a, b clawledger.UsageGroup) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.SourceID, b.SourceID),
+			cmp.Compare(a.Model, b.Model), cmp.Compare(a.Provider, b.Provider))
+	})
+	return out, nil
+}
+
+// sum adds a group's messages up in the SQLite usage index's order.
+func (g *usageGroup) sum(bySource bool) clawledger.UsageGroup {
+	slices.SortFunc(g.rows, func(a, b usageRow) int {
+		return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.source, b.source), cmp.Compare(a.in, b.in), cmp.Compare(a.out, b.out),
+			cmp.Compare(a.cr, b.cr), cmp.Compare(a.cw, b.cw), cmp.Compare(a.tot, b.tot), cmp.Compare(a.cost, b.cost), cmp.Compare(a.id, b.id))
+	})
+	u := g.UsageGroup
+	if bySource {
+		u.SourceID = g.slot
+	} else {
+		u.Start = g.slot * clawledger.UsageQuarter
+	}
+	var cost kbnSum
+	for _, r := range g.rows {
+		u.Messages++
+		u.First, u.Last = min(u.First, r.ts), max(u.Last, r.ts)
+		u.Input += r.in
+		u.Output += r.out
+		u.CacheRead += r.cr
+		u.CacheWrite += r.cw
+		u.Tokens += max(r.in+r.out+r.cr+r.cw, r.tot)
+		cost.add(r.cost)
+	}
+	u.Cost = cost.value()
+	return u
+}
+
+// kbnSum is SQLite's sum() of floats: Kahan-Babuska-Neumaier summation.
+type kbnSum struct{ sum, err float64 }
+
+func (k *kbnSum) add(r float64) {
+	s := k.sum
+	t := s + r
+	if math.Abs(s) > math.Abs(r) {
+		k.err += (s - t) + r
+	} else {
+		k.err += (r - t) + s
+	}
+	k.sum = t
+}
+
+func (k *kbnSum) value() float64 {
+	if math.IsInf(k.err, 0) || math.IsNaN(k.err) {
+		return k.sum
+	}
+	return k.sum + k.err
 }
 
 // CronUsage sums the usage of the finished cron runs f selects (by run
