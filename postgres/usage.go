@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-
 	"github.com/clawledger/clawledger"
 )
 
