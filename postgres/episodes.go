@@ -198,7 +198,11 @@ func (db *DB) Events(ctx context.Context, f clawledger.EventFilter) ([]*clawledg
 		conds = append(conds, "ts_ms <= "+p.add(f.To))
 	}
 	if strings.TrimSpace(f.Text) != "" {
-		conds = append(conds, "words @@ "+p.add(textQuery(f.Text))+"::tsquery")
+		if q := textQuery(f.Text); q != "" {
+			conds = append(conds, "words @@ "+p.add(q)+"::tsquery")
+		} else {
+			conds = append(conds, "false")
+		}
 	}
 	payload := "NULL"
 	if f.IncludePayload {
@@ -220,16 +224,15 @@ func (db *DB) Events(ctx context.Context, f clawledger.EventFilter) ([]*clawledg
 }
 
 // textQuery turns free text into a tsquery matching every word, each word
-// a phrase of its parts (as the SQLite ledger quotes each word for FTS5);
-// a word with no parts matches nothing.
+// a phrase of its parts (as the SQLite ledger quotes each word for FTS5).
+// A word with no parts is left out, as FTS5 leaves out an empty phrase;
+// "" when no word has any (FTS5 then matches nothing).
 func textQuery(text string) string {
 	var and []string
 	for _, w := range strings.Fields(text) {
-		ph := phrase(w, false)
-		if ph == "" {
-			ph = "'' <-> ''" // an empty phrase: no document holds it
+		if ph := phrase(w, false); ph != "" {
+			and = append(and, ph)
 		}
-		and = append(and, ph)
 	}
 	return strings.Join(and, " & ")
 }
