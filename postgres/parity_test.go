@@ -14,6 +14,7 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/collect"
+	"github.com/clawledger/clawledger/episodes"
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/pgtest"
 	"github.com/clawledger/clawledger/openclaw"
@@ -274,6 +275,7 @@ func TestParity(t *testing.T) {
 			view, err := pg.OnHost(context.Background(), "host-"+name)
 			check(t, err)
 			sameReports(t, lite, view.(reportStore))
+			sameCapture(t, lite, pg, view.(clawledger.EventStore))
 
 			if !changeTrees(t, dirs) {
 				return
@@ -284,7 +286,38 @@ func TestParity(t *testing.T) {
 				t.Errorf("the changed trees were not re-read, renamed and appended to: %+v", rep)
 			}
 			sameReports(t, lite, view.(reportStore))
+			sameCapture(t, lite, pg, view.(clawledger.EventStore))
 		})
+	}
+}
+
+// sameCapture runs episodic capture on both stores and compares what it
+// reports and the events it stored.
+func sameCapture(t *testing.T, lite, pg clawledger.CaptureStore, pgView clawledger.EventStore) {
+	t.Helper()
+	ctx := context.Background()
+	opt := episodes.CaptureOptions{Now: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC), BatchLines: 7}
+	var got [2]string
+	for i, db := range []clawledger.CaptureStore{lite, pg} {
+		rep, err := episodes.Capture(ctx, db, opt)
+		check(t, err)
+		var read clawledger.EventStore = lite
+		if i == 1 {
+			read = pgView
+		}
+		events, _, err := read.Events(ctx, clawledger.EventFilter{ScopeSelector: clawledger.ScopeSelector{Global: true}, IncludePayload: true})
+		check(t, err)
+		for _, e := range events {
+			e.Seq, e.CreatedAt = 0, ""
+		}
+		b, _ := json.Marshal(struct {
+			Report *episodes.CaptureReport
+			Events []*clawledger.Event
+		}{rep, events})
+		got[i] = string(b)
+	}
+	if got[0] != got[1] {
+		t.Errorf("capture differs:\nsqlite:   %s\npostgres: %s", got[0], got[1])
 	}
 }
 
