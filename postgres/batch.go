@@ -32,9 +32,12 @@ import (
 // meanwhile (the host's batch token is the one it last committed), sends
 // the log again in a new transaction. Each commit writes a new token with
 // the batch, so a commit whose answer was lost is known by its token.
+var (
+	batchBytes   int64 = 32 << 20
+	pendingBytes int64 = 4 << 20
+)
+
 const (
-	batchBytes   = 32 << 20
-	pendingBytes = 4 << 20
 	// maxLogBytes bounds the log: a larger transaction (a file of
 	// hundreds of MB replaced in one) is not replayed in place, it fails,
 	// and the next run reads the source again (nothing of it committed).
@@ -56,9 +59,11 @@ type writer struct {
 	lineIDs   idBlock
 	sourceIDs idBlock
 
-	// hook, in tests, runs before each round trip of a batch ("send") and
-	// before its commit ("commit"); a test kills the connection there
-	hook func(stage string)
+	// hook, in tests, runs before each round trip of a batch ("send"),
+	// before its commit ("commit"), after it ("committed": an error it
+	// returns is taken for the commit's answer) and after each failed
+	// attempt to reconnect ("retry")
+	hook func(stage string) error
 }
 
 // batch is the open write transaction.
@@ -288,6 +293,9 @@ func (w *writer) flush(ctx context.Context) error {
 			w.hook("commit")
 		}
 		err := w.b.tx.Commit(context.WithoutCancel(ctx))
+		if err == nil && w.hook != nil {
+			err = w.hook("committed")
+		}
 		if err == nil {
 			w.committed, w.b = token, nil
 			return nil
@@ -355,6 +363,9 @@ func (w *writer) reattach(ctx context.Context, cause error, committing string) (
 		if !time.Now().Before(deadline) {
 			w.b = nil
 			return false, w.db.fail(fmt.Errorf("the connection was lost (%v) and could not be made again: %w", cause, err))
+		}
+		if w.hook != nil {
+			w.hook("retry")
 		}
 		select {
 		case <-ctx.Done():

@@ -33,14 +33,14 @@ func Server(t testing.TB) string {
 // when the test ends.
 func DSN(t testing.TB) string {
 	t.Helper()
-	return InSchema(t, Server(t), NewSchema(t))
+	dsn := Server(t)
+	return InSchema(t, dsn, NewSchema(t, dsn))
 }
 
-// NewSchema creates a fresh schema on the test server, dropped when the
+// NewSchema creates a fresh schema on the server at dsn, dropped when the
 // test ends, and returns its name.
-func NewSchema(t testing.TB) string {
+func NewSchema(t testing.TB, dsn string) string {
 	t.Helper()
-	dsn := Server(t)
 	var b [6]byte
 	rand.Read(b[:])
 	schema := "t_" + hex.EncodeToString(b[:])
