@@ -58,6 +58,7 @@ type writer struct {
 	b         *batch
 	lineIDs   idBlock
 	sourceIDs idBlock
+	chunkIDs  idBlock
 
 	// hook, in tests, runs before each round trip of a batch ("send"),
 	// before its commit ("commit"), after it ("committed": an error it

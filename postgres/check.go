@@ -28,13 +28,6 @@ func (db *DB) Integrity(ctx context.Context, quick bool) ([]string, error) {
 	return bad, nil
 }
 
-// Orphans is a count of derived rows whose parent row is missing.
-type Orphans struct {
-	Table  string
-	Reason string
-	Rows   int64
-}
-
 // orphanChecks name, for each table holding rows derived from another, the
 // rows whose parent is missing. Writes never leave any (a source's rows and
 // its cursor commit together); these find damage from outside.
@@ -55,15 +48,15 @@ var orphanChecks = []struct{ table, reason, where string }{
 
 // Orphans counts the derived rows whose parent row is missing, per table
 // and reason (only those with any).
-func (db *DB) Orphans(ctx context.Context) ([]Orphans, error) {
-	var out []Orphans
+func (db *DB) Orphans(ctx context.Context) ([]clawledger.OrphanRows, error) {
+	var out []clawledger.OrphanRows
 	for _, c := range orphanChecks {
 		var n int64
 		if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM `+c.table+` WHERE `+c.where).Scan(&n); err != nil {
 			return nil, db.fail(fmt.Errorf("count orphaned %s: %w", c.table, err))
 		}
 		if n > 0 {
-			out = append(out, Orphans{Table: c.table, Reason: c.reason, Rows: n})
+			out = append(out, clawledger.OrphanRows{Table: c.table, Reason: c.reason, Rows: n})
 		}
 	}
 	return out, nil
@@ -87,23 +80,12 @@ func (db *DB) DeleteOrphans(ctx context.Context) (int64, error) {
 	return total, err
 }
 
-// StoredCounts is what the ledger holds for one line-based source, to
-// compare with its cursor.
-type StoredCounts struct {
-	Source    *clawledger.Source
-	Lines     int64 // stored lines
-	MaxLineNo int64
-	Malformed int64
-	Bytes     int64 // every stored line's bytes and its newline
-	NoBytes   int64 // malformed lines stored without their bytes
-}
-
 // StoredCounts counts, for every line-based source of the store's hosts,
 // gone ones included, the lines the ledger holds for it, in one statement.
-func (db *DB) StoredCounts(ctx context.Context) ([]StoredCounts, error) {
+func (db *DB) StoredCounts(ctx context.Context) ([]clawledger.StoredCounts, error) {
 	var p params
-	out, err := queryAll(ctx, db.pool, func(row pgx.Row) (StoredCounts, error) {
-		var c StoredCounts
+	out, err := queryAll(ctx, db.pool, func(row pgx.Row) (clawledger.StoredCounts, error) {
+		var c clawledger.StoredCounts
 		var err error
 		c.Source, err = scanSource(withMore{row, []any{&c.Lines, &c.MaxLineNo, &c.Malformed, &c.Bytes, &c.NoBytes}})
 		return c, err

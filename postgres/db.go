@@ -126,8 +126,8 @@ func (db *DB) schemaExists(ctx context.Context) (bool, error) {
 	return ok, err
 }
 
-// SchemaVersion is the newest migration this build knows.
-func SchemaVersion() int64 {
+// supportedVersion is the newest migration this build knows.
+func supportedVersion() int64 {
 	names, _ := fs.Glob(migrations, "migrations/*.sql")
 	var v int64
 	for _, n := range names {
@@ -139,8 +139,11 @@ func SchemaVersion() int64 {
 	return v
 }
 
-// Version returns the ledger's schema version.
-func (db *DB) Version(ctx context.Context) (int64, error) {
+// SupportedSchemaVersion is the newest schema this build knows.
+func (db *DB) SupportedSchemaVersion() int64 { return supportedVersion() }
+
+// SchemaVersion returns the ledger's schema version.
+func (db *DB) SchemaVersion(ctx context.Context) (int64, error) {
 	var v *int64
 	err := db.pool.QueryRow(ctx, `SELECT max(version_id) FROM schema_migrations WHERE is_applied`).Scan(&v)
 	if v == nil {
@@ -150,11 +153,11 @@ func (db *DB) Version(ctx context.Context) (int64, error) {
 }
 
 func (db *DB) checkVersion(ctx context.Context) error {
-	v, err := db.Version(ctx)
+	v, err := db.SchemaVersion(ctx)
 	if err != nil {
 		return err
 	}
-	if want := SchemaVersion(); v > want {
+	if want := supportedVersion(); v > want {
 		return fmt.Errorf("the ledger at %s has schema version %d, newer than this clawledger (%d): upgrade clawledger", db.where, v, want)
 	}
 	return nil
@@ -164,7 +167,7 @@ func (db *DB) checkVersion(ctx context.Context) error {
 // Writers of many hosts may start at once: goose's session lock (an
 // advisory lock) lets one of them migrate while the others wait.
 func (db *DB) migrate(ctx context.Context) error {
-	if v, err := db.Version(ctx); err == nil && v == SchemaVersion() {
+	if v, err := db.SchemaVersion(ctx); err == nil && v == supportedVersion() {
 		return nil // the common case, in one query
 	}
 	sub, err := fs.Sub(migrations, "migrations")
@@ -195,8 +198,8 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if cur > SchemaVersion() {
-		return fmt.Errorf("the ledger has schema version %d, newer than this clawledger (%d): upgrade clawledger", cur, SchemaVersion())
+	if cur > supportedVersion() {
+		return fmt.Errorf("the ledger has schema version %d, newer than this clawledger (%d): upgrade clawledger", cur, supportedVersion())
 	}
 	_, err = p.Up(ctx)
 	return err

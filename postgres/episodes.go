@@ -105,7 +105,7 @@ const insertEventSQL = `INSERT INTO episodic_events(host_id, event_id, ts_ms, sc
 func (db *DB) insertEvent(ctx context.Context, tx pgx.Tx, e *clawledger.Event) (bool, error) {
 	err := tx.QueryRow(ctx, insertEventSQL, db.hostID, clean(e.EventID), e.TsMs, clean(e.Scope), clean(e.SessionID), clean(e.AgentID),
 		string(e.Type), clean(e.Summary), nullJSON(e.Payload), nullJSON(e.Refs), e.Redacted, e.SchemaVersion, e.CreatedAt,
-		vector(e.Summary, jsonText(e.Payload), jsonText(e.Refs))).Scan(&e.Seq)
+		vectorText(lexemes(e.Summary, jsonText(e.Payload), jsonText(e.Refs)))).Scan(&e.Seq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}

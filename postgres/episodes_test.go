@@ -256,4 +256,3 @@ func TestDeleteEvents(t *testing.T) {
 		t.Fatalf("deleted events still searchable: %v", ids(got))
 	}
 }
-
