@@ -60,12 +60,12 @@ type Progress interface {
 // Report says what a copy did.
 type Report struct {
 	StateDirs     int   `json:"state_dirs"`
-	Sources       int   `json:"sources"`        // sources of the original
-	Copied        int   `json:"copied"`         // sources copied (lines, or what the file says)
-	Unchanged     int   `json:"unchanged"`      // sources the destination held as much of
-	ReadLater     int   `json:"read_later"`     // sources left for the destination's next ingest to read
-	LinesCopied   int64 `json:"lines_copied"`   // lines copied
-	BytesCopied   int64 `json:"bytes_copied"`   // bytes of those lines
+	Sources       int   `json:"sources"`         // sources of the original
+	Copied        int   `json:"copied"`          // sources copied (lines, or what the file says)
+	Unchanged     int   `json:"unchanged"`       // sources the destination held as much of
+	ReadLater     int   `json:"read_later"`      // sources left for the destination's next ingest to read
+	LinesCopied   int64 `json:"lines_copied"`    // lines copied
+	BytesCopied   int64 `json:"bytes_copied"`    // bytes of those lines
 	LinesInSource int64 `json:"lines_in_source"` // lines the original holds
 }
 
