@@ -45,7 +45,7 @@ func NewSchema(t testing.TB, dsn string) string {
 	rand.Read(b[:])
 	schema := "t_" + hex.EncodeToString(b[:])
 	Exec(t, dsn, `CREATE SCHEMA `+schema)
-	t.Cleanup(func() { Exec(t, dsn, `DROP SCHEMA `+schema+` CASCADE`) })
+	t.Cleanup(func() { Exec(t, dsn, `DROP SCHEMA IF EXISTS `+schema+` CASCADE`) })
 	return schema
 }
 
