@@ -32,91 +32,6 @@ func mustAppend(t *testing.T, db clawledger.EventStore, events ...*clawledger.Ev
 	}
 }
 
-func ids(events []*clawledger.Event) []string {
-	var out []string
-	for _, e := range events {
-		out = append(out, e.EventID[len(e.EventID)-3:])
-	}
-	return out
-}
-
-func TestEventsOrderAndFilters(t *testing.T) {
-	ctx := context.Background()
-	db := openPG(t, pgtest.DSN(t), "h")
-	// inserted out of time order; ties on ts_ms keep insertion order
-	mustAppend(t, db,
-		event(1, "a", "s1", clawledger.EventUser, 300, "third", ""),
-		event(2, "a", "s1", clawledger.EventToolCall, 100, "first", ""),
-		event(3, "a", "s2", clawledger.EventToolResult, 200, "tie one", ""),
-		event(4, "b", "s1", clawledger.EventUser, 150, "other scope", ""),
-		event(5, "a", "s1", clawledger.EventAssistant, 200, "tie two", `{"note":"deploy-script.sh ran", "n": 3, "tags": ["alpha", "beta gamma"]}`),
-		event(6, "a", "s1", clawledger.EventToolCall, 50, "call early", ""),
-	)
-	sel := clawledger.ScopeSelector{Scope: "a"}
-	cases := []struct {
-		name string
-		f    clawledger.EventFilter
-		want []string
-		more bool
-	}{
-		{"scope", clawledger.EventFilter{ScopeSelector: sel}, []string{"006", "002", "003", "005", "001"}, false},
-		{"global", clawledger.EventFilter{ScopeSelector: clawledger.ScopeSelector{Global: true}}, []string{"006", "002", "004", "003", "005", "001"}, false},
-		{"limit", clawledger.EventFilter{ScopeSelector: sel, Limit: 2}, []string{"006", "002"}, true},
-		// the type filter applies before the limit
-		{"types before limit", clawledger.EventFilter{ScopeSelector: sel, Types: []clawledger.EventType{clawledger.EventUser, clawledger.EventAssistant}, Limit: 2}, []string{"005", "001"}, false},
-		{"session", clawledger.EventFilter{ScopeSelector: sel, SessionID: "s2"}, []string{"003"}, false},
-		{"range", clawledger.EventFilter{ScopeSelector: sel, From: 100, To: 200}, []string{"002", "003", "005"}, false},
-		{"text", clawledger.EventFilter{ScopeSelector: sel, Text: "tie"}, []string{"003", "005"}, false},
-		{"text other scope", clawledger.EventFilter{ScopeSelector: sel, Text: "other"}, nil, false},
-		{"query syntax is literal", clawledger.EventFilter{ScopeSelector: sel, Text: `tie" OR "third`}, nil, false},
-		{"tsquery syntax is literal", clawledger.EventFilter{ScopeSelector: sel, Text: `tie | third & !x`}, nil, false},
-		{"payload words", clawledger.EventFilter{ScopeSelector: sel, Text: "deploy-script.sh"}, []string{"005"}, false},
-		{"phrase across values", clawledger.EventFilter{ScopeSelector: sel, Text: "alpha-beta"}, []string{"005"}, false},
-		{"keys are not text", clawledger.EventFilter{ScopeSelector: sel, Text: "note"}, nil, false},
-		{"punctuation only", clawledger.EventFilter{ScopeSelector: sel, Text: "!!!"}, nil, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, more, err := db.Events(ctx, c.f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fmt.Sprint(ids(got)) != fmt.Sprint(c.want) || more != c.more {
-				t.Fatalf("got %v more=%v, want %v more=%v", ids(got), more, c.want, c.more)
-			}
-		})
-	}
-	if _, _, err := db.Events(ctx, clawledger.EventFilter{}); err == nil {
-		t.Fatal("a filter without scope or global must fail")
-	}
-}
-
-func TestAppendIdempotentAndSummaryOnly(t *testing.T) {
-	ctx := context.Background()
-	db := openPG(t, pgtest.DSN(t), "h")
-	e := event(1, "a", "s", clawledger.EventToolResult, 1, "ran", `{"out":"secret-ish output"}`)
-	if ok, err := db.AppendEvent(ctx, e); err != nil || !ok || e.Seq == 0 {
-		t.Fatalf("first append: %v %v seq %d", ok, err, e.Seq)
-	}
-	if ok, err := db.AppendEvent(ctx, event(1, "a", "s", clawledger.EventToolResult, 1, "ran", "")); err != nil || ok {
-		t.Fatalf("second append stored again: %v %v", ok, err)
-	}
-	got, _, _ := db.Events(ctx, clawledger.EventFilter{ScopeSelector: clawledger.ScopeSelector{Scope: "a"}})
-	if len(got) != 1 || got[0].Payload != nil {
-		t.Fatalf("summary-only read returned %d events, payload %s", len(got), got[0].Payload)
-	}
-	got, _, _ = db.Events(ctx, clawledger.EventFilter{ScopeSelector: clawledger.ScopeSelector{Scope: "a"}, IncludePayload: true})
-	if string(got[0].Payload) != `{"out":"secret-ish output"}` {
-		t.Fatalf("payload %s", got[0].Payload)
-	}
-	if e, err := db.Event(ctx, e.EventID); err != nil || e.Summary != "ran" {
-		t.Fatalf("event by id: %+v %v", e, err)
-	}
-	if _, err := db.Event(ctx, "nope"); err != clawledger.ErrNotFound {
-		t.Fatalf("missing event: %v", err)
-	}
-}
-
 // TestEventsPerHost: two hosts append events with the same ids; each keeps
 // its own, and a view of one host sees only its own.
 func TestEventsPerHost(t *testing.T) {
@@ -226,33 +141,5 @@ func TestRedactionLeavesNoTrace(t *testing.T) {
 	res, err = db.RedactEvents(ctx, clawledger.RedactTarget{ScopeSelector: sel, EventID: events[0].EventID}, nil)
 	if err != nil || res.Matched != 1 || res.AlreadyRedacted != 1 {
 		t.Fatalf("redacting again: %+v %v", res, err)
-	}
-}
-
-func TestDeleteEvents(t *testing.T) {
-	ctx := context.Background()
-	db := openPG(t, pgtest.DSN(t), "h")
-	mustAppend(t, db,
-		event(1, "a", "s", clawledger.EventToolResult, 10, "old result", ""),
-		event(2, "a", "s", clawledger.EventToolResult, 1000, "new result", ""),
-		event(3, "b", "s", clawledger.EventToolResult, 10, "old result b", ""),
-		event(4, "a", "s", clawledger.EventDecision, 10, "decision", ""),
-		event(5, "a", "s", clawledger.EventUser, 10, "old user", ""),
-	)
-	cut := map[clawledger.EventType]int64{clawledger.EventToolResult: 500, clawledger.EventUser: 5}
-	counts, err := db.DeleteEvents(ctx, clawledger.ScopeSelector{Scope: "a"}, cut, true)
-	if err != nil || fmt.Sprint(counts) != "[{a tool.result 1}]" {
-		t.Fatalf("dry run: %v %v", counts, err)
-	}
-	counts, err = db.DeleteEvents(ctx, clawledger.ScopeSelector{Global: true}, cut, false)
-	if err != nil || fmt.Sprint(counts) != "[{a tool.result 1} {b tool.result 1}]" {
-		t.Fatalf("gc: %v %v", counts, err)
-	}
-	got, _, _ := db.Events(ctx, clawledger.EventFilter{ScopeSelector: clawledger.ScopeSelector{Global: true}})
-	if fmt.Sprint(ids(got)) != "[004 005 002]" {
-		t.Fatalf("left %v", ids(got))
-	}
-	if got, _, _ := db.Events(ctx, clawledger.EventFilter{ScopeSelector: clawledger.ScopeSelector{Global: true}, Text: "old"}); len(got) != 1 {
-		t.Fatalf("deleted events still searchable: %v", ids(got))
 	}
 }
