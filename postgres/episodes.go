@@ -3,6 +3,7 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -382,7 +383,7 @@ func (db *DB) CaptureCursors(ctx context.Context) ([]*clawledger.CaptureCursor, 
 const captureLinesSQL = `SELECT l.id, l.byte_offset, l.line_no, coalesce(l.entry_id, ''),
 	l.role, l.msg_ts_ms, l.text, l.model, l.stop_reason, l.error_message,
 	l.call_id, l.tool_name, l.is_error, l.error_text, l.duration_ms, l.exit_code,
-	CASE WHEN l.call_id IS NOT NULL THEN l.raw END,
+	CASE WHEN l.role IN ('user', 'assistant', 'toolResult') THEN l.raw END,
 	c.job_id, c.ts_ms, c.action, c.status, c.error, c.summary, c.session_id, c.session_key, c.run_at_ms, c.duration_ms,
 	c.model, c.provider, j.name, j.agent_id
 	FROM lines l
@@ -453,6 +454,13 @@ func (db *DB) captureSource(ctx context.Context, tx pgx.Tx, cur *clawledger.Capt
 	b.Lines += len(lines)
 	b.Events += len(events)
 	for _, e := range events {
+		held, err := db.heldUnderLegacyID(ctx, tx, e, cur.Path)
+		if err != nil {
+			return fmt.Errorf("event %s: %w", e.EventID, err)
+		}
+		if held {
+			continue
+		}
 		ok, err := db.insertEvent(ctx, tx, e)
 		if err != nil {
 			return fmt.Errorf("event %s: %w", e.EventID, err)
@@ -466,6 +474,23 @@ func (db *DB) captureSource(ctx context.Context, tx pgx.Tx, cur *clawledger.Capt
 		ON CONFLICT (source_id) DO UPDATE SET last_offset = excluded.last_offset, turn_scope = excluded.turn_scope`,
 		cur.SourceID, cur.Offset, clean(cur.TurnScope))
 	return err
+}
+
+// heldUnderLegacyID reports whether the host holds a captured event
+// already under the id an earlier release derived from the entry id: the
+// same entry of the same file, or one that says the same (a copy), or one
+// redacted since (never brought back).
+func (db *DB) heldUnderLegacyID(ctx context.Context, tx pgx.Tx, e *clawledger.Event, path string) (bool, error) {
+	if e.LegacyID == "" {
+		return false, nil
+	}
+	var held bool
+	err := tx.QueryRow(ctx, `SELECT redacted OR (refs_json::jsonb ->> 'path') IS NOT DISTINCT FROM $1 OR (type = $2 AND summary = $3)
+		FROM episodic_events WHERE host_id = $4 AND event_id = $5`, clean(path), string(e.Type), clean(e.Summary), db.hostID, e.LegacyID).Scan(&held)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return held, err
 }
 
 // captureLines reads up to limit lines after cur with their derived rows;
@@ -504,6 +529,7 @@ func captureLines(ctx context.Context, tx pgx.Tx, cur *clawledger.CaptureCursor,
 		if role != nil {
 			m := &clawledger.Message{Role: *role, Timestamp: deref(ts), Text: deref(text), Model: deref(model),
 				StopReason: deref(stop), ErrorMessage: deref(errMsg)}
+			l.Digest = sha256.Sum256(raw)
 			if callID != nil {
 				m.ToolCallID, m.ToolName, m.IsError, m.ErrorText = *callID, deref(toolName), deref(isError), deref(errText)
 				m.DurationMs, m.ExitCode = duration, exit

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/transcript"
 )
 
 var _ clawledger.Reader = (*DB)(nil)
@@ -137,9 +138,9 @@ func (db *DB) FindSessions(ctx context.Context, ref string) ([]*clawledger.Sessi
 }
 
 // Entries streams a transcript's lines in file order, each with its entry
-// fields and whether it lies on the active branch.
+// fields and whether it lies on the path the default view shows.
 func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.EntryView) error) error {
-	branch, err := db.activeBranch(ctx, sourceID)
+	view, err := db.branches(ctx, sourceID)
 	if err != nil {
 		return err
 	}
@@ -157,7 +158,7 @@ func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.E
 			return db.fail(err)
 		}
 		v.Line.Status = clawledger.LineStatus(status)
-		v.OnBranch = v.Type == "session" || branch[v.EntryID]
+		v.OnBranch = v.Type == "session" || view.OnPath(v.EntryID)
 		if err := fn(v); err != nil {
 			return err
 		}
@@ -165,40 +166,44 @@ func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.E
 	return db.fail(rows.Err())
 }
 
-// activeBranch returns the entry ids on the path from the current leaf up
-// to the root.
-func (db *DB) activeBranch(ctx context.Context, sourceID int64) (map[string]bool, error) {
-	var leaf string
-	if err := db.pool.QueryRow(ctx, `SELECT leaf_id FROM sessions WHERE source_id = $1`, sourceID).Scan(&leaf); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return map[string]bool{}, nil
-		}
+// Branches says what the default view of a transcript leaves out.
+func (db *DB) Branches(ctx context.Context, sourceID int64) (*clawledger.BranchSummary, error) {
+	view, err := db.branches(ctx, sourceID)
+	if err != nil {
+		return nil, err
+	}
+	return &view.Summary, nil
+}
+
+// branches applies the branch rule (transcript.Branches) to a transcript's
+// entry tree. Only the lines whose stored columns do not say enough (no
+// parent, leaf entries) are read whole.
+func (db *DB) branches(ctx context.Context, sourceID int64) (*transcript.View, error) {
+	var lines int64
+	if err := db.pool.QueryRow(ctx, `SELECT line_count FROM sources WHERE id = $1`, sourceID).Scan(&lines); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, db.fail(err)
 	}
-	rows, err := db.pool.Query(ctx, `SELECT entry_id, parent_id FROM lines
-		WHERE source_id = $1 AND type IS NOT NULL AND entry_id <> '' ORDER BY id`, sourceID)
+	rows, err := db.pool.Query(ctx, `SELECT entry_id, coalesce(parent_id, ''), line_no,
+		CASE WHEN coalesce(parent_id, '') = '' OR type = 'leaf' THEN raw END
+		FROM lines WHERE source_id = $1 AND type IS NOT NULL AND entry_id <> '' ORDER BY byte_offset`, sourceID)
 	if err != nil {
 		return nil, db.fail(err)
 	}
 	defer rows.Close()
-	parent := map[string]string{}
+	nodes := make([]transcript.Node, 0, lines)
+	var id, parent string
+	var line int64
+	var raw []byte
 	for rows.Next() {
-		var id, p string
-		if err := rows.Scan(&id, &p); err != nil {
+		if err := rows.Scan(&id, &parent, &line, &raw); err != nil {
 			return nil, db.fail(err)
 		}
-		if _, dup := parent[id]; !dup { // the first entry with an id wins (ids can repeat after a repair)
-			parent[id] = p
-		}
+		nodes = append(nodes, transcript.NodeOf(id, parent, line, raw))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, db.fail(err)
 	}
-	out := map[string]bool{}
-	for id := leaf; id != "" && !out[id]; id = parent[id] {
-		out[id] = true
-	}
-	return out, nil
+	return transcript.Branches(nodes), nil
 }
 
 // ExportSources lists the line-based sources an export writes.
@@ -247,7 +252,7 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 }
 
 func (db *DB) status(ctx context.Context, malformedLimit int) (*clawledger.Status, error) {
-	st := &clawledger.Status{StateDirs: []clawledger.StateDirStatus{}, Malformed: []clawledger.MalformedLine{}, Pending: []clawledger.PendingTail{}}
+	st := &clawledger.Status{StateDirs: []clawledger.StateDirStatus{}, Pending: []clawledger.PendingTail{}}
 	var p params
 	rows, err := db.pool.Query(ctx, `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0),
 		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'transcript' AND s.gone_at_ms = 0),
@@ -286,28 +291,12 @@ func (db *DB) status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 		Scan(&st.Sources, &st.Lines, &st.Gone); err != nil {
 		return nil, err
 	}
-	p = params{}
-	var total int64
-	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM lines WHERE status = 1`+db.onHost("host_id", &p), p.args...).Scan(&total); err != nil {
+	if st.Malformed, st.MalformedMore, err = db.lineIssues(ctx, clawledger.LineMalformed, malformedLimit); err != nil {
 		return nil, err
 	}
-	p = params{}
-	limit := ""
-	if malformedLimit >= 0 {
-		limit = " LIMIT " + p.add(malformedLimit)
-	}
-	st.Malformed, err = queryAll(ctx, db.pool, func(r pgx.Row) (m clawledger.MalformedLine, err error) {
-		return m, r.Scan(&m.StateDir, &m.Path, &m.Line, &m.Error)
-	}, `SELECT d.path, s.rel_path, l.line_no, coalesce(l.error, '') FROM lines l
-		JOIN sources s ON s.id = l.source_id JOIN state_dirs d ON d.id = s.state_dir_id
-		WHERE l.status = 1`+db.onHost("l.host_id", &p)+` ORDER BY d.path COLLATE "C", s.rel_path COLLATE "C", l.line_no`+limit, p.args...)
-	if err != nil {
+	if st.Repaired, st.RepairedMore, err = db.lineIssues(ctx, clawledger.LineRepaired, malformedLimit); err != nil {
 		return nil, err
 	}
-	if st.Malformed == nil {
-		st.Malformed = []clawledger.MalformedLine{}
-	}
-	st.MalformedMore = total - int64(len(st.Malformed))
 	p = params{}
 	st.Pending, err = queryAll(ctx, db.pool, func(r pgx.Row) (t clawledger.PendingTail, err error) {
 		return t, r.Scan(&t.StateDir, &t.Path, &t.Bytes)
@@ -318,6 +307,33 @@ func (db *DB) status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 		st.Pending = []clawledger.PendingTail{}
 	}
 	return st, err
+}
+
+// lineIssues lists the lines of one status (up to limit; negative means
+// all) in file order, and how many more there are.
+func (db *DB) lineIssues(ctx context.Context, status clawledger.LineStatus, limit int) ([]clawledger.MalformedLine, int64, error) {
+	// the status is written into the query: a partial index (lines_malformed,
+	// lines_repaired) serves a literal, not a bound parameter
+	where := `l.status = ` + itoa(int(status))
+	var p params
+	host := db.onHost("l.host_id", &p)
+	var total int64
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM lines l WHERE `+where+host, p.args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	lim := ""
+	if limit >= 0 {
+		lim = " LIMIT " + p.add(limit)
+	}
+	list, err := queryAll(ctx, db.pool, func(r pgx.Row) (m clawledger.MalformedLine, err error) {
+		return m, r.Scan(&m.StateDir, &m.Path, &m.Line, &m.Error)
+	}, `SELECT d.path, s.rel_path, l.line_no, coalesce(l.error, '') FROM lines l
+		JOIN sources s ON s.id = l.source_id JOIN state_dirs d ON d.id = s.state_dir_id
+		WHERE `+where+host+` ORDER BY d.path COLLATE "C", s.rel_path COLLATE "C", l.line_no`+lim, p.args...)
+	if list == nil {
+		list = []clawledger.MalformedLine{}
+	}
+	return list, total - int64(len(list)), err
 }
 
 // UserTexts returns up to n non-empty user message texts of each of these
@@ -353,13 +369,13 @@ func (db *DB) UserTexts(ctx context.Context, sourceIDs []int64, n int, last bool
 }
 
 // TurnStarts returns the byte offsets of the user messages that open the
-// turns of a transcript, in file order: those on the active branch, or
-// with allBranches all of them.
+// turns of a transcript, in file order: those on the path the default view
+// shows, or with allBranches all of them.
 func (db *DB) TurnStarts(ctx context.Context, sourceID int64, allBranches bool) ([]int64, error) {
-	var branch map[string]bool
+	var view *transcript.View
 	if !allBranches {
 		var err error
-		if branch, err = db.activeBranch(ctx, sourceID); err != nil {
+		if view, err = db.branches(ctx, sourceID); err != nil {
 			return nil, err
 		}
 	}
@@ -376,7 +392,7 @@ func (db *DB) TurnStarts(ctx context.Context, sourceID int64, allBranches bool) 
 		if err := rows.Scan(&id, &off); err != nil {
 			return nil, db.fail(err)
 		}
-		if allBranches || branch[id] {
+		if allBranches || view.OnPath(id) {
 			out = append(out, off)
 		}
 	}

@@ -389,7 +389,7 @@ func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *cla
 // TermCounts returns each term's document frequency: exact up to
 // search.DFProbe documents; beyond that estimated, as on SQLite, from how
 // densely its newest DFProbe matches lie among the newest chunks.
-func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, newest [][]int64) ([]clawledger.TermCount, clawledger.Corpus, error) {
+func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, newest [][]int64) ([]clawledger.DocFrequency, clawledger.Corpus, error) {
 	var c clawledger.Corpus
 	var chunks, tokens, maxID int64
 	var p params
@@ -402,7 +402,7 @@ func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, new
 	if chunks > 0 {
 		c.AvgLen = float64(tokens) / float64(chunks)
 	}
-	out := make([]clawledger.TermCount, len(terms))
+	out := make([]clawledger.DocFrequency, len(terms))
 	for i, t := range terms {
 		var ids []int64
 		if i < len(newest) && newest[i] != nil {
@@ -417,7 +417,7 @@ func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, new
 			}
 		}
 		n := len(ids)
-		out[i] = clawledger.TermCount{DF: float64(n), Exact: n < search.DFProbe}
+		out[i] = clawledger.DocFrequency{DF: float64(n), Exact: n < search.DFProbe}
 		if n == search.DFProbe && maxID >= ids[n-1] {
 			// n matches among the chunks with ids in [ids[n-1], maxID]
 			span := float64(maxID-ids[n-1]+1) * c.Chunks / float64(maxID)

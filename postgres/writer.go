@@ -644,7 +644,8 @@ func (db *DB) ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []claw
 	return nil
 }
 
-// PutWorkspaceFile stores a workspace file's content and its cursor.
+// PutWorkspaceFile stores a workspace file's content as its latest and,
+// when new, as one of its versions, with its cursor.
 func (db *DB) PutWorkspaceFile(ctx context.Context, src *clawledger.Source, f *clawledger.WorkspaceFile) error {
 	w, err := db.writer()
 	if err != nil {
@@ -656,7 +657,50 @@ func (db *DB) PutWorkspaceFile(ctx context.Context, src *clawledger.Source, f *c
 		src.ID, clean(f.AgentID), f.Size, f.MtimeNs, f.SHA256, f.Content); err != nil {
 		return err
 	}
+	if err := w.queue(ctx, `INSERT INTO workspace_versions(source_id, sha256, size, mtime_ns, seen_ms, content)
+		VALUES($1, $2, $3, $4, $5, $6) ON CONFLICT (source_id, sha256) DO NOTHING`,
+		src.ID, f.SHA256, f.Size, f.MtimeNs, nowMs(), f.Content); err != nil {
+		return err
+	}
 	return db.UpdateSource(ctx, src)
+}
+
+// Failures lists the files of a state dir read whole that could not be
+// used as they were, by fingerprint.
+func (db *DB) Failures(ctx context.Context, stateDirID int64) ([]clawledger.FileFailure, error) {
+	w, err := db.writer()
+	if err != nil {
+		return nil, err
+	}
+	var out []clawledger.FileFailure
+	err = w.read(ctx, func(tx pgx.Tx) (err error) {
+		out, err = queryAll(ctx, tx, func(row pgx.Row) (clawledger.FileFailure, error) {
+			var f clawledger.FileFailure
+			var dev, ino int64
+			err := row.Scan(&f.SourceID, &f.Rel, &dev, &ino, &f.Size, &f.MtimeNs, &f.Message)
+			f.Dev, f.Inode = uint64(dev), uint64(ino)
+			return f, err
+		}, `SELECT f.source_id, s.rel_path, f.dev, f.inode, f.size, f.mtime_ns, f.message
+			FROM source_failures f JOIN sources s ON s.id = f.source_id WHERE s.state_dir_id = $1 ORDER BY s.rel_path COLLATE "C"`, stateDirID)
+		return err
+	})
+	return out, err
+}
+
+// SetFailure remembers that a source's file was unusable as it was; a nil
+// failure forgets it.
+func (db *DB) SetFailure(ctx context.Context, sourceID int64, f *clawledger.FileFailure) error {
+	w, err := db.writer()
+	if err != nil {
+		return err
+	}
+	if f == nil {
+		return w.queue(ctx, `DELETE FROM source_failures WHERE source_id = $1`, sourceID)
+	}
+	return w.queue(ctx, `INSERT INTO source_failures(source_id, dev, inode, size, mtime_ns, message) VALUES($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (source_id) DO UPDATE SET dev = excluded.dev, inode = excluded.inode, size = excluded.size,
+		mtime_ns = excluded.mtime_ns, message = excluded.message`,
+		sourceID, int64(f.Dev), int64(f.Inode), f.Size, f.MtimeNs, clean(f.Message))
 }
 
 // Flush commits the write batch, if any.

@@ -136,6 +136,7 @@ CREATE TABLE lines (
 );
 CREATE UNIQUE INDEX lines_source_offset ON lines(source_id, byte_offset);
 CREATE INDEX lines_malformed ON lines(source_id, line_no) WHERE status = 1;
+CREATE INDEX lines_repaired ON lines(source_id, line_no) WHERE status = 3;
 CREATE INDEX lines_tool_result ON lines(source_id, call_id) WHERE call_id IS NOT NULL;
 CREATE INDEX lines_user_messages ON lines(source_id, id) WHERE role = 'user';
 -- raw lines, most of the ledger's bytes, are compressed with lz4 where the
@@ -331,7 +332,34 @@ CREATE TABLE workspace_files (
   content   bytea NOT NULL
 );
 
+-- every content a workspace file was seen with, once per file (the latest
+-- included), so memory edits have a history
+CREATE TABLE workspace_versions (
+  id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  source_id bigint NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+  sha256    text NOT NULL,
+  size      bigint NOT NULL,
+  mtime_ns  bigint NOT NULL, -- the file's mtime when this content was first seen
+  seen_ms   bigint NOT NULL, -- when it was first stored
+  content   bytea NOT NULL,
+  UNIQUE (source_id, sha256)
+);
+
+-- files read whole that could not be used as they were (they did not
+-- parse, nested too deep, were over their size cap), by the fingerprint
+-- they had: not read again until they change, reported on every run
+CREATE TABLE source_failures (
+  source_id bigint PRIMARY KEY REFERENCES sources(id) ON DELETE CASCADE,
+  dev       bigint NOT NULL,
+  inode     bigint NOT NULL,
+  size      bigint NOT NULL,
+  mtime_ns  bigint NOT NULL,
+  message   text NOT NULL
+);
+
 -- +goose Down
+DROP TABLE source_failures;
+DROP TABLE workspace_versions;
 DROP TABLE workspace_files;
 DROP TABLE cron_runs;
 DROP TABLE cron_jobs;
