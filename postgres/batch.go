@@ -134,6 +134,9 @@ func (w *writer) begin(ctx context.Context) error {
 		return errors.New("writing to the ledger without holding the host's writer lock")
 	}
 	w.b = &batch{replay: true, sessions: map[int64]*clawledger.Session{}}
+	if w.conn == nil || w.conn.IsClosed() { // lost since the last batch, and the lock with it
+		return w.recover(ctx, errors.New("the connection was lost"))
+	}
 	tx, err := w.conn.Begin(ctx)
 	if err != nil {
 		if lostConnection(w.conn, err) {
@@ -317,6 +320,19 @@ func (w *writer) flush(ctx context.Context) error {
 	}
 }
 
+// ready makes the writer's connection free for a transaction of its own:
+// its batch committed, the connection (and the host's lock) there, made
+// again if it was lost.
+func (w *writer) ready(ctx context.Context) error {
+	if w.b == nil && w.locked && w.conn != nil && !w.conn.IsClosed() {
+		return nil
+	}
+	if err := w.begin(ctx); err != nil {
+		return err
+	}
+	return w.flush(ctx)
+}
+
 // abort rolls the batch back after a failed write.
 func (w *writer) abort() {
 	if w.b == nil {
@@ -463,11 +479,13 @@ func lostConnection(conn *pgx.Conn, err error) bool {
 }
 
 func (w *writer) close() error {
-	w.abort()
+	// the lock goes first: the server lets a closed session's locks go
+	// only once its process has noticed, a moment later
+	err := w.unlock()
 	if w.conn == nil {
-		return nil
+		return err
 	}
-	err := w.conn.Close(context.Background())
+	err = errors.Join(err, w.conn.Close(context.Background()))
 	w.conn, w.locked = nil, false
 	return err
 }

@@ -154,10 +154,18 @@ func (w *writer) unlock() error {
 
 // WatchLock is a running watch's claim on a host of a ledger: a session
 // of its own holding the host's watch lock.
-type WatchLock struct{ conn *pgx.Conn }
+type WatchLock struct {
+	conn       *pgx.Conn
+	space, key int32
+}
 
-// Unlock gives the claim up.
-func (l *WatchLock) Unlock() error { return l.conn.Close(context.Background()) }
+// Unlock gives the claim up (at once: a closed session's locks go only
+// once the server's process noticed).
+func (l *WatchLock) Unlock() error {
+	ctx := context.Background()
+	_, err := l.conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, l.space, l.key)
+	return errors.Join(err, l.conn.Close(ctx))
+}
 
 // watchConn connects to the ledger at dsn for its watch lock, with the
 // host's id and the ledger's lock space (ENOTFOUND when the ledger or the
@@ -207,7 +215,7 @@ func LockWatch(ctx context.Context, dsn, host string, me clawledger.Holder, wait
 		conn.Close(ctx)
 		return nil, db.fail(err)
 	}
-	return &WatchLock{conn: conn}, nil
+	return &WatchLock{conn: conn, space: db.lockSpace, key: watchKey(db.hostID)}, nil
 }
 
 // Watching reports whether a watch keeps a host of the ledger at dsn

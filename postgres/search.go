@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -79,13 +78,7 @@ func (db *DB) BeginIndex(ctx context.Context) (clawledger.IndexTx, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.flush(ctx); err != nil {
-		return nil, err
-	}
-	if !w.locked {
-		return nil, errors.New("writing to the ledger without holding the host's writer lock")
-	}
-	if err := w.connect(ctx); err != nil {
+	if err := w.ready(ctx); err != nil {
 		return nil, err
 	}
 	tx, err := w.conn.Begin(ctx)
