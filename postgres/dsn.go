@@ -26,6 +26,14 @@ func parseDSN(dsn string) (*pgxpool.Config, error) {
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "clawledger"
 	}
+	// pgx prepares each statement once per connection, and after five runs
+	// PostgreSQL may plan it for any parameters: a word search then walks
+	// every chunk newest first, however rare the word (600 ms where the
+	// plan for the word takes 20). The queries are planned for their
+	// values; planning them costs well under a millisecond.
+	if _, ok := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !ok {
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	}
 	if cfg.MaxConns < 4 {
 		cfg.MaxConns = 4
 	}
