@@ -64,10 +64,11 @@ func (s *stopAfter) Finish() {}
 // not hand over.
 func TestCopyIntoPostgres(t *testing.T) {
 	ctx := context.Background()
+	dsn := pgtest.DSN(t)
 	dirs := trees(t)
 	lite := ledgertest.OpenSQLite(t)
 	ledgertest.Ingest(t, lite, dirs...)
-	pg := openPG(t, pgtest.DSN(t), "laptop")
+	pg := openPG(t, dsn, "laptop")
 
 	// interrupted part-way
 	cctx, cancel := context.WithCancel(ctx)
@@ -105,8 +106,8 @@ func TestCopyIntoPostgres(t *testing.T) {
 // host's own ledger, with no ingest.
 func TestCopyHostOffline(t *testing.T) {
 	ctx := context.Background()
-	dirs := trees(t)
 	dsn := pgtest.DSN(t)
+	dirs := trees(t)
 	a, b := openPG(t, dsn, "a"), openPG(t, dsn, "b")
 	ledgertest.Ingest(t, a, dirs...)
 	ledgertest.Ingest(t, b, dirs[:2]...) // another host, same paths
