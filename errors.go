@@ -3,6 +3,7 @@ package clawledger
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Error codes: what kind of failure an error is, for every surface to map
@@ -20,7 +21,11 @@ const (
 // hint ("pass --truncate") recognizes the error by its reason (Err, with
 // errors.Is) and adds it.
 type Error struct {
-	Code    string // one of the E* constants
+	Code string // one of the E* constants
+	// Field names the request field at fault, when one is (snake_case, as
+	// the requests' JSON names it): a surface shows it as its flag or
+	// parameter. The message then reads after it ("limit must be at least 1").
+	Field   string
 	Message string
 	// Err is the reason or cause the error wraps: a sentinel a surface
 	// recognizes, or the underlying error. It is not part of Message.
@@ -28,10 +33,17 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Message == "" && e.Err != nil {
-		return e.Err.Error()
+	msg := e.Message
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
 	}
-	return e.Message
+	switch {
+	case e.Field == "":
+		return msg
+	case strings.HasPrefix(msg, ":"):
+		return e.Field + msg
+	}
+	return e.Field + " " + msg
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -56,6 +68,11 @@ func Errorf(code, format string, args ...any) error {
 // reason (a sentinel a surface recognizes) without repeating its text.
 func Reasonf(code string, reason error, format string, args ...any) error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Err: reason}
+}
+
+// FieldErrorf returns an invalid-input error about one request field.
+func FieldErrorf(field, format string, args ...any) error {
+	return &Error{Code: EINVALID, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
 // ErrorCode returns the code of err: that of the first error in its chain

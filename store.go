@@ -1,6 +1,9 @@
 package clawledger
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Source is one tracked file (or, in the SQLite era, one database session)
 // with the cursor that makes its ingest incremental and exactly-once.
@@ -132,13 +135,30 @@ type Session struct {
 // Orphan reports whether the session index does not name this session.
 func (s *Session) Orphan() bool { return s.Index == nil }
 
-// Store is one open ledger: every side of it that a backend implements.
+// Store is one open ledger: every side of it that a backend implements
+// (and the conformance suite, storetest, checks). A store opened read-only
+// answers the readers' methods only.
 type Store interface {
 	Reader
 	Writer
+	SearchIndex
 	CaptureStore
+	Maintenance
+	Locker
 	// Close closes the ledger; a writer's open batch is rolled back.
 	Close() error
+}
+
+// Locker is a writer's hold on the ledger: one writer at a time (a
+// backend without a global writer lock makes these no-ops). A writer holds
+// the lock from Open to Close; a watch releases it between batches.
+type Locker interface {
+	// Unlock releases the writer lock, so another process may write; a
+	// write batch still open is rolled back first.
+	Unlock() error
+	// Lock takes the writer lock again, waiting up to wait for another
+	// writer to finish (a *LockedError when it does not).
+	Lock(ctx context.Context, wait time.Duration) error
 }
 
 // IngestTx writes one source's new lines, its derived rows, its session
@@ -207,6 +227,8 @@ type Writer interface {
 	ReplaceIndex(ctx context.Context, src *Source, entries []IndexEntry) error
 	ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []CronJob, srcs []*Source) error
 	PutWorkspaceFile(ctx context.Context, src *Source, f *WorkspaceFile) error
+	// SetAgents records the agents found in a state dir.
+	SetAgents(ctx context.Context, stateDirID int64, agents []string) error
 	// Flush makes everything written so far durable. Writes are batched
 	// into one transaction until then; a failed write rolls the whole batch
 	// back (never half of a source: its lines, derived rows and cursor go
@@ -274,16 +296,94 @@ type EntryView struct {
 	OnBranch bool // on the active branch (root to current leaf)
 }
 
-// Reader is the query side of a ledger store.
+// Reader is the query side of a ledger store. Readers never wait for a
+// writer and never block one.
 type Reader interface {
+	// Status summarizes the ledger: per state dir counts, up to
+	// malformedLimit malformed lines (negative: all) and every pending tail.
 	Status(ctx context.Context, malformedLimit int) (*Status, error)
+	// Sessions lists transcripts, newest activity first; every filter
+	// applies before the limit. A file-era transcript migrated into an
+	// agent database whose copy the ledger holds is listed once.
 	Sessions(ctx context.Context, f SessionFilter) ([]*Session, error)
-	// FindSessions resolves a user's session reference: a session id, a
-	// unique id prefix, or a source path.
+	// FindSessions returns the transcripts a reference names: those whose
+	// session id or path is the reference (live ones first, vanished ones
+	// last), else those whose session id starts with it or whose path ends
+	// with "/" + it.
 	FindSessions(ctx context.Context, ref string) ([]*Session, error)
-	// Entries streams a transcript's entries in file order.
+	// UserTexts returns up to n non-empty user message texts of each
+	// transcript, in file order, by source id: its first n, or with last
+	// its last n.
+	UserTexts(ctx context.Context, sourceIDs []int64, n int, last bool) (map[int64][]string, error)
+	// Entries streams a transcript's lines in file order, each with its
+	// entry's fields and whether it lies on the active branch (root to the
+	// current leaf).
 	Entries(ctx context.Context, sourceID int64, fn func(*EntryView) error) error
-	// Lines streams the stored lines of every line-based source (or one).
+	// TurnStarts returns the offsets of the user messages that open a
+	// transcript's turns, in file order: those on the active branch, or
+	// with allBranches all of them.
+	TurnStarts(ctx context.Context, sourceID int64, allBranches bool) ([]int64, error)
+	// HasEntry reports whether a transcript holds the entry with this id
+	// (or, with an empty id, the line with this number).
+	HasEntry(ctx context.Context, sourceID int64, entryID string, lineNo int64) (bool, error)
+	// Usage sums the usage of the assistant messages f selects, each
+	// message once however many transcripts hold a copy of it.
+	Usage(ctx context.Context, f UsageFilter) ([]UsageGroup, error)
+	// CronUsage sums what the finished cron runs f selects report.
+	CronUsage(ctx context.Context, f UsageFilter) (*CronUsage, error)
+	// ToolStats reports every tool f selects, most called first; each
+	// call and result counted once across archives and forks.
+	ToolStats(ctx context.Context, f ToolFilter) ([]*ToolStat, error)
+	// ExportSources lists the line-based sources (transcripts, run logs),
+	// by state dir and path; vanished ones with includeGone.
 	ExportSources(ctx context.Context, includeGone bool) ([]*Source, error)
+	// Lines streams a source's stored lines in file order.
 	Lines(ctx context.Context, sourceID int64, fn func(*Line) error) error
+	EventStore
+	SearchReader
+}
+
+// Maintenance is what doctor checks and mends.
+type Maintenance interface {
+	// SchemaVersion is the ledger's schema version; SupportedSchemaVersion
+	// the newest this build knows.
+	SchemaVersion(ctx context.Context) (int64, error)
+	SupportedSchemaVersion() int64
+	// Integrity checks the store's files (quick: a faster, shallower
+	// check) and returns its findings: ["ok"] for a sound ledger.
+	Integrity(ctx context.Context, quick bool) ([]string, error)
+	// Orphans counts the derived rows whose parent row is missing, per
+	// table and reason (only those with any); DeleteOrphans deletes them
+	// all in one transaction.
+	Orphans(ctx context.Context) ([]OrphanRows, error)
+	DeleteOrphans(ctx context.Context) (int64, error)
+	// StoredCounts counts, for every line-based source, vanished ones
+	// included, the lines stored for it, from one snapshot.
+	StoredCounts(ctx context.Context) ([]StoredCounts, error)
+	// SourceLines streams a source's stored lines and returns the source,
+	// both from one snapshot.
+	SourceLines(ctx context.Context, sourceID int64, fn func(*Line) error) (*Source, error)
+	// AllSources lists every source of every state dir, gone ones included.
+	AllSources(ctx context.Context) ([]*Source, error)
+	// ResetSource deletes a source's lines and derived rows and zeroes its
+	// cursor, in one transaction, so the next ingest reads it afresh.
+	ResetSource(ctx context.Context, src *Source) error
+}
+
+// OrphanRows counts derived rows whose parent row is missing.
+type OrphanRows struct {
+	Table  string // where they are (a backend's name for it)
+	Reason string // "its source is missing", ...
+	Rows   int64
+}
+
+// StoredCounts is what the ledger holds for one line-based source, to
+// compare with its cursor.
+type StoredCounts struct {
+	Source    *Source
+	Lines     int64 // stored lines
+	MaxLineNo int64
+	Malformed int64
+	Bytes     int64 // every stored line's bytes and its newline
+	NoBytes   int64 // malformed lines stored without their bytes (over the line limit, undecodable events)
 }

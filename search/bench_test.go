@@ -48,7 +48,7 @@ func BenchmarkVectorSearchFiltered(b *testing.B) {
 	f := Filter{Role: "assistant", AgentID: "main"}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := x.Search(q, 40, f.Keep); err != nil {
+		if _, err := x.Search(q, 40, keeper(&f)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -68,7 +68,7 @@ func BenchmarkDot384(b *testing.B) {
 // BenchmarkBM25 scores one matched message.
 func BenchmarkBM25(b *testing.B) {
 	p, _ := Parse(`kubernetes "rolling restart"`)
-	ps := p.phrases()
+	ps := phrases(p)
 	text := "After the Kubernetes upgrade we did a rolling restart of every node, and the deployment failed twice before the error went away."
 	dfs := []TermCount{{DF: 10000}, {DF: 2000}}
 	c := Corpus{Chunks: 1e6, AvgLen: 40}
@@ -82,7 +82,7 @@ func BenchmarkBM25(b *testing.B) {
 // BenchmarkBM25CJK scores one matched message for a CJK phrase.
 func BenchmarkBM25CJK(b *testing.B) {
 	p, _ := Parse(`数据库`)
-	ps := p.phrases()
+	ps := phrases(p)
 	text := "升级以后数据库连接超时, the deployment failed twice 数据库 before the error went away. 服务重启后恢复正常。"
 	dfs := []TermCount{{DF: 2000}}
 	c := Corpus{Chunks: 1e6, AvgLen: 40}

@@ -8,42 +8,23 @@ const (
 	bm25B  = 0.75
 )
 
-// Corpus holds the index totals BM25 needs.
-type Corpus struct {
-	Chunks float64 // documents in the index
-	AvgLen float64 // mean document length in tokens
-}
-
-// LexicalMatch is a chunk the word index matched, with what BM25 needs.
-type LexicalMatch struct {
-	ID     int64
-	Tokens int // document length
-	Text   string
-}
-
 // DFProbe is how many of a phrase's newest matches are read to count (or,
 // past that, estimate) its document frequency.
 const DFProbe = 1000
 
-// TermCount is one query phrase's document frequency.
-type TermCount struct {
-	DF    float64
-	Exact bool // false: estimated from how dense its newest matches are
-}
-
-// phrase is one positive query term: its FTS5 string and its matcher.
+// phrase is one positive query term and its matcher.
 type phrase struct {
-	fts string
-	m   matcher
+	term Term
+	m    matcher
 }
 
-func (p *Parsed) phrases() []phrase {
+func phrases(p *Parsed) []phrase {
 	var out []phrase
 	for _, g := range p.Groups {
 		for _, t := range g {
 			m := newMatcher(t)
 			if len(m.toks) > 0 {
-				out = append(out, phrase{fts: ftsTerm(t), m: m})
+				out = append(out, phrase{term: t, m: m})
 			}
 		}
 	}

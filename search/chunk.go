@@ -32,40 +32,6 @@ const (
 	OverlapChars = 320
 )
 
-// Doc is one indexable document as read from the ledger.
-type Doc struct {
-	Kind      string
-	SourceID  int64
-	LineID    int64 // ledger line of a message or compaction
-	LineNo    int64 // its 1-based line number in the transcript
-	AgentID   string
-	SessionID string
-	EntryID   string
-	Role      string // user, assistant, compaction, branch_summary; memory for files
-	TsMs      int64
-	Path      string // memory: path relative to the state dir
-	MtimeMs   int64  // memory: file modification time
-	Text      string // as stored in the ledger, unredacted
-}
-
-// Chunk is one indexed piece of a document.
-type Chunk struct {
-	ID        int64
-	Kind      string
-	SourceID  int64
-	LineID    int64
-	AgentID   string
-	SessionID string
-	EntryID   string
-	Role      string
-	TsMs      int64
-	StartLine int64
-	EndLine   int64
-	Part      int
-	Hash      []byte
-	Text      string // redacted
-}
-
 // ChunkDoc redacts a document and cuts it into chunks. Messages and
 // summaries are whitespace-collapsed (one line) and cut at word boundaries
 // when long; memory files are cut by lines the way OpenClaw does it.

@@ -7,12 +7,6 @@ import (
 	"github.com/clawledger/clawledger"
 )
 
-// PendingChunk is a chunk waiting for its vector.
-type PendingChunk struct {
-	ID   int64
-	Text string
-}
-
 // VectorStore is where chunk vectors go.
 type VectorStore interface {
 	UnembeddedChunks(ctx context.Context, afterID int64, limit int) ([]PendingChunk, error)

@@ -11,43 +11,31 @@ import (
 	"github.com/clawledger/clawledger"
 )
 
-// Filter narrows a search. Every filter applies before candidates are
-// cut to the limit, in SQL for the lexical lane and in the scan for the
-// vector lane, so filters never starve results.
-type Filter struct {
-	AgentID   string
-	SourceIDs []int64 // transcripts picked by --session; nil means all
-	Role      string  // user, assistant, compaction, branch_summary, memory
-	Source    string  // SourceSessions, SourceMemory, or "" for both
-	Since     int64   // epoch ms, inclusive; 0 = open
-	Until     int64   // epoch ms, exclusive; 0 = open
-
-	sources map[int64]bool // SourceIDs as a set, for the vector scan
-}
-
-// keeper returns the filter as a predicate for the vector scan; nil when
-// it keeps everything.
-func (f *Filter) keeper() func(*VectorMeta) bool {
-	if f.keepsAll() {
+// keeper returns a filter as a predicate for the vector scan; nil when it
+// keeps everything.
+func keeper(f *Filter) func(*VectorMeta) bool {
+	if keepsAll(f) {
 		return nil
 	}
-	g := *f
+	var sources map[int64]bool
 	if f.SourceIDs != nil {
-		g.sources = make(map[int64]bool, len(f.SourceIDs))
+		sources = make(map[int64]bool, len(f.SourceIDs))
 		for _, id := range f.SourceIDs {
-			g.sources[id] = true
+			sources[id] = true
 		}
 	}
-	return g.Keep
+	g := *f
+	return func(m *VectorMeta) bool { return keep(&g, sources, m) }
 }
 
-// keepsAll reports whether the filter keeps every chunk.
-func (f *Filter) keepsAll() bool {
+// keepsAll reports whether a filter keeps every chunk.
+func keepsAll(f *Filter) bool {
 	return f.AgentID == "" && f.Role == "" && f.Source == "" && f.Since == 0 && f.Until == 0 && f.SourceIDs == nil
 }
 
-// Keep reports whether a chunk with this metadata passes the filter.
-func (f *Filter) Keep(m *VectorMeta) bool {
+// keep reports whether a chunk with this metadata passes the filter
+// (sources: its SourceIDs as a set).
+func keep(f *Filter, sources map[int64]bool, m *VectorMeta) bool {
 	if f.AgentID != "" && m.AgentID != f.AgentID {
 		return false
 	}
@@ -67,40 +55,7 @@ func (f *Filter) Keep(m *VectorMeta) bool {
 	if f.Since > 0 && m.TsMs < f.Since || f.Until > 0 && m.TsMs >= f.Until {
 		return false
 	}
-	switch {
-	case f.sources != nil:
-		return f.sources[m.SourceID]
-	case f.SourceIDs != nil:
-		return slices.Contains(f.SourceIDs, m.SourceID)
-	}
-	return true
-}
-
-// HitInfo is an indexed chunk with where it came from.
-type HitInfo struct {
-	Chunk
-	StateDir string
-	Path     string // transcript or memory file, relative to the state dir
-	Class    string // transcript class (live, reset, deleted, ...); "" for memory
-	Gone     bool   // the file no longer exists
-}
-
-// Store is the index as the engine queries it.
-type Store interface {
-	// Lexical returns the chunks matching an FTS5 expression that pass f,
-	// newest first, at most window of them (0: all); complete reports that
-	// there are no more.
-	Lexical(ctx context.Context, expr string, f *Filter, window int) (matches []LexicalMatch, complete bool, err error)
-	// TermCounts returns each phrase's document frequency (over the whole
-	// index, unfiltered) and the corpus totals. newest[i], when not nil,
-	// holds phrase i's newest matching chunk ids, newest first (all of
-	// them, or at least DFProbe): the store counts from it rather than
-	// from the index.
-	TermCounts(ctx context.Context, phrases []string, newest [][]int64) ([]TermCount, Corpus, error)
-	// Hits returns the chunks with these ids.
-	Hits(ctx context.Context, ids []int64) (map[int64]*HitInfo, error)
-	// LoadVectors adds every stored chunk vector to x.
-	LoadVectors(ctx context.Context, x *VectorIndex) error
+	return f.SourceIDs == nil || sources[m.SourceID]
 }
 
 // Request is one search.
@@ -149,7 +104,7 @@ type Result struct {
 	Mode            string
 	Fusion          string
 	Note            string // why the mode is what it is, when not asked for
-	FTS             string // the MATCH expression
+	FTS             string // the query as the store's word index runs it
 	Candidates      int    // per lane
 	LexicalMatches  int    // matches ranked by the lexical lane
 	LexicalComplete bool   // false: only the newest Window matches were ranked
@@ -157,8 +112,18 @@ type Result struct {
 	Hits            []Hit
 }
 
-// Engine answers searches over a Store. It keeps the vector matrix in
-// memory once loaded.
+// Store is the part of a store's search index (clawledger.SearchReader)
+// the engine queries.
+type Store interface {
+	RenderQuery(q *Parsed) string
+	Lexical(ctx context.Context, q *Parsed, f *Filter, window int) (matches []LexicalMatch, complete bool, err error)
+	TermCounts(ctx context.Context, terms []Term, newest [][]int64) ([]TermCount, Corpus, error)
+	Hits(ctx context.Context, ids []int64) (map[int64]*HitInfo, error)
+	LoadVectors(ctx context.Context, x clawledger.VectorSink) error
+}
+
+// Engine answers searches over a store's search index. It keeps the
+// vector matrix in memory once loaded.
 type Engine struct {
 	Store    Store
 	Embedder clawledger.Embedder // nil: lexical only
@@ -207,7 +172,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	if req.HalfLifeDays == 0 {
 		req.HalfLifeDays = HalfLifeDays
 	}
-	res := &Result{Mode: req.Mode, Fusion: req.Fusion, FTS: p.FTS()}
+	res := &Result{Mode: req.Mode, Fusion: req.Fusion, FTS: e.Store.RenderQuery(p)}
 	var vx *VectorIndex
 	if req.Mode != ModeLexical && e.Embedder != nil {
 		if vx, err = e.Vectors(ctx); err != nil {
@@ -250,7 +215,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 	// Widen the candidate pool until enough hits survive de-duplication
 	// and the per-session cap, or the lanes run dry.
-	keep := req.Filter.keeper()
+	keep := keeper(&req.Filter)
 	k := CandidateFactor * req.Limit
 	if req.PerSession == 0 {
 		k = min(k, max(maxCandidateHits, req.Limit))
@@ -297,27 +262,28 @@ func (q quiet) Unwrap() error { return q.err }
 // lexical runs the lexical lane: the matches (the newest Window of them
 // for a broad query), ranked by BM25.
 func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, res *Result) ([]laneHit, error) {
-	matches, complete, err := e.Store.Lexical(ctx, res.FTS, &req.Filter, req.Window)
+	matches, complete, err := e.Store.Lexical(ctx, p, &req.Filter, req.Window)
 	if err != nil || len(matches) == 0 {
 		return nil, err
 	}
 	res.LexicalMatches, res.LexicalComplete = len(matches), complete
-	ps := p.phrases()
-	exprs := make([]string, len(ps))
+	ps := phrases(p)
+	terms := make([]Term, len(ps))
 	for i, ph := range ps {
-		exprs[i] = ph.fts
+		terms[i] = ph.term
 	}
 	// a query of one phrase and no filter matched the phrase's own newest
 	// chunks: its document frequency is counted from them
 	var newest [][]int64
-	if len(ps) == 1 && ps[0].fts == res.FTS && req.Filter.keepsAll() && (complete || len(matches) >= DFProbe) {
+	single := len(p.Groups) == 1 && len(p.Groups[0]) == 1 && len(p.Not) == 0
+	if len(ps) == 1 && single && keepsAll(&req.Filter) && (complete || len(matches) >= DFProbe) {
 		ids := make([]int64, min(len(matches), DFProbe))
 		for i := range ids {
 			ids[i] = matches[i].ID
 		}
 		newest = [][]int64{ids}
 	}
-	dfs, corpus, err := e.Store.TermCounts(ctx, exprs, newest)
+	dfs, corpus, err := e.Store.TermCounts(ctx, terms, newest)
 	if err != nil {
 		return nil, err
 	}
@@ -393,7 +359,7 @@ func (e *Engine) rank(ctx context.Context, p *Parsed, req *Request, mode string,
 	if req.PerSession > 0 {
 		fs = perSession(fs, info, req.PerSession, req.Limit, groups)
 	}
-	ms := p.matchers()
+	ms := matchers(p)
 	hits := make([]Hit, 0, min(len(fs), req.Limit))
 	for i, f := range fs {
 		if i == req.Limit {

@@ -7,28 +7,13 @@ import (
 	"github.com/clawledger/clawledger"
 )
 
-// Term is one searchable unit of a query: a word, a "quoted phrase" or a
-// prefix (word*).
-type Term struct {
-	Text   string
-	Phrase bool
-	Prefix bool
-	Not    bool // -term: hits must not contain it
-}
-
-// Parsed is a user's query: groups of alternatives (a OR b) that must all
-// match, and terms that must not.
-type Parsed struct {
-	Groups [][]Term // AND of ORs
-	Not    []Term
-}
-
 // ErrEmptyQuery says a query has nothing to search for.
 var ErrEmptyQuery = &clawledger.Error{Code: clawledger.EINVALID, Message: "the query has no words to search for"}
 
 // Parse reads a query: words (all must match), "quoted phrases", prefix
-// terms (deploy*), OR between two terms, and -word to exclude. Nothing a
-// user types reaches FTS5 as syntax: every term becomes a quoted string.
+// terms (deploy*), OR between two terms, and -word to exclude. What a user
+// types is never syntax of a backend's query language: a backend renders
+// each term as a quoted string of its index.
 func Parse(q string) (*Parsed, error) {
 	p := &Parsed{}
 	orNext := false
@@ -105,41 +90,12 @@ func lex(q string) []Term {
 	return out
 }
 
-// FTS renders the query as an FTS5 MATCH expression.
-func (p *Parsed) FTS() string {
-	var and []string
-	for _, g := range p.Groups {
-		var or []string
-		for _, t := range g {
-			or = append(or, ftsTerm(t))
-		}
-		if len(or) == 1 {
-			and = append(and, or[0])
-		} else {
-			and = append(and, "("+strings.Join(or, " OR ")+")")
-		}
-	}
-	expr := strings.Join(and, " AND ")
-	if len(p.Not) > 0 {
-		expr = "(" + expr + ")"
-		for _, t := range p.Not {
-			expr += " NOT " + ftsTerm(t)
-		}
-	}
-	return expr
-}
-
-// ftsTerm quotes one term. Inside the quotes the tokenizer splits the text
-// into a phrase; CJK runs become their bigrams. A term ending in a lone CJK
-// character matches it as a prefix of the index's bigrams.
-func ftsTerm(t Term) string {
-	text := cjkBigrams(t.Text, true)
-	prefix := t.Prefix || endsWithLoneCJK(t.Text)
-	s := `"` + strings.ReplaceAll(text, `"`, `""`) + `"`
-	if prefix {
-		s += "*"
-	}
-	return s
+// IndexTerm is how a term reads against the index's text (IndexText):
+// CJK runs become their bigrams, and a term ending in a lone CJK character
+// matches as a prefix of the index's bigrams. A backend quotes text as one
+// phrase of its word index.
+func IndexTerm(t Term) (text string, prefix bool) {
+	return cjkBigrams(t.Text, true), t.Prefix || endsWithLoneCJK(t.Text)
 }
 
 func endsWithLoneCJK(s string) bool {
@@ -149,9 +105,9 @@ func endsWithLoneCJK(s string) bool {
 }
 
 // matchers finds the positive terms in texts, for highlighting.
-func (p *Parsed) matchers() []matcher {
+func matchers(p *Parsed) []matcher {
 	var out []matcher
-	for _, ph := range p.phrases() {
+	for _, ph := range phrases(p) {
 		out = append(out, ph.m)
 	}
 	return out

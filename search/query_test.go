@@ -6,32 +6,7 @@ import (
 	"testing"
 )
 
-func TestParseFTS(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"deploy failed", `"deploy" AND "failed"`},
-		{`"rolling restart" kube*`, `"rolling restart" AND "kube"*`},
-		{"postgres OR mysql backup", `("postgres" OR "mysql") AND "backup"`},
-		{"error -timeout", `("error") NOT "timeout"`},
-		{`foo" OR bar`, `"foo" AND " OR bar"`},
-		{"text:secret", `"text:secret"`},
-		{"NEAR(a b) ^start", `"NEAR(a" AND "b)" AND "^start"`},
-		{`say "it's"`, `"say" AND "it's"`},
-		{`a""b`, `"a" AND "b"`},
-		{"数据库", `" 数据 据库 "`},
-		{"连", `" 连 "*`},
-		{"Go语言", `"Go 语言 "`},
-		{"OR foo", `"foo"`},
-		{"*** foo ---", `"foo"`},
-	} {
-		p, err := Parse(c.in)
-		if err != nil {
-			t.Errorf("Parse(%q): %v", c.in, err)
-			continue
-		}
-		if got := p.FTS(); got != c.want {
-			t.Errorf("Parse(%q).FTS() = %s, want %s", c.in, got, c.want)
-		}
-	}
+func TestParseEmpty(t *testing.T) {
 	for _, in := range []string{"", "   ", "-only -negative", "!!! ???", `""`} {
 		if _, err := Parse(in); !errors.Is(err, ErrEmptyQuery) {
 			t.Errorf("Parse(%q) = %v, want ErrEmptyQuery", in, err)
@@ -55,19 +30,19 @@ func TestIndexText(t *testing.T) {
 
 func TestSnippet(t *testing.T) {
 	p, _ := Parse(`deploy* "rolling restart" 数据库`)
-	ms := p.matchers()
+	ms := matchers(p)
 	got := Snippet("We DEPLOYED it; a Rolling  restart of the 数据库连接 followed.", ms)
 	want := "We " + MarkStart + "DEPLOYED" + MarkEnd + " it; a " + MarkStart + "Rolling  restart" + MarkEnd + " of the " + MarkStart + "数据库" + MarkEnd + "连接 followed."
 	if got != want {
 		t.Errorf("Snippet = %q\nwant      %q", got, want)
 	}
 	p, _ = Parse("café")
-	if got := Snippet("Un CAFE noir", p.matchers()); got != "Un "+MarkStart+"CAFE"+MarkEnd+" noir" {
+	if got := Snippet("Un CAFE noir", matchers(p)); got != "Un "+MarkStart+"CAFE"+MarkEnd+" noir" {
 		t.Errorf("diacritics: %q", got)
 	}
 	long := strings.Repeat("filler words here ", 100) + "the needle is here " + strings.Repeat("more filler ", 100)
 	p, _ = Parse("needle")
-	s := Snippet(long, p.matchers())
+	s := Snippet(long, matchers(p))
 	if n := len([]rune(strings.NewReplacer(MarkStart, "", MarkEnd, "").Replace(s))); n > SnippetChars+2 {
 		t.Errorf("snippet of %d characters", n)
 	}

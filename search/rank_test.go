@@ -93,7 +93,7 @@ func TestVectorIndexSearch(t *testing.T) {
 	}
 	q := vecs[123]
 	f := Filter{Role: "assistant"}
-	got, err := x.Search(q, 10, f.Keep)
+	got, err := x.Search(q, 10, keeper(&f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestVectorIndexSearch(t *testing.T) {
 
 func TestBM25MatchesFTS5Formula(t *testing.T) {
 	p, _ := Parse("alpha beta")
-	ps := p.phrases()
+	ps := phrases(p)
 	c := Corpus{Chunks: 100, AvgLen: 10}
 	dfs := []TermCount{{DF: 10}, {DF: 30}}
 	got := bm25("alpha alpha beta gamma delta", 5, ps, dfs, c, make([]int, 2))
@@ -149,7 +149,7 @@ func TestTermFreqsAgreesWithMatchers(t *testing.T) {
 	// Hangul syllables, kana with a voicing mark and compatibility
 	// ideographs change under NFD (fold): the matchers must agree there too
 	p, _ := Parse("error \"the build\" deplo* 数据库 \"a b c d e f g h i\" Café 한국어 ガス \uF900")
-	ps := p.phrases()
+	ps := phrases(p)
 	for _, text := range []string{
 		"Error: the BUILD failed; error again, deployment deployed",
 		"数据库连接 数据库 数据 the build the build",
@@ -169,7 +169,7 @@ func TestTermFreqsAgreesWithMatchers(t *testing.T) {
 				}
 			}
 			if tfs[k] != want {
-				t.Errorf("%q in %q: tf %d, want %d", ph.fts, text, tfs[k], want)
+				t.Errorf("%q in %q: tf %d, want %d", ph.term.Text, text, tfs[k], want)
 			}
 		}
 	}

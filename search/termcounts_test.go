@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/clawledger/clawledger"
 )
 
 // matchStore matches every query with n chunks (ids n..1, newest first)
@@ -13,7 +15,9 @@ type matchStore struct {
 	newest [][]int64
 }
 
-func (s *matchStore) Lexical(_ context.Context, _ string, _ *Filter, window int) ([]LexicalMatch, bool, error) {
+func (s *matchStore) RenderQuery(*Parsed) string { return "" }
+
+func (s *matchStore) Lexical(_ context.Context, _ *Parsed, _ *Filter, window int) ([]LexicalMatch, bool, error) {
 	var out []LexicalMatch
 	for id := s.n; id > 0 && (window <= 0 || len(out) < window); id-- {
 		out = append(out, LexicalMatch{ID: int64(id), Tokens: 3, Text: "alpha beta gamma"})
@@ -21,9 +25,9 @@ func (s *matchStore) Lexical(_ context.Context, _ string, _ *Filter, window int)
 	return out, window <= 0 || s.n <= window, nil
 }
 
-func (s *matchStore) TermCounts(_ context.Context, phrases []string, newest [][]int64) ([]TermCount, Corpus, error) {
+func (s *matchStore) TermCounts(_ context.Context, terms []Term, newest [][]int64) ([]TermCount, Corpus, error) {
 	s.newest = newest
-	return make([]TermCount, len(phrases)), Corpus{Chunks: float64(s.n), AvgLen: 3}, nil
+	return make([]TermCount, len(terms)), Corpus{Chunks: float64(s.n), AvgLen: 3}, nil
 }
 
 func (s *matchStore) Hits(_ context.Context, ids []int64) (map[int64]*HitInfo, error) {
@@ -34,7 +38,7 @@ func (s *matchStore) Hits(_ context.Context, ids []int64) (map[int64]*HitInfo, e
 	return out, nil
 }
 
-func (s *matchStore) LoadVectors(context.Context, *VectorIndex) error { return nil }
+func (s *matchStore) LoadVectors(context.Context, clawledger.VectorSink) error { return nil }
 
 // TestTermCountsReuseMatches: the engine hands the store a phrase's newest
 // matches only when they are the phrase's own (one phrase, no filter) and

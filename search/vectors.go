@@ -17,15 +17,6 @@ import (
 // dimensions: the stored vectors need embedding again.
 var ErrDimensions = errors.New("vectors of different dimensions")
 
-// VectorMeta is what the vector lane filters on, kept beside each vector.
-type VectorMeta struct {
-	SourceID int64
-	TsMs     int64
-	AgentID  string
-	Role     string
-	Kind     string
-}
-
 // VectorIndex holds every chunk vector of one embedder in one contiguous
 // matrix, unit-normalized, so that a query is a brute-force scan of dot
 // products: exact, with no vector extension, and fast enough for hundreds

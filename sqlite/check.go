@@ -19,13 +19,6 @@ func (db *DB) Integrity(ctx context.Context, quick bool) ([]string, error) {
 	return db.strings(ctx, "PRAGMA "+pragma)
 }
 
-// Orphans is a count of derived rows whose parent row is missing.
-type Orphans struct {
-	Table  string
-	Reason string
-	Rows   int64
-}
-
 // orphanChecks name, for each table holding rows derived from another, the
 // rows whose parent is missing. Writes never leave any (a source's rows and
 // its cursor commit together); these find damage from outside.
@@ -47,12 +40,12 @@ var orphanChecks = []struct{ table, reason, where string }{
 
 // Orphans counts the derived rows whose parent row is missing, per table
 // and reason (only those with any).
-func (db *DB) Orphans(ctx context.Context) ([]Orphans, error) {
+func (db *DB) Orphans(ctx context.Context) ([]clawledger.OrphanRows, error) {
 	tables, err := db.tables(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []Orphans
+	var out []clawledger.OrphanRows
 	for _, c := range orphanChecks {
 		if !tables[c.table] {
 			continue // a ledger of an older schema
@@ -62,7 +55,7 @@ func (db *DB) Orphans(ctx context.Context) ([]Orphans, error) {
 			return nil, fmt.Errorf("count orphaned %s: %w", c.table, err)
 		}
 		if n > 0 {
-			out = append(out, Orphans{Table: c.table, Reason: c.reason, Rows: n})
+			out = append(out, clawledger.OrphanRows{Table: c.table, Reason: c.reason, Rows: n})
 		}
 	}
 	return out, nil
@@ -109,23 +102,12 @@ func (db *DB) tables(ctx context.Context) (map[string]bool, error) {
 	return out, nil
 }
 
-// StoredCounts is what the ledger holds for one line-based source, to
-// compare with its cursor.
-type StoredCounts struct {
-	Source    *clawledger.Source
-	Lines     int64 // stored lines
-	MaxLineNo int64
-	Malformed int64
-	Bytes     int64 // every stored line's bytes and its newline
-	NoBytes   int64 // malformed lines stored without their bytes (over the line limit, undecodable events)
-}
-
 // StoredCounts counts, for every line-based source, gone ones included,
 // the lines the ledger holds for it, in one statement: one snapshot of the
 // ledger, whatever a writer commits meanwhile.
-func (db *DB) StoredCounts(ctx context.Context) ([]StoredCounts, error) {
-	return queryAll(ctx, db.r, func(row scanner) (StoredCounts, error) {
-		var c StoredCounts
+func (db *DB) StoredCounts(ctx context.Context) ([]clawledger.StoredCounts, error) {
+	return queryAll(ctx, db.r, func(row scanner) (clawledger.StoredCounts, error) {
+		var c clawledger.StoredCounts
 		var err error
 		c.Source, err = scanSource(withMore{row, []any{&c.Lines, &c.MaxLineNo, &c.Malformed, &c.Bytes, &c.NoBytes}})
 		return c, err

@@ -12,6 +12,7 @@ import (
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/sqlitedriver"
+	"github.com/clawledger/clawledger/search"
 	"github.com/clawledger/clawledger/sqlite"
 )
 
@@ -52,7 +53,7 @@ func TestWALStaysBounded(t *testing.T) {
 	l := walLedger(t)
 	ctx := context.Background()
 	before := walSize(t, l.db)
-	if _, err := l.db.RebuildSearchIndex(ctx, nil); err != nil {
+	if _, err := search.RebuildIndex(ctx, l.db, nil); err != nil {
 		t.Fatal(err)
 	}
 	rebuild := walSize(t, l.db) - before // the largest transaction below
@@ -66,13 +67,13 @@ func TestWALStaysBounded(t *testing.T) {
 	}
 	var sizes []int64
 	for range 12 {
-		if _, err := l.db.RebuildSearchIndex(ctx, nil); err != nil {
+		if _, err := search.RebuildIndex(ctx, l.db, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := l.db.ClearSearchIndex(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.db.UpdateSearchIndex(ctx, nil); err != nil {
+		if _, err := search.UpdateIndex(ctx, l.db, nil); err != nil {
 			t.Fatal(err)
 		}
 		// embed every chunk, cache the vectors, evict them all
@@ -140,7 +141,7 @@ func TestWALRestartsAfterReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // more than the restart bound, held in the WAL by the reader
-		if _, err := l.db.RebuildSearchIndex(ctx, nil); err != nil {
+		if _, err := search.RebuildIndex(ctx, l.db, nil); err != nil {
 			reader.Rollback()
 			t.Fatal(err)
 		}

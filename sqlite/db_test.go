@@ -17,11 +17,11 @@ func TestOpenCreatesPrivateFileAndMigratesOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := db.Version(ctx)
+		v, err := db.SchemaVersion(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := SchemaVersion()
+		want := db.SupportedSchemaVersion()
 		if v != want {
 			t.Fatalf("version %d, want %d", v, want)
 		}

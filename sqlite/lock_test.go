@@ -39,7 +39,7 @@ func TestWriterLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Version(ctx); err != nil {
+	if _, err := r.SchemaVersion(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()

@@ -3,211 +3,56 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/search"
 )
 
-var _ search.Store = (*DB)(nil)
+var _ clawledger.SearchIndex = (*DB)(nil)
 
 // The search index runs its own transactions on the writer connection
-// (ownTx).
+// (ownTx). What is indexed, and when, is the search package's (its
+// indexer drives an indexTx); this file stores it.
 
-// indexBatch is how many documents one index transaction takes.
-const indexBatch = 2000
-
-// changedSource is a source whose index is behind the ledger.
-type changedSource struct {
-	id        int64
-	kind      string
-	rel       string
-	stale     bool  // lines replaced: rebuild all its chunks
-	maxOffset int64 // offset of the last line looked at; -1 for none
-	lineCount int64 // lines the ledger holds now
-	behind    int64 // lines not yet looked at (progress)
-}
-
-// UpdateSearchIndex brings the search index up to date with the ledger:
-// transcripts whose rows were replaced are rebuilt, appended messages and
-// summaries added, changed memory files re-chunked. It only reads what
-// changed. Each batch commits with its progress, so an interrupted update
-// resumes where it stopped; the last batch marks the index current, so an
-// update after an ingest that changed nothing reads one row. progress, when
-// set, is told how many ledger lines are behind and then how many were
-// handled.
-func (db *DB) UpdateSearchIndex(ctx context.Context, progress search.Progress) (search.IndexStats, error) {
-	return db.updateSearchIndex(ctx, progress, false)
-}
-
-// RebuildSearchIndex empties the search index (vectors included; the
-// embedding cache and the embedder configuration stay) and builds it again
-// from the ledger, in one write transaction: searches (readers, WAL) see
-// the previous index until it commits, and a rebuild that is cancelled,
-// fails or is killed leaves the previous index as it was. The transaction
-// holds the whole index, but not in memory: what the writer's page cache
-// cannot hold spills to the WAL, which takes each page once however often
-// the transaction changes it (batches, each committed, would append it
-// again every time).
-func (db *DB) RebuildSearchIndex(ctx context.Context, progress search.Progress) (search.IndexStats, error) {
-	return db.updateSearchIndex(ctx, progress, true)
-}
-
-func (db *DB) updateSearchIndex(ctx context.Context, progress search.Progress, rebuild bool) (search.IndexStats, error) {
+// SearchIndexCurrent says whether the search index holds every change of
+// the ledger (see migration 00005).
+func (db *DB) SearchIndexCurrent(ctx context.Context) (bool, error) {
 	if err := db.Flush(ctx); err != nil {
-		return search.IndexStats{}, err
+		return false, err
 	}
-	var st search.IndexStats
-	if !rebuild {
-		if current, err := searchCurrent(ctx, db.w); err != nil || current {
-			return st, err
-		}
-	}
-	ix := &indexer{db: db, ctx: ctx, st: &st, whole: rebuild}
-	defer ix.rollback()
-	var q querier = db.w
-	if rebuild {
-		if err := ix.begin(); err != nil {
-			return st, err
-		}
-		if err := clearSearchIndex(ctx, ix.tx); err != nil {
-			return st, err
-		}
-		q = ix.tx // the writer's one connection is the transaction's
-	}
-	srcs, err := changedSources(ctx, q)
-	if err != nil {
-		return st, err
-	}
-	if progress != nil {
-		var total int64
-		for _, s := range srcs {
-			total += s.behind
-		}
-		progress.Start(total)
-		defer progress.Finish()
-	}
-	for _, s := range srcs {
-		if err := ctx.Err(); err != nil {
-			return st, err
-		}
-		if s.kind == "workspace" {
-			err = ix.workspaceFile(s)
-		} else {
-			err = ix.transcript(s)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return st, ctx.Err() // the statement was interrupted
-			}
-			return st, fmt.Errorf("search index: %s: %w", s.rel, err)
-		}
-		if progress != nil {
-			progress.Add(s.behind)
-		}
-	}
-	// every change is in: say so with the last batch
-	if err := ix.begin(); err != nil {
-		return st, err
-	}
-	if err := ix.exec(`INSERT OR IGNORE INTO search_current(id) VALUES (1)`); err != nil {
-		return st, err
-	}
-	return st, ix.commit()
+	return searchCurrent(ctx, db.w)
 }
 
-// searchCurrent says whether the search index holds every change of the
-// ledger (see migration 00005).
-func searchCurrent(ctx context.Context, w *sql.DB) (bool, error) {
+func searchCurrent(ctx context.Context, q *sql.DB) (bool, error) {
 	var n int
-	err := w.QueryRowContext(ctx, `SELECT count(*) FROM search_current`).Scan(&n)
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM search_current`).Scan(&n)
 	return n > 0, err
-}
-
-// indexer writes chunks in transactions of about indexBatch documents,
-// many small sources to one transaction, a large one over several. Each
-// source's progress row commits with its chunks, so an interrupted update
-// resumes where it stopped. A rebuild writes everything in one.
-type indexer struct {
-	db      *DB
-	ctx     context.Context
-	st      *search.IndexStats
-	whole   bool // one transaction for the whole update: never commit before the end
-	tx      *sql.Tx
-	w       *chunkWriter
-	pending int // documents in the open transaction
-}
-
-func (ix *indexer) begin() error {
-	if ix.tx != nil {
-		return nil
-	}
-	tx, err := ix.db.ownTx(ix.ctx)
-	if err != nil {
-		return err
-	}
-	w, err := newChunkWriter(ix.ctx, tx)
-	if err != nil {
-		tx.Rollback()
-		return err
-	}
-	ix.tx, ix.w, ix.pending = tx, w, 0
-	return nil
-}
-
-// commit commits the open transaction, if any.
-func (ix *indexer) commit() error {
-	if ix.tx == nil {
-		return nil
-	}
-	tx := ix.tx
-	ix.tx = nil
-	if err := ix.w.close(ix.ctx, tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return ix.db.commitWrite(tx)
-}
-
-func (ix *indexer) rollback() {
-	if ix.tx != nil {
-		ix.w.chunk.Close()
-		ix.w.fts.Close()
-		ix.tx.Rollback()
-		ix.tx = nil
-	}
-}
-
-func (ix *indexer) exec(query string, args ...any) error {
-	_, err := ix.tx.ExecContext(ix.ctx, query, args...)
-	return err
 }
 
 // SearchIndexBacklog is how many ledger lines (plus one per changed
 // memory file) the search index has yet to take in.
 func (db *DB) SearchIndexBacklog(ctx context.Context) (int64, error) {
-	if err := db.Flush(ctx); err != nil {
-		return 0, err
-	}
-	if current, err := searchCurrent(ctx, db.w); err != nil || current {
+	if current, err := db.SearchIndexCurrent(ctx); err != nil || current {
 		return 0, err
 	}
 	srcs, err := changedSources(ctx, db.w)
 	var n int64
 	for _, s := range srcs {
-		n += max(s.behind, 1)
+		n += max(s.Behind, 1)
 	}
 	return n, err
 }
 
-func changedSources(ctx context.Context, q querier) ([]changedSource, error) {
-	rows, err := q.QueryContext(ctx, `SELECT s.id, s.kind, s.rel_path, x.source_id IS NOT NULL,
-		coalesce(i.max_offset, -1), s.line_count, s.line_count - coalesce(i.line_count, 0)
+func changedSources(ctx context.Context, q querier) ([]clawledger.IndexSource, error) {
+	rows, err := q.QueryContext(ctx, `SELECT s.id, s.kind, s.rel_path, coalesce(ss.agent_id, ''), coalesce(ss.session_id, ''),
+		x.source_id IS NOT NULL, coalesce(i.max_offset, -1), s.line_count, s.line_count - coalesce(i.line_count, 0)
 		FROM sources s
 		LEFT JOIN search_sources i ON i.source_id = s.id
 		LEFT JOIN search_stale x ON x.source_id = s.id
 		LEFT JOIN workspace_files w ON w.source_id = s.id
+		LEFT JOIN sessions ss ON ss.source_id = s.id
 		WHERE (s.kind = 'transcript' AND (x.source_id IS NOT NULL OR i.source_id IS NULL OR i.line_count <> s.line_count))
 		   OR (s.kind = 'workspace' AND w.source_id IS NOT NULL AND (i.source_id IS NULL OR i.sha256 <> w.sha256))
 		ORDER BY s.id`)
@@ -215,175 +60,85 @@ func changedSources(ctx context.Context, q querier) ([]changedSource, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []changedSource
+	var out []clawledger.IndexSource
 	for rows.Next() {
-		var c changedSource
-		if err := rows.Scan(&c.id, &c.kind, &c.rel, &c.stale, &c.maxOffset, &c.lineCount, &c.behind); err != nil {
+		var c clawledger.IndexSource
+		if err := rows.Scan(&c.ID, &c.Kind, &c.Rel, &c.AgentID, &c.SessionID, &c.Stale, &c.MaxOffset, &c.LineCount, &c.Behind); err != nil {
 			return nil, err
 		}
-		if c.stale {
-			c.maxOffset, c.behind = -1, c.lineCount
+		if c.Stale {
+			c.MaxOffset, c.Behind = -1, c.LineCount
 		}
-		c.behind = max(c.behind, 0)
+		c.Behind = max(c.Behind, 0)
 		out = append(out, c)
 	}
 	return out, rows.Err()
 }
 
-// deleteChunks removes a source's chunks from every index table.
-func deleteChunks(ctx context.Context, tx *sql.Tx, sourceID int64) (int, error) {
-	if _, err := tx.ExecContext(ctx, `UPDATE search_stats SET
-		chunks = chunks - (SELECT count(*) FROM search_chunks WHERE source_id = ?1),
-		tokens = tokens - (SELECT coalesce(sum(tokens), 0) FROM search_chunks WHERE source_id = ?1)`, sourceID); err != nil {
-		return 0, err
+// BeginIndex starts a write transaction on the search index.
+func (db *DB) BeginIndex(ctx context.Context) (clawledger.IndexTx, error) {
+	if err := db.Flush(ctx); err != nil {
+		return nil, err
 	}
-	for _, q := range []string{
-		`DELETE FROM search_fts WHERE rowid IN (SELECT id FROM search_chunks WHERE source_id = ?)`,
-		`DELETE FROM search_vectors WHERE chunk_id IN (SELECT id FROM search_chunks WHERE source_id = ?)`,
-	} {
-		if _, err := tx.ExecContext(ctx, q, sourceID); err != nil {
-			return 0, err
-		}
-	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM search_chunks WHERE source_id = ?`, sourceID)
+	tx, err := db.ownTx(ctx)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n, err := res.RowsAffected()
-	return int(n), err
-}
-
-// chunkWriter inserts chunks within one transaction; close adds them to
-// the corpus totals.
-type chunkWriter struct {
-	chunk, fts     *sql.Stmt
-	chunks, tokens int64
-}
-
-func newChunkWriter(ctx context.Context, tx *sql.Tx) (*chunkWriter, error) {
 	c, err := tx.PrepareContext(ctx, `INSERT INTO search_chunks(kind, source_id, line_id, agent_id, session_id, entry_id, role,
 		ts_ms, start_line, end_line, part, hash, tokens, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
+		tx.Rollback()
 		return nil, err
 	}
 	f, err := tx.PrepareContext(ctx, `INSERT INTO search_fts(rowid, text) VALUES(?, ?)`)
 	if err != nil {
 		c.Close()
+		tx.Rollback()
 		return nil, err
 	}
-	return &chunkWriter{chunk: c, fts: f}, nil
+	return &indexTx{db: db, tx: tx, chunk: c, fts: f}, nil
 }
 
-func (w *chunkWriter) close(ctx context.Context, tx *sql.Tx) error {
-	w.chunk.Close()
-	w.fts.Close()
-	_, err := tx.ExecContext(ctx, `UPDATE search_stats SET chunks = chunks + ?, tokens = tokens + ?`, w.chunks, w.tokens)
+// indexTx is one write transaction on the search index. The chunks it adds
+// join the corpus totals (search_stats) when it commits.
+type indexTx struct {
+	db             *DB
+	tx             *sql.Tx
+	chunk, fts     *sql.Stmt
+	chunks, tokens int64
+}
+
+func (t *indexTx) exec(ctx context.Context, query string, args ...any) error {
+	_, err := t.tx.ExecContext(ctx, query, args...)
 	return err
 }
 
-func (w *chunkWriter) add(ctx context.Context, d *search.Doc, st *search.IndexStats) error {
-	st.Docs++
-	for _, c := range search.ChunkDoc(d) {
-		tokens := search.TokenCount(c.Text)
-		res, err := w.chunk.ExecContext(ctx, c.Kind, c.SourceID, c.LineID, c.AgentID, c.SessionID, c.EntryID, c.Role,
-			c.TsMs, c.StartLine, c.EndLine, c.Part, c.Hash, tokens, c.Text)
-		if err != nil {
-			return err
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		if _, err := w.fts.ExecContext(ctx, id, search.IndexText(c.Text)); err != nil {
-			return err
-		}
-		st.Chunks++
-		w.chunks++
-		w.tokens += int64(tokens)
-	}
-	return nil
+func (t *indexTx) Clear(ctx context.Context) error { return clearSearchIndex(ctx, t.tx) }
+
+func (t *indexTx) Behind(ctx context.Context) ([]clawledger.IndexSource, error) {
+	return changedSources(ctx, t.tx)
 }
 
-// transcript indexes a transcript's user and assistant messages and its
-// summaries past what is indexed (all of them when it is stale).
-func (ix *indexer) transcript(s changedSource) error {
-	if err := ix.begin(); err != nil {
-		return err
-	}
-	var agent, session string
-	err := ix.tx.QueryRowContext(ix.ctx, `SELECT agent_id, session_id FROM sessions WHERE source_id = ?`, s.id).Scan(&agent, &session)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
-	}
-	if s.stale {
-		n, err := deleteChunks(ix.ctx, ix.tx, s.id)
-		if err != nil {
-			return err
-		}
-		ix.st.Removed += n
-		if err := ix.exec(`DELETE FROM search_stale WHERE source_id = ?`, s.id); err != nil {
-			return err
-		}
-	}
-	after := s.maxOffset
-	for {
-		docs, offsets, err := transcriptDocs(ix.ctx, ix.tx, s.id, after)
-		if err != nil {
-			return err
-		}
-		for i := range docs {
-			docs[i].AgentID, docs[i].SessionID = agent, session
-			if err := ix.w.add(ix.ctx, &docs[i], ix.st); err != nil {
-				return err
-			}
-		}
-		done := len(docs) < indexBatch
-		if len(docs) > 0 {
-			after = offsets[len(offsets)-1]
-		}
-		lineCount := s.lineCount
-		if !done {
-			lineCount = -1 // in progress: an interrupted update resumes past max_offset
-		}
-		if err := ix.exec(`INSERT INTO search_sources(source_id, line_count, max_offset) VALUES(?, ?, ?)
-			ON CONFLICT(source_id) DO UPDATE SET line_count = excluded.line_count, max_offset = excluded.max_offset`,
-			s.id, lineCount, after); err != nil {
-			return err
-		}
-		if ix.pending += len(docs); ix.pending >= indexBatch && !ix.whole {
-			if err := ix.commit(); err != nil {
-				return err
-			}
-			if err := ix.begin(); err != nil {
-				return err
-			}
-		}
-		if done {
-			return nil
-		}
-	}
-}
-
-// transcriptDocs reads up to indexBatch documents of a transcript past a
-// line offset: user and assistant messages with text, and summaries, in
-// file order, with their offsets.
-func transcriptDocs(ctx context.Context, tx *sql.Tx, sourceID, after int64) ([]search.Doc, []int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT l.id, l.offset, l.line_no, coalesce(l.entry_id, ''), l.role, coalesce(l.msg_ts_ms, 0), l.text
+// TranscriptDocs reads up to limit documents of a transcript past a line
+// offset: user and assistant messages with text, and summaries, in file
+// order, with their offsets.
+func (t *indexTx) TranscriptDocs(ctx context.Context, src *clawledger.IndexSource, after int64, limit int) ([]clawledger.SearchDoc, []int64, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT l.id, l.offset, l.line_no, coalesce(l.entry_id, ''), l.role, coalesce(l.msg_ts_ms, 0), l.text
 		FROM lines l
 		WHERE l.source_id = ?1 AND l.offset > ?2 AND l.role IN ('user', 'assistant') AND l.text <> ''
 		UNION ALL
 		SELECT c.line_id, l.offset, l.line_no, coalesce(l.entry_id, ''), c.kind, c.ts_ms, c.summary
 		FROM compactions c JOIN lines l ON l.id = c.line_id
 		WHERE c.source_id = ?1 AND l.offset > ?2 AND c.summary <> ''
-		ORDER BY 2 LIMIT ?3`, sourceID, after, indexBatch)
+		ORDER BY 2 LIMIT ?3`, src.ID, after, limit)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rows.Close()
-	var out []search.Doc
+	var out []clawledger.SearchDoc
 	var offsets []int64
 	for rows.Next() {
-		d := search.Doc{Kind: search.KindMessage, SourceID: sourceID}
+		d := clawledger.SearchDoc{Kind: search.KindMessage, SourceID: src.ID, AgentID: src.AgentID, SessionID: src.SessionID}
 		var off int64
 		if err := rows.Scan(&d.LineID, &off, &d.LineNo, &d.EntryID, &d.Role, &d.TsMs, &d.Text); err != nil {
 			return nil, nil, err
@@ -397,33 +152,93 @@ func transcriptDocs(ctx context.Context, tx *sql.Tx, sourceID, after int64) ([]s
 	return out, offsets, rows.Err()
 }
 
-// workspaceFile re-chunks a changed memory file (other workspace files
-// are only remembered as seen).
-func (ix *indexer) workspaceFile(s changedSource) error {
-	if err := ix.begin(); err != nil {
-		return err
-	}
-	d := search.Doc{Kind: search.KindMemory, SourceID: s.id, Role: search.KindMemory, Path: s.rel}
+// WorkspaceDoc reads a workspace file as a document.
+func (t *indexTx) WorkspaceDoc(ctx context.Context, src *clawledger.IndexSource) (clawledger.SearchDoc, string, error) {
+	d := clawledger.SearchDoc{Kind: search.KindMemory, SourceID: src.ID, Role: search.KindMemory, Path: src.Rel}
 	var sum string
 	var mtimeNs int64
-	if err := ix.tx.QueryRowContext(ix.ctx, `SELECT agent_id, mtime_ns, sha256, content FROM workspace_files WHERE source_id = ?`, s.id).
-		Scan(&d.AgentID, &mtimeNs, &sum, &d.Text); err != nil {
-		return err
-	}
+	err := t.tx.QueryRowContext(ctx, `SELECT agent_id, mtime_ns, sha256, content FROM workspace_files WHERE source_id = ?`, src.ID).
+		Scan(&d.AgentID, &mtimeNs, &sum, &d.Text)
 	d.MtimeMs = mtimeNs / 1e6
-	n, err := deleteChunks(ix.ctx, ix.tx, s.id)
+	return d, sum, err
+}
+
+// DeleteChunks removes a source's chunks from every index table.
+func (t *indexTx) DeleteChunks(ctx context.Context, sourceID int64) (int, error) {
+	if err := t.exec(ctx, `UPDATE search_stats SET
+		chunks = chunks - (SELECT count(*) FROM search_chunks WHERE source_id = ?1),
+		tokens = tokens - (SELECT coalesce(sum(tokens), 0) FROM search_chunks WHERE source_id = ?1)`, sourceID); err != nil {
+		return 0, err
+	}
+	for _, q := range []string{
+		`DELETE FROM search_fts WHERE rowid IN (SELECT id FROM search_chunks WHERE source_id = ?)`,
+		`DELETE FROM search_vectors WHERE chunk_id IN (SELECT id FROM search_chunks WHERE source_id = ?)`,
+	} {
+		if err := t.exec(ctx, q, sourceID); err != nil {
+			return 0, err
+		}
+	}
+	res, err := t.tx.ExecContext(ctx, `DELETE FROM search_chunks WHERE source_id = ?`, sourceID)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// AddChunk stores a chunk and its words: the FTS5 table takes the text
+// with CJK runs as bigrams (search.IndexText).
+func (t *indexTx) AddChunk(ctx context.Context, c *clawledger.Chunk, tokens int) error {
+	res, err := t.chunk.ExecContext(ctx, c.Kind, c.SourceID, c.LineID, c.AgentID, c.SessionID, c.EntryID, c.Role,
+		c.TsMs, c.StartLine, c.EndLine, c.Part, c.Hash, tokens, c.Text)
 	if err != nil {
 		return err
 	}
-	ix.st.Removed += n
-	if search.IsMemoryFile(s.rel) {
-		if err := ix.w.add(ix.ctx, &d, ix.st); err != nil {
-			return err
-		}
-		ix.pending++
+	if c.ID, err = res.LastInsertId(); err != nil {
+		return err
 	}
-	return ix.exec(`INSERT INTO search_sources(source_id, sha256) VALUES(?, ?)
-		ON CONFLICT(source_id) DO UPDATE SET sha256 = excluded.sha256`, s.id, sum)
+	if _, err := t.fts.ExecContext(ctx, c.ID, search.IndexText(c.Text)); err != nil {
+		return err
+	}
+	t.chunks++
+	t.tokens += int64(tokens)
+	return nil
+}
+
+// TranscriptIndexed records a transcript's progress; a replaced
+// transcript's stale mark goes with its first.
+func (t *indexTx) TranscriptIndexed(ctx context.Context, sourceID, lineCount, maxOffset int64) error {
+	if err := t.exec(ctx, `DELETE FROM search_stale WHERE source_id = ?`, sourceID); err != nil {
+		return err
+	}
+	return t.exec(ctx, `INSERT INTO search_sources(source_id, line_count, max_offset) VALUES(?, ?, ?)
+		ON CONFLICT(source_id) DO UPDATE SET line_count = excluded.line_count, max_offset = excluded.max_offset`,
+		sourceID, lineCount, maxOffset)
+}
+
+func (t *indexTx) WorkspaceIndexed(ctx context.Context, sourceID int64, digest string) error {
+	return t.exec(ctx, `INSERT INTO search_sources(source_id, sha256) VALUES(?, ?)
+		ON CONFLICT(source_id) DO UPDATE SET sha256 = excluded.sha256`, sourceID, digest)
+}
+
+func (t *indexTx) MarkCurrent(ctx context.Context) error {
+	return t.exec(ctx, `INSERT OR IGNORE INTO search_current(id) VALUES (1)`)
+}
+
+func (t *indexTx) Commit() error {
+	t.chunk.Close()
+	t.fts.Close()
+	if _, err := t.tx.Exec(`UPDATE search_stats SET chunks = chunks + ?, tokens = tokens + ?`, t.chunks, t.tokens); err != nil {
+		t.tx.Rollback()
+		return err
+	}
+	return t.db.commitWrite(t.tx)
+}
+
+func (t *indexTx) Rollback() error {
+	t.chunk.Close()
+	t.fts.Close()
+	return t.tx.Rollback()
 }
 
 // ClearSearchIndex empties the derived search index (vectors included;
@@ -465,7 +280,7 @@ func (db *DB) SearchIndexCounts(ctx context.Context) (chunks, vectors int64, err
 }
 
 // filterSQL renders a filter as conditions on search_chunks c.
-func filterSQL(f *search.Filter) (string, []any) {
+func filterSQL(f *clawledger.SearchFilter) (string, []any) {
 	var conds []string
 	var args []any
 	if f.AgentID != "" {
@@ -506,10 +321,11 @@ func filterSQL(f *search.Filter) (string, []any) {
 	return " AND " + strings.Join(conds, " AND "), args
 }
 
-// Lexical returns the chunks an FTS5 query matches, newest first. With a
-// window it stops after window of them, so a query for a word in half the
-// corpus costs no more than one for a rarer word; ranking is the caller's.
-func (db *DB) Lexical(ctx context.Context, expr string, f *search.Filter, window int) ([]search.LexicalMatch, bool, error) {
+// Lexical returns the chunks a query matches, newest first. With a window
+// it stops after window of them, so a query for a word in half the corpus
+// costs no more than one for a rarer word; ranking is the caller's.
+func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *clawledger.SearchFilter, window int) ([]clawledger.LexicalMatch, bool, error) {
+	expr := renderFTS(query)
 	where, args := filterSQL(f)
 	from, order := `search_fts f JOIN search_chunks c ON c.id = f.rowid`, `f.rowid`
 	if f.SourceIDs != nil {
@@ -527,9 +343,9 @@ func (db *DB) Lexical(ctx context.Context, expr string, f *search.Filter, window
 		return nil, false, ftsError(err)
 	}
 	defer rows.Close()
-	var out []search.LexicalMatch
+	var out []clawledger.LexicalMatch
 	for rows.Next() {
-		var m search.LexicalMatch
+		var m clawledger.LexicalMatch
 		if err := rows.Scan(&m.ID, &m.Tokens, &m.Text); err != nil {
 			return nil, false, err
 		}
@@ -545,13 +361,13 @@ func (db *DB) Lexical(ctx context.Context, expr string, f *search.Filter, window
 	return out, complete, nil
 }
 
-// TermCounts returns each phrase's document frequency: exact up to
+// TermCounts returns each term's document frequency: exact up to
 // search.DFProbe documents; beyond that estimated from how densely its
 // newest DFProbe matches lie among the newest chunks, which avoids walking
-// the posting list of a word found in half the corpus. A phrase whose
+// the posting list of a word found in half the corpus. A term whose
 // newest matches the caller holds (newest[i]) is not looked up again.
-func (db *DB) TermCounts(ctx context.Context, phrases []string, newest [][]int64) ([]search.TermCount, search.Corpus, error) {
-	var c search.Corpus
+func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, newest [][]int64) ([]clawledger.TermCount, clawledger.Corpus, error) {
+	var c clawledger.Corpus
 	var chunks, tokens, maxID int64
 	if err := db.r.QueryRowContext(ctx, `SELECT chunks, tokens, (SELECT coalesce(max(id), 0) FROM search_chunks) FROM search_stats`).
 		Scan(&chunks, &tokens, &maxID); err != nil {
@@ -561,20 +377,20 @@ func (db *DB) TermCounts(ctx context.Context, phrases []string, newest [][]int64
 	if chunks > 0 {
 		c.AvgLen = float64(tokens) / float64(chunks)
 	}
-	out := make([]search.TermCount, len(phrases))
-	for i, p := range phrases {
+	out := make([]clawledger.TermCount, len(terms))
+	for i, t := range terms {
 		var ids []int64
 		if i < len(newest) && newest[i] != nil {
 			ids = newest[i][:min(len(newest[i]), search.DFProbe)]
 		} else {
 			var err error
 			if ids, err = queryAll(ctx, db.r, func(r scanner) (id int64, err error) { return id, r.Scan(&id) },
-				`SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY rowid DESC LIMIT ?`, p, search.DFProbe); err != nil {
+				`SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY rowid DESC LIMIT ?`, ftsTerm(t), search.DFProbe); err != nil {
 				return nil, c, ftsError(err)
 			}
 		}
 		n := len(ids)
-		out[i] = search.TermCount{DF: float64(n), Exact: n < search.DFProbe}
+		out[i] = clawledger.TermCount{DF: float64(n), Exact: n < search.DFProbe}
 		if n == search.DFProbe && maxID >= ids[n-1] {
 			// n matches among the chunks with ids in [ids[n-1], maxID]
 			span := float64(maxID-ids[n-1]+1) * c.Chunks / float64(maxID)
@@ -592,8 +408,8 @@ func ftsError(err error) error {
 }
 
 // Hits reads chunks with their sources.
-func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*search.HitInfo, error) {
-	out := make(map[int64]*search.HitInfo, len(ids))
+func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*clawledger.ChunkHit, error) {
+	out := make(map[int64]*clawledger.ChunkHit, len(ids))
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		args := make([]any, n)
@@ -609,7 +425,7 @@ func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*search.HitInfo,
 			return nil, err
 		}
 		for rows.Next() {
-			h := &search.HitInfo{}
+			h := &clawledger.ChunkHit{}
 			c := &h.Chunk
 			if err := rows.Scan(&c.ID, &c.Kind, &c.SourceID, &c.LineID, &c.AgentID, &c.SessionID, &c.EntryID, &c.Role, &c.TsMs,
 				&c.StartLine, &c.EndLine, &c.Part, &c.Hash, &c.Text, &h.StateDir, &h.Path, &h.Class, &h.Gone); err != nil {
@@ -631,7 +447,7 @@ func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*search.HitInfo,
 // LoadVectors adds every stored chunk vector to x, in chunk order. The
 // vectors and the chunks' metadata are read in two sequential passes
 // (both in id order) rather than joined row by row.
-func (db *DB) LoadVectors(ctx context.Context, x *search.VectorIndex) error {
+func (db *DB) LoadVectors(ctx context.Context, x clawledger.VectorSink) error {
 	conn, err := db.r.Conn(ctx) // one snapshot for both passes
 	if err != nil {
 		return err
@@ -663,7 +479,7 @@ func (db *DB) LoadVectors(ctx context.Context, x *search.VectorIndex) error {
 	}
 	defer vecs.Close()
 	var agent, role, kind, blob sql.RawBytes
-	var m search.VectorMeta
+	var m clawledger.VectorMeta
 	var cid int64 // the chunk of the meta row read last (both passes ascend)
 	for vecs.Next() {
 		var id int64

@@ -62,7 +62,7 @@ func benchLedger(b *testing.B) (*sqlite.DB, string) {
 		if _, bench.err = gen.WriteCorpus(ctx, bench.db, "", 50_000, 100); bench.err != nil {
 			return
 		}
-		if _, bench.err = bench.db.UpdateSearchIndex(ctx, nil); bench.err != nil {
+		if _, bench.err = search.UpdateIndex(ctx, bench.db, nil); bench.err != nil {
 			return
 		}
 		m, err := embed.LoadStatic(bench.model)
@@ -136,7 +136,7 @@ func BenchmarkIndexUpdate(b *testing.B) {
 	}
 	db, _ := benchLedger(b)
 	for i := 0; i < b.N; i++ {
-		if _, err := db.UpdateSearchIndex(context.Background(), nil); err != nil {
+		if _, err := search.UpdateIndex(context.Background(), db, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -151,7 +151,7 @@ func BenchmarkReindex(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		st, err := db.RebuildSearchIndex(ctx, nil)
+		st, err := search.RebuildIndex(ctx, db, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -78,7 +78,7 @@ func (l *ledger) ingest() search.IndexStats {
 	if _, err := (&collect.Collector{Store: l.db, FS: openclaw.OS}).Run(ctx, []string{l.state}); err != nil {
 		l.t.Fatal(err)
 	}
-	st, err := l.db.UpdateSearchIndex(ctx, nil)
+	st, err := search.UpdateIndex(ctx, l.db, nil)
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestInterruptedRebuildKeepsTheIndex(t *testing.T) {
 		}
 		cancel()
 	}
-	if _, err := l.db.RebuildSearchIndex(cctx, p); !errors.Is(err, context.Canceled) {
+	if _, err := search.RebuildIndex(cctx, l.db, p); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled rebuild: %v", err)
 	}
 	if p.started != 1 || p.handled != 1 || !p.finished {
@@ -252,7 +252,7 @@ func TestInterruptedRebuildKeepsTheIndex(t *testing.T) {
 
 	// uninterrupted, it rebuilds everything; the vectors go with the old
 	// chunks (reindex then embeds the new ones)
-	st, err := l.db.RebuildSearchIndex(ctx, nil)
+	st, err := search.RebuildIndex(ctx, l.db, nil)
 	if err != nil || st.Docs != 5 || st.Chunks != 5 {
 		t.Fatalf("rebuild: %+v %v", st, err)
 	}
@@ -516,14 +516,19 @@ func TestTermCountsFromMatches(t *testing.T) {
 	if _, err := searchbench.NewGenerator(2).WriteCorpus(ctx, db, "", 5000, 50); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.UpdateSearchIndex(ctx, nil); err != nil {
+	if _, err := search.UpdateIndex(ctx, db, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		fts   string
+		term  string
 		exact bool
-	}{{`"kubernetes"`, true}, {`"error"`, false}, {`"the"`, false}, {`"no such word"`, true}} {
-		matches, _, err := db.Lexical(ctx, c.fts, &search.Filter{}, 2000)
+	}{{`kubernetes`, true}, {`error`, false}, {`the`, false}, {`"no such word"`, true}} {
+		q, err := search.Parse(c.term)
+		if err != nil {
+			t.Fatal(err)
+		}
+		term := q.Groups[0][0]
+		matches, _, err := db.Lexical(ctx, q, &search.Filter{}, 2000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -531,16 +536,16 @@ func TestTermCountsFromMatches(t *testing.T) {
 		for i, m := range matches {
 			ids[i] = m.ID
 		}
-		want, _, err := db.TermCounts(ctx, []string{c.fts}, nil)
+		want, _, err := db.TermCounts(ctx, []search.Term{term}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _, err := db.TermCounts(ctx, []string{c.fts}, [][]int64{ids})
+		got, _, err := db.TermCounts(ctx, []search.Term{term}, [][]int64{ids})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got[0] != want[0] || want[0].Exact != c.exact {
-			t.Errorf("%s: from the matches %+v, from the index %+v (exact: want %v)", c.fts, got[0], want[0], c.exact)
+			t.Errorf("%s: from the matches %+v, from the index %+v (exact: want %v)", c.term, got[0], want[0], c.exact)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package view
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // Doctor is the answer of doctor: what the checks found.
 type Doctor struct {
@@ -59,4 +62,12 @@ func (d *Doctor) Add(f Finding) {
 	if f.Fix != "" && !slices.Contains(d.Actions, f.Fix) {
 		d.Actions = append(d.Actions, f.Fix)
 	}
+}
+
+// Clip keeps the first n of a list, and says how many more there were.
+func Clip(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("... %d more", len(s)-n))
+	}
+	return s
 }

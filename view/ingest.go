@@ -45,4 +45,5 @@ type Embed struct {
 	Chunks        int64  `json:"chunks"`
 	CacheEvicted  int64  `json:"cache_evicted"`
 	CacheMaxMB    int64  `json:"-"` // the cap the cache was pruned to
+	Embedder      string `json:"-"` // the embedder, for people
 }

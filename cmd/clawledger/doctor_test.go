@@ -11,10 +11,8 @@ import (
 
 	"github.com/clawledger/clawledger/internal/sqlitedriver"
 
-	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/testenv"
-	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/view"
 )
 
@@ -75,7 +73,7 @@ func TestDoctor(t *testing.T) {
 	c.mustRun(exitWarnings, "ingest")
 	var d view.Doctor
 	c.jsonOf(&d, exitWarnings, "doctor")
-	if len(d.Actions) != 1 || d.Actions[0] != fixDoctor {
+	if len(d.Actions) != 1 || d.Actions[0] != "clawledger doctor --fix" {
 		t.Fatalf("after an ingest: %+v", d)
 	}
 
@@ -130,27 +128,5 @@ func TestDoctorSQLiteEra(t *testing.T) {
 	c.jsonOf(&d, exitOK, "doctor")
 	if !d.Healthy || len(d.Findings) != 0 {
 		t.Fatalf("after --fix: %+v", d.Findings)
-	}
-}
-
-// TestSourceFindingFix: doctor names --fix for an inconsistent source only
-// when reading it again loses nothing: not for a file that is gone, nor for
-// a database's run log (OpenClaw prunes runs the ledger keeps).
-func TestSourceFindingFix(t *testing.T) {
-	runs := openclaw.DatabaseSourceRel(openclaw.StateDatabaseRel, openclaw.DatabaseCronRunsPart("job-1"))
-	for _, c := range []struct {
-		name string
-		src  clawledger.Source
-		fix  string
-	}{
-		{"live transcript", clawledger.Source{Rel: "agents/main/sessions/a.jsonl", Kind: clawledger.KindTranscript}, fixDoctor},
-		{"gone transcript", clawledger.Source{Rel: "agents/main/sessions/a.jsonl", Kind: clawledger.KindTranscript, GoneAt: 1}, ""},
-		{"database run log", clawledger.Source{Rel: runs, Kind: clawledger.KindCronRuns}, ""},
-		{"file run log", clawledger.Source{Rel: "cron/runs/job-1.jsonl", Kind: clawledger.KindCronRuns}, fixDoctor},
-	} {
-		f := sourceFinding("cursor", &c.src, "stored lines disagree")
-		if f.Fix != c.fix || (c.fix == "") != strings.Contains(f.Message, "left as it is") {
-			t.Errorf("%s: fix %q, message %q; want fix %q", c.name, f.Fix, f.Message, c.fix)
-		}
 	}
 }

@@ -1,17 +1,21 @@
 package main
 
 import (
-	"time"
+	"context"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawledger/clawledger/episodes"
-	"github.com/clawledger/clawledger/view"
+	"github.com/clawledger/clawledger/ledger"
 )
 
-func (a *app) episodesAppendCommand() *cobra.Command {
-	var in episodes.Input
-	var opt episodes.AppendOptions
+// episodesAppendOptions are the flags of episodes append.
+type episodesAppendOptions struct {
+	*app
+	ledger.AppendRequest
+}
+
+func newEpisodesAppendCmd(a *app) *cobra.Command {
+	o := &episodesAppendOptions{app: a}
 	cmd := &cobra.Command{
 		Use:   "append --scope S --session-id ID --agent-id A --type T --summary TEXT",
 		Short: "Append one event (idempotent on --event-id)",
@@ -33,54 +37,52 @@ Emails and phone numbers in payloads are masked.
 
 Appending an --event-id again is idempotent: the receipt says "duplicate".`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			opt.Now, opt.Limits = time.Now(), episodes.DefaultLimits
-			db, err := a.openDB(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			res, err := episodes.Append(ctx, db, in, opt)
-			if err != nil {
-				return err
-			}
-			e := res.Event
-			out := view.NewAppended(e, res.Duplicate, res.Truncated, res.SecretsMasked, res.PIIMasked)
-			if a.json {
-				return a.printJSON(out)
-			}
-			if res.Duplicate {
-				a.printf("duplicate: event %s was stored before; nothing written\n", e.EventID)
-				return nil
-			}
-			a.printf("appended %s %s in scope %s (session %s)\n", e.Type, e.EventID, e.Scope, e.SessionID)
-			if len(res.Truncated) > 0 {
-				a.printf("truncated to the cap: %v\n", res.Truncated)
-			}
-			if len(res.SecretsMasked) > 0 {
-				a.printf("credentials masked: %v\n", res.SecretsMasked)
-			}
-			if res.PIIMasked > 0 {
-				a.printf("emails and phone numbers masked in the payload: %d\n", res.PIIMasked)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return episodesAppendRun(cmd.Context(), o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&in.Scope, "scope", "", "the event's scope (required)")
-	fl.StringVar(&in.SessionID, "session-id", "", "the session or run the event belongs to (required)")
-	fl.StringVar(&in.AgentID, "agent-id", "", "the agent that acted (required)")
-	fl.StringVar(&in.Type, "type", "", "event type (required)")
-	fl.StringVar(&in.Summary, "summary", "", "short human text (required)")
-	fl.StringVar(&in.Payload, "payload-json", "", "optional JSON payload")
-	fl.StringVar(&in.Refs, "refs-json", "", "optional JSON refs: run ids, tool call ids, memory ids, file paths")
-	fl.Int64Var(&in.TsMs, "ts-ms", 0, "event time in epoch milliseconds (default now)")
-	fl.StringVar(&in.EventID, "event-id", "", "the event's UUID (default a new one); appending it again is idempotent")
-	fl.BoolVar(&opt.Truncate, "truncate", false, "cut over-cap values to their cap (valid JSON, marked) instead of refusing them")
-	fl.BoolVar(&opt.AllowSecrets, "allow-secrets", false, "accept text holding credentials, storing each one masked")
+	fl.StringVar(&o.Scope, "scope", "", "the event's scope (required)")
+	fl.StringVar(&o.SessionID, "session-id", "", "the session or run the event belongs to (required)")
+	fl.StringVar(&o.AgentID, "agent-id", "", "the agent that acted (required)")
+	fl.StringVar(&o.Type, "type", "", "event type (required)")
+	fl.StringVar(&o.Summary, "summary", "", "short human text (required)")
+	fl.StringVar(&o.Payload, "payload-json", "", "optional JSON payload")
+	fl.StringVar(&o.Refs, "refs-json", "", "optional JSON refs: run ids, tool call ids, memory ids, file paths")
+	fl.Int64Var(&o.TsMs, "ts-ms", 0, "event time in epoch milliseconds (default now)")
+	fl.StringVar(&o.EventID, "event-id", "", "the event's UUID (default a new one); appending it again is idempotent")
+	fl.BoolVar(&o.Truncate, "truncate", false, "cut over-cap values to their cap (valid JSON, marked) instead of refusing them")
+	fl.BoolVar(&o.AllowSecrets, "allow-secrets", false, "accept text holding credentials, storing each one masked")
 	for _, f := range []string{"scope", "session-id", "agent-id", "type", "summary"} {
 		_ = cmd.MarkFlagRequired(f)
 	}
 	return cmd
+}
+
+func episodesAppendRun(ctx context.Context, o *episodesAppendOptions) error {
+	svc, err := o.service()
+	if err != nil {
+		return err
+	}
+	out, err := svc.AppendEvent(ctx, o.AppendRequest)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return o.printJSON(out)
+	}
+	e := out.Event
+	if out.Status == "duplicate" {
+		o.printf("duplicate: event %s was stored before; nothing written\n", e.EventID)
+		return nil
+	}
+	o.printf("appended %s %s in scope %s (session %s)\n", e.Type, e.EventID, e.Scope, e.SessionID)
+	if len(out.Truncated) > 0 {
+		o.printf("truncated to the cap: %v\n", out.Truncated)
+	}
+	if len(out.SecretsMasked) > 0 {
+		o.printf("credentials masked: %v\n", out.SecretsMasked)
+	}
+	if out.PIIMasked > 0 {
+		o.printf("emails and phone numbers masked in the payload: %d\n", out.PIIMasked)
+	}
+	return nil
 }

@@ -6,21 +6,19 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawledger/clawledger"
-	"github.com/clawledger/clawledger/episodes"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
 )
 
-// Bounds of what one query or replay returns.
-const (
-	queryDefaultLimit  = 50
-	replayDefaultLimit = 500
-	maxEventsLimit     = 1000
-)
+// episodesQueryOptions are the flags of episodes query.
+type episodesQueryOptions struct {
+	*app
+	ledger.EventsRequest
+	types, from, to string
+}
 
-func (a *app) episodesQueryCommand() *cobra.Command {
-	var f clawledger.EventFilter
-	var scope, types, from, to string
+func newEpisodesQueryCmd(a *app) *cobra.Command {
+	o := &episodesQueryOptions{app: a, EventsRequest: ledger.EventsDefaults()}
 	cmd := &cobra.Command{
 		Use:   "query (--scope S | --global)",
 		Short: "List events of one scope (or, explicitly, every scope), oldest first",
@@ -33,94 +31,95 @@ RFC 3339 time, or an age such as 12h or 7d. --text matches every word in
 the summary, payload or refs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			var err error
-			if f.ScopeSelector, err = scopeSelector(scope, f.Global); err != nil {
+			if err := o.complete(time.Now()); err != nil {
 				return err
 			}
-			if f.Types, err = episodes.ParseTypes(types); err != nil {
-				return err
-			}
-			now := time.Now()
-			if f.From, err = parseTimeMs(from, now); err != nil {
-				return err
-			}
-			if f.To, err = parseTimeMs(to, now); err != nil {
-				return err
-			}
-			if err := checkLimit(f.Limit, maxEventsLimit); err != nil {
-				return err
-			}
-			events, more, err := a.events(ctx, f)
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return a.printJSON(view.NewEventQuery(f, events, more))
-			}
-			a.printTimeline(events, f.IncludePayload, f.Global, more)
-			return nil
+			return episodesQueryRun(cmd.Context(), o)
 		},
 	}
-	addScopeFlags(cmd, &scope, &f.Global, "read")
+	addScopeFlags(cmd, &o.Scope, "read")
 	fl := cmd.Flags()
-	fl.StringVar(&f.SessionID, "session-id", "", "only this session")
-	fl.StringVar(&f.AgentID, "agent-id", "", "only this agent")
-	fl.StringVar(&types, "types", "", "only these types (comma-separated)")
-	fl.StringVar(&from, "from", "", "only events at or after this time")
-	fl.StringVar(&to, "to", "", "only events at or before this time")
-	fl.StringVar(&f.Text, "text", "", "only events whose text holds every one of these words")
-	fl.IntVar(&f.Limit, "limit", queryDefaultLimit, "at most this many events (1 to 1000)")
-	fl.BoolVar(&f.IncludePayload, "include-payload", false, "include each event's payload")
+	fl.StringVar(&o.SessionID, "session-id", "", "only this session")
+	fl.StringVar(&o.AgentID, "agent-id", "", "only this agent")
+	fl.StringVar(&o.types, "types", "", "only these types (comma-separated)")
+	fl.StringVar(&o.from, "from", "", "only events at or after this time")
+	fl.StringVar(&o.to, "to", "", "only events at or before this time")
+	fl.StringVar(&o.Text, "text", "", "only events whose text holds every one of these words")
+	fl.IntVar(&o.Limit, "limit", o.Limit, "at most this many events (1 to 1000)")
+	fl.BoolVar(&o.IncludePayload, "include-payload", false, "include each event's payload")
 	return cmd
 }
 
-func (a *app) episodesReplayCommand() *cobra.Command {
-	var f clawledger.EventFilter
-	var scope string
+func (o *episodesQueryOptions) complete(now time.Time) error {
+	if o.types != "" {
+		o.Types = []string{o.types}
+	}
+	var err error
+	if o.From, err = parseTimeMs(o.from, now); err != nil {
+		return err
+	}
+	o.To, err = parseTimeMs(o.to, now)
+	return err
+}
+
+func episodesQueryRun(ctx context.Context, o *episodesQueryOptions) error {
+	svc, err := o.service()
+	if err != nil {
+		return err
+	}
+	out, err := svc.QueryEvents(ctx, o.EventsRequest)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return o.printJSON(out)
+	}
+	o.printTimeline(out.Events, o.Global, out.More)
+	return nil
+}
+
+// episodesReplayOptions are the flags of episodes replay.
+type episodesReplayOptions struct {
+	*app
+	ledger.ReplayRequest
+}
+
+func newEpisodesReplayCmd(a *app) *cobra.Command {
+	o := &episodesReplayOptions{app: a, ReplayRequest: ledger.ReplayDefaults()}
 	cmd := &cobra.Command{
 		Use:   "replay SESSION_ID (--scope S | --global)",
 		Short: "The ordered, bounded timeline of one session",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			var err error
-			if f.ScopeSelector, err = scopeSelector(scope, f.Global); err != nil {
-				return err
-			}
-			if err := checkLimit(f.Limit, maxEventsLimit); err != nil {
-				return err
-			}
-			f.SessionID = args[0]
-			events, more, err := a.events(ctx, f)
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return a.printJSON(view.NewReplay(f, events, more))
-			}
-			a.printReplay(f.SessionID, events, f.IncludePayload, f.Global, more)
-			return nil
+			o.SessionID = args[0]
+			return episodesReplayRun(cmd.Context(), o)
 		},
 	}
-	addScopeFlags(cmd, &scope, &f.Global, "read")
-	cmd.Flags().IntVar(&f.Limit, "limit", replayDefaultLimit, "at most this many events (1 to 1000)")
-	cmd.Flags().BoolVar(&f.IncludePayload, "include-payload", false, "include each event's payload")
+	addScopeFlags(cmd, &o.Scope, "read")
+	cmd.Flags().IntVar(&o.Limit, "limit", o.Limit, "at most this many events (1 to 1000)")
+	cmd.Flags().BoolVar(&o.IncludePayload, "include-payload", false, "include each event's payload")
 	return cmd
 }
 
-// events reads the events f selects from the ledger.
-func (a *app) events(ctx context.Context, f clawledger.EventFilter) ([]*clawledger.Event, bool, error) {
-	db, err := a.openReader(ctx)
+func episodesReplayRun(ctx context.Context, o *episodesReplayOptions) error {
+	svc, err := o.service()
 	if err != nil {
-		return nil, false, err
+		return err
 	}
-	defer db.Close()
-	return db.Events(ctx, f)
+	out, err := svc.ReplayEvents(ctx, o.ReplayRequest)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return o.printJSON(out)
+	}
+	o.printReplay(out, o.Global)
+	return nil
 }
 
 // printReplay prints a session's timeline as readable text.
-func (a *app) printReplay(session string, events []*clawledger.Event, withPayload, withScope, more bool) {
+func (a *app) printReplay(r *view.Replay, withScope bool) {
+	session, events, more := r.SessionID, r.Events, r.More
 	if len(events) == 0 {
 		a.printf("no events for session %s in this scope\n", session)
 		return
@@ -139,8 +138,8 @@ func (a *app) printReplay(session string, events []*clawledger.Event, withPayloa
 			where = " [" + e.Scope + "]"
 		}
 		a.printf("%23s  %-22s %s%s\n", stamp, e.Type, oneLineText(e.Summary, 160), where)
-		if withPayload && e.Payload != nil {
-			a.printf("%23s  %-22s payload: %s\n", "", "", oneLineText(string(e.Payload), 400))
+		if e.HasPayload {
+			a.printf("%23s  %-22s payload: %s\n", "", "", oneLineText(string(*e.Payload), 400))
 		}
 	}
 	if more {

@@ -8,6 +8,7 @@ import (
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/embed"
 	"github.com/clawledger/clawledger/episodes"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/search"
 )
 
@@ -53,13 +54,38 @@ var hints = []struct {
 	{episodes.ErrSecret, suffix(": remove it, or pass --allow-secrets to store it masked")},
 	{episodes.ErrScopeReserved, suffix(": use --global to select every scope")},
 	{episodes.ErrScopeRequired, suffix(": --scope S (or --global for every scope)")},
-	{episodes.ErrScopeAndGlobal, func(string) string { return "give --scope or --global, not both" }},
+	{episodes.ErrScopeAndGlobal, replace("give --scope or --global, not both")},
+	{ledger.ErrRedactTarget, replace("give --event-id or --session-id (one of them)")},
+	{ledger.ErrScopeChoice, replace("give --scope or --agent-scope, not both")},
 	{embed.ErrNoModelDir, suffix(" (--model-dir or CLAWLEDGER_EMBED_MODEL_DIR)")},
+	{ledger.ErrNoProvider, suffix(": pass --provider openai (with --base-url and --model) or --provider static --model-dir DIR")},
+	{ledger.ErrSettingsWithoutProvider, replace("--base-url, --model, --dims and --model-dir go with --provider (the stored choice is used as it is without one)")},
+	{ledger.ErrOtherVectors, suffix("; run `clawledger embed` to re-embed")},
+	{ledger.ErrInterrupted, suffix("; run `clawledger reindex` again")},
 	{search.ErrNotEmbedded, suffix(" (run `clawledger embed`)")},
 	{search.ErrDimensions, suffix(" (re-embed with `clawledger embed`)")},
 }
 
-func suffix(s string) func(string) string { return func(msg string) string { return msg + s } }
+func suffix(s string) func(string) string  { return func(msg string) string { return msg + s } }
+func replace(s string) func(string) string { return func(string) string { return s } }
+
+// hinted is an error's message as the CLI says it: on one line, a request
+// field named as its flag, hints added.
+func hinted(err error) string {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	var e *clawledger.Error
+	if errors.As(err, &e) && e.Field != "" {
+		field := strings.Join(strings.Fields(e.Error()), " ")
+		flag := "--" + strings.ReplaceAll(e.Field, "_", "-") + strings.TrimPrefix(field, e.Field)
+		msg = strings.Replace(msg, field, flag, 1)
+	}
+	for _, h := range hints {
+		if errors.Is(err, h.reason) {
+			return h.hint(msg)
+		}
+	}
+	return msg
+}
 
 // userMessage is the one line a failure prints.
 func userMessage(ctx context.Context, err error) string {
@@ -72,10 +98,5 @@ func userMessage(ctx context.Context, err error) string {
 		// should a foreign process hold the ledger, say what happened
 		return "the ledger is busy: another process kept it locked for more than 30 s; try again (" + msg + ")"
 	}
-	for _, h := range hints {
-		if errors.Is(err, h.reason) {
-			return h.hint(msg)
-		}
-	}
-	return msg
+	return hinted(err)
 }

@@ -3,18 +3,21 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawledger/clawledger/collect"
-	"github.com/clawledger/clawledger/internal/sample"
-	"github.com/clawledger/clawledger/openclaw"
-	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
 )
 
-func (a *app) ingestCommand() *cobra.Command {
+// ingestOptions are the flags of ingest.
+type ingestOptions struct {
+	*app
+	ledger.IngestRequest
+}
+
+func newIngestCmd(a *app) *cobra.Command {
+	o := &ingestOptions{app: a}
 	cmd := &cobra.Command{
 		Use:   "ingest",
 		Short: "Read every OpenClaw state dir into the ledger (incremental)",
@@ -34,72 +37,37 @@ Exit code 3 means the run completed with warnings (malformed lines newly seen,
 unreadable files, a corrupt index, new chunks the embedding provider did not
 embed); 1 means it failed.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			dirs, err := a.stateDirs()
-			if err != nil {
-				return err
-			}
-			sample := false
-			if len(dirs) == 0 {
-				dir, err := a.sampleStateDir()
-				if err != nil {
-					return err
-				}
-				a.warnf("No OpenClaw state directory found (looked for $OPENCLAW_STATE_DIR, ~/.openclaw, ~/.openclaw-*, ~/.clawdbot, ~/.moltbot, ~/.moldbot).\nIngesting the bundled sample state dir instead: %s\n", dir)
-				dirs, sample = []string{dir}, true
-			}
-			c := a.collector(a.interactive())
-			c.Prescan(dirs) // while the ledger opens
-			db, err := a.openDB(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			c.Store = db
-			rep, err := c.Run(ctx, dirs)
-			if err != nil {
-				return err
-			}
-			if err := a.refreshDerived(ctx, db); err != nil {
-				return err
-			}
-			if len(rep.Warnings) > 0 || rep.MalformedLines > 0 {
-				a.exitCode = exitWarnings
-			}
-			if a.json {
-				return a.printJSON(view.Ingest{DB: db.Path, Report: rep, Sample: sample})
-			}
-			a.printIngest(db.Path, rep)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return ingestRun(cmd.Context(), o) },
 	}
-	cmd.Flags().BoolVar(&a.noIndex, "no-index", false, "store and derive everything but the search index, which the next ingest or 'clawledger reindex' brings up to date")
+	cmd.Flags().BoolVar(&o.NoIndex, "no-index", false, "store and derive everything but the search index, which the next ingest or 'clawledger reindex' brings up to date")
 	return cmd
 }
 
-// collect runs one incremental ingest.
-func (a *app) collect(ctx context.Context, db *sqlite.DB, dirs []string, progress bool) (*collect.Report, error) {
-	c := a.collector(progress)
-	c.Store = db
-	return c.Run(ctx, dirs)
-}
-
-// collector is the collector every command ingests with (its Store to be set).
-func (a *app) collector(progress bool) *collect.Collector {
-	c := &collect.Collector{FS: openclaw.OS}
-	if progress {
-		c.Progress = &barProgress{w: a.stderr}
+func ingestRun(ctx context.Context, o *ingestOptions) error {
+	svc, err := o.service()
+	if err != nil {
+		return err
 	}
-	a.testHooks(c)
-	return c
+	out, err := svc.Ingest(ctx, o.IngestRequest)
+	if err != nil {
+		return err
+	}
+	if len(out.Warnings) > 0 || out.MalformedLines > 0 {
+		o.exitCode = exitWarnings
+	}
+	if o.json {
+		return o.printJSON(out)
+	}
+	o.printIngest(out)
+	return nil
 }
 
-func (a *app) printIngest(db string, r *collect.Report) {
+func (a *app) printIngest(out *view.Ingest) {
+	r := out.Report
 	for _, d := range r.StateDirs {
 		a.printf("state dir  %s\n", d)
 	}
-	a.printf("ledger     %s\n", db)
+	a.printf("ledger     %s\n", out.DB)
 	a.printf("files      %d scanned, %d ingested, %d re-read, %d renamed, %d gone, %d skipped (duplicates, locks)\n",
 		r.FilesScanned, r.FilesIngested, r.FilesReplaced, r.FilesRenamed, r.FilesGone, r.FilesSkipped)
 	a.printf("lines      %d stored (%d malformed), %s read\n", r.LinesIngested, r.MalformedLines, humanBytes(r.BytesRead))
@@ -107,50 +75,6 @@ func (a *app) printIngest(db string, r *collect.Report) {
 		a.printf("pending    %d unterminated last line(s), %d bytes held back until their newline\n", r.PendingTails, r.PendingBytes)
 	}
 	a.printWarnings(r)
-}
-
-// printWarnings lists what a run could not read or decode, each with its
-// file (and line).
-func (a *app) printWarnings(r *collect.Report) {
-	for _, w := range r.Warnings {
-		a.warnf("warning: %s: %s\n", location(w.StateDir, w.Path, w.Line), w.Message)
-	}
-	for _, m := range r.Malformed {
-		a.warnf("warning: %s: malformed line stored as-is: %s\n", location(m.StateDir, m.Path, m.Line), m.Error)
-	}
-	if more := r.MalformedLines - int64(len(r.Malformed)); more > 0 {
-		a.warnf("warning: %d more malformed line(s) stored as-is; `clawledger status` lists them all\n", more)
-	}
-	for _, m := range r.Repaired {
-		a.warnf("note: %s: %s\n", location(m.StateDir, m.Path, m.Line), m.Error)
-	}
-}
-
-// location is FILE or FILE:LINE.
-func location(stateDir, rel string, line int64) string {
-	p := filepath.Join(stateDir, filepath.FromSlash(rel))
-	if line > 0 {
-		return fmt.Sprintf("%s:%d", p, line)
-	}
-	return p
-}
-
-// sampleStateDir writes the bundled sample state dir (once) next to the
-// ledger's file, or in the data dir for a ledger kept elsewhere.
-func (a *app) sampleStateDir() (string, error) {
-	loc, err := a.location()
-	if err != nil {
-		return "", err
-	}
-	base := a.dataDir()
-	if loc.Path != "" {
-		base = filepath.Dir(loc.Path)
-	}
-	dir := filepath.Join(base, "sample", ".openclaw")
-	if err := sample.Write(dir); err != nil {
-		return "", fmt.Errorf("write the bundled sample: %w", err)
-	}
-	return dir, nil
 }
 
 func humanBytes(n int64) string {

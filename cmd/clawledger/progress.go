@@ -6,26 +6,22 @@ import (
 	"github.com/schollz/progressbar/v3"
 )
 
-// barProgress draws a progress bar on a terminal: of bytes ingested, or of
-// lines when counting lines.
+// barProgress draws a progress bar on a terminal: of bytes, or of lines
+// when counting lines.
 type barProgress struct {
 	w           io.Writer
-	description string // "ingesting" when empty
-	lines       bool   // count lines, not bytes
+	description string
+	lines       bool // count lines, not bytes
 	bar         *progressbar.ProgressBar
 }
 
-func (p *barProgress) Start(total int64, files int) {
+func (p *barProgress) Start(total int64) {
 	if total <= 0 {
 		return
 	}
-	desc := p.description
-	if desc == "" {
-		desc = "ingesting"
-	}
 	opts := []progressbar.Option{
 		progressbar.OptionSetWriter(p.w),
-		progressbar.OptionSetDescription(desc),
+		progressbar.OptionSetDescription(p.description),
 		progressbar.OptionShowBytes(!p.lines),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100_000_000),

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clawledger/clawledger/ledger"
 )
 
 // openTerminal opens a pseudo-terminal and returns its terminal side.
@@ -54,8 +56,8 @@ func TestInteractive(t *testing.T) {
 		if got := c.a.interactive(); got != c.want {
 			t.Errorf("%s: interactive() = %v, want %v", c.name, got, c.want)
 		}
-		if bar := c.a.countBar("indexing"); (bar != nil) != c.want {
-			t.Errorf("%s: countBar = %v, want a bar: %v", c.name, bar, c.want)
+		if bar := (observer{&c.a}).Progress(ledger.TaskIndex); (bar != nil) != c.want {
+			t.Errorf("%s: Progress = %v, want a bar: %v", c.name, bar, c.want)
 		}
 	}
 }

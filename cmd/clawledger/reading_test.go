@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
 )
 
@@ -136,12 +137,12 @@ func TestSessionsProjectMatching(t *testing.T) {
 		return got
 	}
 	all := paths()
-	defer func(n int) { projectBatch = n }(projectBatch)
-	for _, batch := range []int{1, 2, projectBatch} {
-		projectBatch = batch
+	defer func(n int) { ledger.ProjectBatch = n }(ledger.ProjectBatch)
+	for _, batch := range []int{1, 2, ledger.ProjectBatch} {
+		ledger.ProjectBatch = batch
 		for n := 1; n <= len(all); n++ {
 			if got := paths("--limit", strconv.Itoa(n)); !slices.Equal(got, all[:n]) {
-				t.Errorf("batches of %d, --limit %d: %v, want %v", projectBatch, n, got, all[:n])
+				t.Errorf("batches of %d, --limit %d: %v, want %v", ledger.ProjectBatch, n, got, all[:n])
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -23,14 +24,24 @@ func TestRefreshStepsAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	dbPath := filepath.Join(t.TempDir(), "ledger.db")
+	empty, err := sqlite.Open(ctx, dbPath, sqlite.Options{}) // queries answer from it as it is
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty.Close()
 	watch, err := sqlite.LockWatch(ctx, dbPath, clawledger.Holder{Command: "watch"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	a := &app{stdout: io.Discard, stderr: &stderr, db: dbPath, states: m.StateDirs[:1], verbose: true,
-		getenv: func(string) string { return "" }, command: "sessions"}
-	if err := a.refresh(ctx); err != nil {
+	refresh := func() error {
+		stderr.Reset()
+		if code := run([]string{"--db", dbPath, "--state", m.StateDirs[0], "-v", "sessions"}, io.Discard, &stderr); code != exitOK {
+			return fmt.Errorf("exit %d: %s", code, stderr.String())
+		}
+		return nil
+	}
+	if err := refresh(); err != nil {
 		t.Fatalf("refresh during a watch: %v", err)
 	}
 	if msg := stderr.String(); !strings.Contains(msg, "not refreshing") || !strings.Contains(msg, "clawledger watch (pid") {
@@ -42,8 +53,7 @@ func TestRefreshStepsAside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr.Reset()
-	if err := a.refresh(ctx); err != nil {
+	if err := refresh(); err != nil {
 		t.Fatalf("refresh during an ingest: %v", err)
 	}
 	if msg := stderr.String(); !strings.Contains(msg, "not refreshing") || !strings.Contains(msg, "clawledger ingest (pid") {
@@ -51,8 +61,7 @@ func TestRefreshStepsAside(t *testing.T) {
 	}
 	ingest.Close()
 
-	stderr.Reset()
-	if err := a.refresh(ctx); err != nil {
+	if err := refresh(); err != nil {
 		t.Fatal(err)
 	}
 	db, err := sqlite.Open(ctx, dbPath, sqlite.Options{ReadOnly: true})

@@ -16,9 +16,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clawledger/clawledger"
-	"github.com/clawledger/clawledger/embed"
+	"github.com/clawledger/clawledger/collect"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/openclaw"
-	"github.com/clawledger/clawledger/sqlite"
 )
 
 // Exit codes.
@@ -29,7 +29,10 @@ const (
 	exitWarnings = 3 // the run completed, with warnings (malformed lines, unreadable files)
 )
 
-// app holds the global flags and the streams of one invocation.
+// app is one invocation: its streams, its global flags, and the service
+// they wire. Each command is an options struct (its flags, parsed and
+// checked on their own) and a run function that calls the service and
+// renders its answer.
 type app struct {
 	stdout, stderr io.Writer
 	db             string
@@ -40,18 +43,15 @@ type app struct {
 	getenv         func(string) string
 	exitCode       int
 	command        string // the subcommand running, as a writer names itself to a second writer
+	watching       bool   // a watch runs: stderr is its log, no progress is drawn
 
-	queryPath    bool                // refreshing before a query: no network calls, no index builds
-	watching     bool                // in a watch batch, holding the writer lock: no network calls
-	searchBehind int64               // ledger lines the search index has yet to take in
-	noIndex      bool                // ingest --no-index: the search index waits for the next ingest or reindex
-	embedder     clawledger.Embedder // opened once per process
-	embedderCfg  embed.Config
+	svc *ledger.Service // once the flags are parsed
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	root := a.rootCommand()
+	defer a.close()
+	root := a.rootCommand(runners{})
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -64,7 +64,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return a.exitCode
 }
 
-func (a *app) rootCommand() *cobra.Command {
+// runners replaces commands' run functions, for tests that parse flags
+// alone; a nil one runs the command.
+type runners struct {
+	sessions func(*sessionsOptions) error
+	show     func(*showOptions) error
+	search   func(*searchOptions) error
+	usage    func(*usageOptions) error
+	tools    func(*toolsOptions) error
+}
+
+func (a *app) rootCommand(r runners) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "clawledger",
 		Short:         "A queryable, trustworthy ledger of everything an OpenClaw agent leaves on disk",
@@ -80,19 +90,19 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing but errors")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "print more detail")
 	root.AddCommand(
-		a.ingestCommand(),
-		a.statusCommand(),
-		a.sessionsCommand(),
-		a.showCommand(),
-		a.exportCommand(),
-		a.usageCommand(),
-		a.toolsCommand(),
-		a.watchCommand(),
-		a.doctorCommand(),
-		a.episodesCommand(),
-		a.searchCommand(),
-		a.reindexCommand(),
-		a.embedCommand(),
+		newIngestCmd(a),
+		newStatusCmd(a),
+		newSessionsCmd(a, r.sessions),
+		newShowCmd(a, r.show),
+		newExportCmd(a),
+		newUsageCmd(a, r.usage),
+		newToolsCmd(a, r.tools),
+		newWatchCmd(a),
+		newDoctorCmd(a),
+		newEpisodesCmd(a),
+		newSearchCmd(a, r.search),
+		newReindexCmd(a),
+		newEmbedCmd(a),
 	)
 	return root
 }
@@ -128,47 +138,40 @@ func (a *app) location() (clawledger.Location, error) {
 // watch's batch, a query's refresh) to finish before it gives up.
 const lockWait = 5 * time.Second
 
-// openDB opens the ledger for writing, as the only writer: it waits up to
-// lockWait for another writer to finish.
-func (a *app) openDB(ctx context.Context) (*sqlite.DB, error) {
-	return a.openWriter(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: a.command}})
-}
-
-// openExisting is openDB for a command that works on what the ledger
-// holds (reindex, embed): it never creates one.
-func (a *app) openExisting(ctx context.Context) (*sqlite.DB, error) {
-	return a.openWriter(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: a.command}, Existing: true})
-}
-
-func (a *app) openWriter(ctx context.Context, opt clawledger.OpenOptions) (*sqlite.DB, error) {
-	opt.LockWait = lockWait
-	return a.open(ctx, opt)
-}
-
-// open opens the ledger with the backend of its location.
-func (a *app) open(ctx context.Context, opt clawledger.OpenOptions) (*sqlite.DB, error) {
+// service is the ledger service the global flags describe.
+func (a *app) service() (*ledger.Service, error) {
+	if a.svc != nil {
+		return a.svc, nil
+	}
 	loc, err := a.location()
 	if err != nil {
 		return nil, err
 	}
-	st, err := loc.Open(ctx, opt)
-	if err != nil {
-		return nil, lockedMessage(err)
+	sample := filepath.Join(a.dataDir(), "sample", ".openclaw") // next to the ledger when it is a file
+	if loc.Path != "" {
+		sample = filepath.Join(filepath.Dir(loc.Path), "sample", ".openclaw")
 	}
-	return st.(*sqlite.DB), nil
+	a.svc = &ledger.Service{
+		Location:  loc,
+		StateDirs: a.stateDirs,
+		Getenv:    a.getenv,
+		NewCollector: func(p collect.Progress) *collect.Collector {
+			c := &collect.Collector{FS: openclaw.OS, Progress: p}
+			a.testHooks(c)
+			return c
+		},
+		Observer:  observer{a},
+		Name:      a.command,
+		LockWait:  lockWait,
+		SampleDir: sample,
+	}
+	return a.svc, nil
 }
 
-// lockedMessage completes the error of a writer that gave up waiting.
-func lockedMessage(err error) error {
-	if le := (*clawledger.LockedError)(nil); errors.As(err, &le) && !le.Watch {
-		return fmt.Errorf("%w and did not finish within %s; try again when it is done", le, lockWait)
+func (a *app) close() {
+	if a.svc != nil {
+		a.svc.Close()
 	}
-	return err
-}
-
-// openReader opens an existing ledger for queries.
-func (a *app) openReader(ctx context.Context) (*sqlite.DB, error) {
-	return a.open(ctx, clawledger.OpenOptions{ReadOnly: true})
 }
 
 // stateDirs resolves the state directories: --state, else discovery.

@@ -1,28 +1,30 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/search"
 	"github.com/clawledger/clawledger/view"
 )
 
-// lexicalWindow is how many of the newest matches a broad query ranks
-// (--exhaustive ranks all).
-const lexicalWindow = 2000
+// searchOptions are the flags of search.
+type searchOptions struct {
+	*app
+	ledger.SearchRequest
+	since, until string
+	refresh      refreshFlag
+}
 
-func (a *app) searchCommand() *cobra.Command {
-	var req search.Request
-	var agent, session, role, source, since, until string
-	var explain, exhaustive bool
+func newSearchCmd(a *app, runF func(*searchOptions) error) *cobra.Command {
+	o := &searchOptions{app: a, SearchRequest: ledger.SearchDefaults()}
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
 		Short: "Search sessions and memory files (full-text, vector or hybrid)",
@@ -45,123 +47,65 @@ Each session hit names its transcript path and entry id, for
 clawledger show PATH --around ENTRY.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			req.Query = strings.Join(args, " ")
-			req.Filter.AgentID, req.Filter.Role, req.Filter.Source = agent, role, source
-			now := time.Now()
-			var err error
-			if req.Filter.Since, req.Filter.Until, err = parseRange(since, until, now, time.Local); err != nil {
+			if err := o.complete(args, time.Now()); err != nil {
 				return err
 			}
-			req.Now = now.UnixMilli()
-			if !exhaustive {
-				req.Window = lexicalWindow
+			if runF != nil {
+				return runF(o)
 			}
-			db, err := a.openReader(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			if session != "" {
-				list, err := db.FindSessions(ctx, session)
-				if err != nil {
-					return err
-				}
-				if len(list) == 0 {
-					return fmt.Errorf("no session matches %q (see `clawledger sessions --include-deleted`)", session)
-				}
-				// every transcript of the session (live, archives, forks), of one session only
-				req.Filter.SourceIDs = []int64{}
-				ids := map[string]bool{}
-				for _, s := range list {
-					req.Filter.SourceIDs = append(req.Filter.SourceIDs, s.SourceID)
-					ids[s.SessionID] = true
-				}
-				if len(ids) > 1 {
-					return usagef("%q matches %d sessions: %s", session, len(ids), strings.Join(slices.Sorted(maps.Keys(ids)), ", "))
-				}
-			}
-			eng, err := a.searchEngine(ctx, db, req.Mode)
-			if err != nil {
-				return err
-			}
-			res, err := eng.Search(ctx, req)
-			if err != nil {
-				return err
-			}
-			if a.searchBehind > 0 {
-				behind := fmt.Sprintf("the search index is %d ledger lines behind (a query indexes at most %d): run `clawledger ingest` or `clawledger reindex`", a.searchBehind, queryPathBacklog)
-				res.Note = strings.TrimPrefix(res.Note+"; "+behind, "; ")
-			}
-			if a.json {
-				return a.printJSON(view.NewSearch(req.Query, res, explain))
-			}
-			a.printSearch(req.Query, res, explain)
-			return nil
+			return searchRun(cmd.Context(), o)
 		},
 	}
-	refresh := a.addRefreshFlag(cmd)
-	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
-		// bad flags are reported before the refresh does any work
-		if err := checkSearchFlags(&req, role, source); err != nil {
-			return err
-		}
-		return refresh(cmd.Context())
-	}
 	fl := cmd.Flags()
-	fl.StringVar(&agent, "agent", "", "only this agent")
-	fl.StringVar(&session, "session", "", "only this session (id, unique id prefix, or transcript path)")
-	fl.StringVar(&role, "role", "", "only user, assistant, compaction, branch_summary or memory text")
-	fl.StringVar(&source, "source", "", "only sessions or memory")
-	fl.StringVar(&since, "since", "", "only hits since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
-	fl.StringVar(&until, "until", "", "only hits up to this date (inclusive) or before this time")
-	fl.IntVar(&req.Limit, "limit", 10, "at most this many hits")
-	fl.IntVar(&req.PerSession, "per-session", 0, "at most N hits per session, grouped by session")
-	fl.StringVar(&req.Mode, "mode", "", "lexical, vector or hybrid (default: hybrid when vectors exist)")
-	fl.StringVar(&req.Fusion, "fusion", search.FusionWeighted, "hybrid merge: weighted (0.7 vector + 0.3 text) or rrf")
-	fl.BoolVar(&req.MMR, "mmr", false, "diversify hits by maximal marginal relevance")
-	fl.Float64Var(&req.MMRLambda, "mmr-lambda", search.MMRLambda, "MMR trade-off: 1 = relevance only, 0 = diversity only")
-	fl.BoolVar(&req.Decay, "decay", false, "favor recent hits (exponential decay; evergreen memory files exempt)")
-	fl.Float64Var(&req.HalfLifeDays, "half-life", search.HalfLifeDays, "temporal decay half-life in days")
-	fl.Float64Var(&req.MinScore, "min-score", 0, "drop hits scoring below this")
-	fl.BoolVar(&explain, "explain", false, "show each lane's rank and score")
-	fl.BoolVar(&exhaustive, "exhaustive", false, "rank every lexical match, not only the newest 2,000")
+	fl.StringVar(&o.Agent, "agent", "", "only this agent")
+	fl.StringVar(&o.Session, "session", "", "only this session (id, unique id prefix, or transcript path)")
+	fl.StringVar(&o.Role, "role", "", "only user, assistant, compaction, branch_summary or memory text")
+	fl.StringVar(&o.Source, "source", "", "only sessions or memory")
+	fl.StringVar(&o.since, "since", "", "only hits since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
+	fl.StringVar(&o.until, "until", "", "only hits up to this date (inclusive) or before this time")
+	fl.IntVar(&o.Limit, "limit", o.Limit, "at most this many hits")
+	fl.IntVar(&o.PerSession, "per-session", 0, "at most N hits per session, grouped by session")
+	fl.StringVar(&o.Mode, "mode", "", "lexical, vector or hybrid (default: hybrid when vectors exist)")
+	fl.StringVar(&o.Fusion, "fusion", o.Fusion, "hybrid merge: weighted (0.7 vector + 0.3 text) or rrf")
+	fl.BoolVar(&o.MMR, "mmr", false, "diversify hits by maximal marginal relevance")
+	fl.Float64Var(&o.MMRLambda, "mmr-lambda", o.MMRLambda, "MMR trade-off: 1 = relevance only, 0 = diversity only")
+	fl.BoolVar(&o.Decay, "decay", false, "favor recent hits (exponential decay; evergreen memory files exempt)")
+	fl.Float64Var(&o.HalfLifeDays, "half-life", o.HalfLifeDays, "temporal decay half-life in days")
+	fl.Float64Var(&o.MinScore, "min-score", 0, "drop hits scoring below this")
+	fl.BoolVar(&o.Explain, "explain", false, "show each lane's rank and score")
+	fl.BoolVar(&o.Exhaustive, "exhaustive", false, "rank every lexical match, not only the newest 2,000")
+	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	return cmd
 }
 
-func checkSearchFlags(req *search.Request, role, source string) error {
-	switch req.Mode {
-	case "", search.ModeLexical, search.ModeVector, search.ModeHybrid:
-	default:
-		return usagef("--mode must be lexical, vector or hybrid, not %q", req.Mode)
+// complete checks the flags and fills the request: bad flags are reported
+// before the refresh does any work.
+func (o *searchOptions) complete(args []string, now time.Time) error {
+	o.Query = strings.Join(args, " ")
+	if err := o.Validate(); err != nil {
+		return err
 	}
-	switch req.Fusion {
-	case search.FusionWeighted, search.FusionRRF:
-	default:
-		return usagef("--fusion must be weighted or rrf, not %q", req.Fusion)
+	var err error
+	if o.Since, o.Until, err = parseRange(o.since, o.until, now, time.Local); err != nil {
+		return err
 	}
-	switch role {
-	case "", "user", "assistant", "compaction", "branch_summary", "memory":
-	default:
-		return usagef("--role must be user, assistant, compaction, branch_summary or memory, not %q", role)
+	o.Now, o.Refresh = now.UnixMilli(), o.refresh.policy()
+	return nil
+}
+
+func searchRun(ctx context.Context, o *searchOptions) error {
+	svc, err := o.service()
+	if err != nil {
+		return err
 	}
-	switch source {
-	case "", search.SourceSessions, search.SourceMemory:
-	default:
-		return usagef("--source must be sessions or memory, not %q", source)
+	res, err := svc.Search(ctx, o.SearchRequest)
+	if err != nil {
+		return err
 	}
-	if req.Limit <= 0 {
-		return usagef("--limit must be at least 1")
+	if o.json {
+		return o.printJSON(res)
 	}
-	if req.PerSession < 0 {
-		return usagef("--per-session must not be negative")
-	}
-	if req.MMRLambda < 0 || req.MMRLambda > 1 {
-		return usagef("--mmr-lambda must be between 0 and 1")
-	}
-	if req.HalfLifeDays <= 0 {
-		return usagef("--half-life must be positive")
-	}
+	o.printSearch(o.Query, res.Result, o.Explain)
 	return nil
 }
 

@@ -278,8 +278,8 @@ func TestSearchBinary(t *testing.T) {
 
 func TestQueriesNeverBuildTheIndex(t *testing.T) {
 	e := newSearchEnv(t)
-	defer func(n int64) { queryPathBacklog = n }(queryPathBacklog)
-	queryPathBacklog = 5
+	defer func(n int64) { queryBacklog = n }(queryBacklog)
+	queryBacklog = 5
 	db, err := sqlite.Open(context.Background(), e.db, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -7,15 +7,20 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawledger/clawledger"
-	"github.com/clawledger/clawledger/report"
-	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
 )
 
-func (a *app) sessionsCommand() *cobra.Command {
-	var f clawledger.SessionFilter
-	var since, until, project string
+// sessionsOptions are the flags of sessions.
+type sessionsOptions struct {
+	*app
+	ledger.SessionsRequest
+	since, until string
+	refresh      refreshFlag
+}
+
+func newSessionsCmd(a *app, runF func(*sessionsOptions) error) *cobra.Command {
+	o := &sessionsOptions{app: a}
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "List sessions (every transcript, not only those the index names)",
@@ -30,130 +35,54 @@ has no cwd, or its cwd is the agent's own OpenClaw workspace, its first user
 messages are searched for a word starting with NAME instead. Each row says
 why it matched.`,
 		Args: cobra.NoArgs,
-	}
-	refresh := a.addRefreshFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		ctx := cmd.Context()
-		if f.Limit < 0 {
-			return usagef("--limit must not be negative (0: no limit), not %d", f.Limit)
-		}
-		var err error
-		now := time.Now()
-		if f.Since, f.Until, err = parseRange(since, until, now, time.Local); err != nil {
-			return err
-		}
-		var proj *report.Project
-		if cmd.Flags().Changed("project") {
-			p, ok := report.NewProject(project)
-			if !ok {
-				return usagef("--project needs a name with letters or digits")
-			}
-			proj = &p
-		}
-		db, err := a.queryDB(ctx, refresh)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		limit := f.Limit
-		if proj != nil {
-			f.Limit = 0 // the limit applies to the matches
-		}
-		list, err := db.Sessions(ctx, f)
-		if err != nil {
-			return err
-		}
-		var matches map[int64]*report.ProjectMatch
-		if proj != nil {
-			if list, matches, err = matchProject(ctx, db, *proj, list, limit); err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.complete(cmd, time.Now()); err != nil {
 				return err
 			}
-		}
-		details, err := loadDetails(ctx, db, list)
-		if err != nil {
-			return err
-		}
-		rows := make([]view.Session, 0, len(list))
-		for _, s := range list {
-			d := details[s.SourceID]
-			if m := matches[s.SourceID]; m != nil {
-				d.Match = &view.ProjectMatch{Project: proj.Name, By: m.By, Cwd: m.Cwd, Component: m.Component, Message: m.Message, Excerpt: m.Excerpt}
+			if runF != nil {
+				return runF(o)
 			}
-			rows = append(rows, toSessionJSON(s, d))
-		}
-		if a.json {
-			return a.printJSON(view.Sessions{Sessions: rows})
-		}
-		a.printSessions(rows, proj != nil)
-		return nil
+			return sessionsRun(cmd.Context(), o)
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Agent, "agent", "", "only this agent (default: all agents)")
-	fl.StringVar(&f.Channel, "channel", "", "only sessions on this channel (from the index)")
-	fl.StringVar(&project, "project", "", "only sessions of this project (fuzzy match on cwd, else on the first user messages)")
-	fl.StringVar(&since, "since", "", "only sessions active since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
-	fl.StringVar(&until, "until", "", "only sessions started up to this date (inclusive) or before this time")
-	fl.BoolVar(&f.IncludeDeleted, "include-deleted", false, "include deleted and reset archives and vanished files")
-	fl.IntVar(&f.Limit, "limit", 0, "at most this many (newest first)")
+	fl.StringVar(&o.Agent, "agent", "", "only this agent (default: all agents)")
+	fl.StringVar(&o.Channel, "channel", "", "only sessions on this channel (from the index)")
+	fl.StringVar(&o.Project, "project", "", "only sessions of this project (fuzzy match on cwd, else on the first user messages)")
+	fl.StringVar(&o.since, "since", "", "only sessions active since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
+	fl.StringVar(&o.until, "until", "", "only sessions started up to this date (inclusive) or before this time")
+	fl.BoolVar(&o.IncludeDeleted, "include-deleted", false, "include deleted and reset archives and vanished files")
+	fl.IntVar(&o.Limit, "limit", 0, "at most this many (newest first)")
+	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	return cmd
 }
 
-// projectBatch is how many sessions of the list matchProject looks at
-// together when a limit may stop it early: their first user messages are
-// read in one query. A variable for the tests.
-var projectBatch = 256
-
-// matchProject keeps the sessions of the project in list, at most limit (0:
-// all), and says why each belongs to it. The first user messages it needs
-// (of the sessions whose cwd cannot tell) are read in one query for all of
-// them, or with a limit one query per batch of sessions, until it has limit.
-func matchProject(ctx context.Context, db *sqlite.DB, p report.Project, list []*clawledger.Session, limit int) ([]*clawledger.Session, map[int64]*report.ProjectMatch, error) {
-	batch := len(list)
-	if limit > 0 {
-		batch = max(limit, projectBatch)
+// complete checks the flags and fills the request.
+func (o *sessionsOptions) complete(cmd *cobra.Command, now time.Time) error {
+	if cmd.Flags().Changed("project") && o.Project == "" {
+		return usagef("--project needs a name with letters or digits")
 	}
-	var kept []*clawledger.Session
-	matches := map[int64]*report.ProjectMatch{}
-	for len(list) > 0 && (limit <= 0 || len(kept) < limit) {
-		part := list[:min(batch, len(list))]
-		list = list[len(part):]
-		var ids []int64
-		for _, s := range part {
-			if !report.ProjectCwd(s.Cwd) {
-				ids = append(ids, s.SourceID)
-			}
-		}
-		texts, err := db.UserTexts(ctx, ids, report.ProjectScanMessages, false)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, s := range part {
-			if limit > 0 && len(kept) == limit {
-				break
-			}
-			if m := projectMatch(p, s, texts[s.SourceID]); m != nil {
-				kept = append(kept, s)
-				matches[s.SourceID] = m
-			}
-		}
+	var err error
+	if o.Since, o.Until, err = parseRange(o.since, o.until, now, time.Local); err != nil {
+		return err
 	}
-	return kept, matches, nil
+	o.Refresh = o.refresh.policy()
+	return nil
 }
 
-// projectMatch says why s belongs to the project, or nil: by its cwd when
-// that can tell, else by a mention in its first user messages (texts).
-func projectMatch(p report.Project, s *clawledger.Session, texts []string) *report.ProjectMatch {
-	if report.ProjectCwd(s.Cwd) {
-		if m, ok := p.MatchCwd(s.Cwd); ok {
-			return &m
-		}
-		return nil
+func sessionsRun(ctx context.Context, o *sessionsOptions) error {
+	svc, err := o.service()
+	if err != nil {
+		return err
 	}
-	for i, t := range texts {
-		if excerpt, ok := p.MatchText(t); ok {
-			return &report.ProjectMatch{By: "message", Message: i + 1, Excerpt: excerpt}
-		}
+	out, err := svc.Sessions(ctx, o.SessionsRequest)
+	if err != nil {
+		return err
 	}
+	if o.json {
+		return o.printJSON(out)
+	}
+	o.printSessions(out.Sessions, o.Project != "")
 	return nil
 }
 

@@ -6,37 +6,30 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/openclaw"
-	"github.com/clawledger/clawledger/sqlite"
 	"github.com/clawledger/clawledger/transcript"
 	"github.com/clawledger/clawledger/view"
 )
 
-// showOptions select what show prints.
+// showOptions are the flags of show.
 type showOptions struct {
-	allBranches bool
-	filtered    bool
-	since       int64  // only entries at or after (epoch ms)
-	last        int    // only the last N turns
-	around      string // only the entries around this entry id ("line:N" for a line)
-	aroundID    string // --around's entry id
-	aroundLine  int64  // or its line number
-	context     int    // entries (items with --filtered) on each side of --around
+	*app
+	ledger.ShowRequest
+	since   string
+	refresh refreshFlag
 }
 
-func (a *app) showCommand() *cobra.Command {
-	var o showOptions
-	var since string
+func newShowCmd(a *app, runF func(*showOptions) error) *cobra.Command {
+	o := &showOptions{app: a, ShowRequest: ledger.ShowDefaults()}
 	cmd := &cobra.Command{
 		Use:   "show SESSION",
 		Short: "Show one session's transcript (active branch by default)",
@@ -57,287 +50,110 @@ starts at a user message). --around ENTRY shows the entries around one entry
 id (or line:N), in file order across branches, --context N on each side: the
 step between a search hit and the full entry.`,
 		Args: cobra.ExactArgs(1),
-	}
-	refresh := a.addRefreshFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		ctx := cmd.Context()
-		var err error
-		if o.since, err = parseTime(since, time.Now(), time.Local); err != nil {
-			return err
-		}
-		switch {
-		case o.last < 0:
-			return usagef("--last needs a positive number of turns")
-		case o.context < 0:
-			return usagef("--context needs a number >= 0")
-		case o.around != "" && (o.since > 0 || o.last > 0):
-			return usagef("--around cannot be combined with --since or --last")
-		case cmd.Flags().Changed("context") && o.around == "":
-			return usagef("--context goes with --around ENTRY")
-		}
-		o.aroundID = o.around
-		if n, ok := strings.CutPrefix(o.around, "line:"); ok {
-			if o.aroundLine, err = strconv.ParseInt(n, 10, 64); err != nil || o.aroundLine <= 0 {
-				return usagef("--around line:N needs a line number")
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(cmd, args, time.Now()); err != nil {
+				return err
 			}
-			o.aroundID = ""
-		}
-		db, err := a.queryDB(ctx, refresh)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		s, err := resolveSession(ctx, db, args[0])
-		if err != nil {
-			return err
-		}
-		return a.show(ctx, db, s, o)
+			if runF != nil {
+				return runF(o)
+			}
+			return showRun(cmd.Context(), o)
+		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&o.allBranches, "all-branches", false, "show every entry in file order, not only the active branch")
-	fl.BoolVar(&o.filtered, "filtered", false, "only the conversation: text, tool names and targets, failures, compactions, model changes")
-	fl.StringVar(&since, "since", "", "only entries since (YYYY-MM-DD, RFC 3339, or an age like 2h)")
-	fl.IntVar(&o.last, "last", 0, "only the last N turns (a turn starts at a user message)")
-	fl.StringVar(&o.around, "around", "", "only the entries around this entry id (or line:N), across branches")
-	fl.IntVar(&o.context, "context", 5, "with --around: entries (items with --filtered) on each side")
+	fl.BoolVar(&o.AllBranches, "all-branches", false, "show every entry in file order, not only the active branch")
+	fl.BoolVar(&o.Filtered, "filtered", false, "only the conversation: text, tool names and targets, failures, compactions, model changes")
+	fl.StringVar(&o.since, "since", "", "only entries since (YYYY-MM-DD, RFC 3339, or an age like 2h)")
+	fl.IntVar(&o.Last, "last", 0, "only the last N turns (a turn starts at a user message)")
+	fl.StringVar(&o.Around, "around", "", "only the entries around this entry id (or line:N), across branches")
+	fl.IntVar(&o.Context, "context", o.Context, "with --around: entries (items with --filtered) on each side")
+	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	return cmd
 }
 
-// resolveSession finds exactly one session for a user's reference.
-func resolveSession(ctx context.Context, db *sqlite.DB, ref string) (*clawledger.Session, error) {
-	list, err := db.FindSessions(ctx, ref)
-	if err != nil {
-		return nil, err
+// complete checks the flags and fills the request.
+func (o *showOptions) complete(cmd *cobra.Command, args []string, now time.Time) error {
+	var err error
+	if o.Since, err = ledger.ParseTime(o.since, now, time.Local); err != nil {
+		return err
 	}
 	switch {
-	case len(list) == 0:
-		return nil, fmt.Errorf("no session matches %q (see `clawledger sessions --include-deleted`)", ref)
-	case len(list) == 1, list[0].SessionID == ref && list[0].Class != clawledger.ClassDeleted && list[0].Class != clawledger.ClassReset && !list[0].Gone:
-		return list[0], nil
+	case o.Around != "" && (o.Since > 0 || o.Last > 0) && o.Last >= 0 && o.Context >= 0:
+		return usagef("--around cannot be combined with --since or --last")
+	case cmd.Flags().Changed("context") && o.Around == "" && o.Last >= 0 && o.Context >= 0:
+		return usagef("--context goes with --around ENTRY")
 	}
-	var names []string
-	for _, s := range list {
-		names = append(names, s.Path)
-	}
-	return nil, usagef("%q matches %d transcripts; name one by its path: %s", ref, len(list), strings.Join(names, ", "))
-}
-
-// unit is one thing show prints: an entry, or with --filtered an item.
-type unit struct {
-	v      *clawledger.EntryView
-	item   *transcript.Item
-	target bool
-}
-
-// errWindowDone stops the entry stream once --around has what it needs.
-var errWindowDone = errors.New("window complete")
-
-func (a *app) show(ctx context.Context, db *sqlite.DB, s *clawledger.Session, o showOptions) error {
-	details, err := loadDetails(ctx, db, []*clawledger.Session{s})
-	if err != nil {
-		return err
-	}
-	d := details[s.SourceID]
-	var startOffset int64 // --last: the offset of the first turn shown
-	if o.last > 0 {
-		starts, err := db.TurnStarts(ctx, s.SourceID, o.allBranches)
-		if err != nil {
-			return err
-		}
-		if len(starts) >= o.last {
-			startOffset = starts[len(starts)-o.last]
-		}
-	}
-	if o.around != "" {
-		found, err := db.HasEntry(ctx, s.SourceID, o.aroundID, o.aroundLine)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return fmt.Errorf("no entry %q in session %s (%s)", o.around, s.SessionID, s.Path)
-		}
-	}
-	out, err := a.newShowOutput(s, d, o)
-	if err != nil {
-		return err
-	}
-	win := &window{context: o.context, emit: out.unit}
-	var filter transcript.Filter
-	err = db.Entries(ctx, s.SourceID, func(v *clawledger.EntryView) error {
-		if v.Line.Status == clawledger.LineBlank {
-			return nil
-		}
-		malformed := v.Line.Status == clawledger.LineMalformed
-		if o.around == "" && !o.allBranches && !v.OnBranch && !malformed {
-			return nil
-		}
-		inWindow := v.Line.Offset >= startOffset && (o.since == 0 || v.Ts >= o.since)
-		isTarget := o.around != "" && ((o.aroundID != "" && v.EntryID == o.aroundID) || v.Line.No == o.aroundLine)
-		var units []unit
-		switch {
-		case !o.filtered:
-			if inWindow {
-				units = []unit{{v: v}}
-			}
-		case !malformed:
-			e, err := openclaw.ParseEntry(v.Line.Raw)
-			if err != nil {
-				return nil
-			}
-			items := filter.Apply(e) // every entry passes, so the filter knows the model in use
-			if inWindow {
-				for i := range items {
-					units = append(units, unit{v: v, item: &items[i]})
-				}
-			}
-		}
-		if o.around == "" {
-			for _, u := range units {
-				if err := out.unit(u); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		return win.add(units, isTarget)
-	})
-	if err != nil && !errors.Is(err, errWindowDone) {
-		return err
-	}
-	return out.close()
-}
-
-// window keeps the units around one target: up to context before it (a
-// ring), the target's own, and context after it.
-type window struct {
-	context int
-	emit    func(unit) error
-	before  []unit
-	found   bool
-	after   int
-}
-
-func (w *window) add(units []unit, isTarget bool) error {
-	switch {
-	case w.found:
-		for _, u := range units {
-			if w.after == w.context {
-				return errWindowDone
-			}
-			if err := w.emit(u); err != nil {
-				return err
-			}
-			w.after++
-		}
-		if w.after == w.context {
-			return errWindowDone
-		}
-	case isTarget:
-		w.found = true
-		for _, u := range w.before {
-			if err := w.emit(u); err != nil {
-				return err
-			}
-		}
-		w.before = nil
-		for _, u := range units {
-			u.target = true
-			if err := w.emit(u); err != nil {
-				return err
-			}
-		}
-		if w.context == 0 {
-			return errWindowDone
-		}
-	default:
-		w.before = append(w.before, units...)
-		if over := len(w.before) - w.context; over > 0 {
-			w.before = append(w.before[:0], w.before[over:]...)
-		}
-	}
+	o.Session, o.Refresh = args[0], o.refresh.policy()
 	return nil
 }
 
-// showOutput prints units as they come: JSON streamed as one document, or text.
-type showOutput struct {
-	a   *app
-	o   showOptions
-	w   *bufio.Writer
-	n   int    // units written
-	day string // text: the day of the last unit, printed when it changes
+func showRun(ctx context.Context, o *showOptions) error {
+	svc, err := o.service()
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(o.stdout, 64<<10)
+	var out ledger.ShowWriter = &showText{a: o.app, w: w}
+	if o.json {
+		out = &showJSON{w: w}
+	}
+	err = svc.Show(ctx, o.ShowRequest, out)
+	if c, ok := out.(interface{ close() }); ok && err == nil {
+		c.close()
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
-func (a *app) newShowOutput(s *clawledger.Session, d *sessionDetails, o showOptions) (*showOutput, error) {
-	out := &showOutput{a: a, o: o, w: bufio.NewWriterSize(a.stdout, 64<<10)}
-	sess := toSessionJSON(s, d)
-	if !a.json {
-		a.printSessionHeader(sess, s)
-		return out, nil
-	}
-	head := view.ShowHead{Session: sess, Filtered: o.filtered}
-	if o.around != "" {
-		head.Around = &view.Around{Entry: o.around, Context: o.context}
-	}
-	b, err := indentJSON(head, "")
+// showJSON streams show's answer as one JSON document: the head, then the
+// list, unit by unit.
+type showJSON struct {
+	w    *bufio.Writer
+	head bool
+	n    int // units written
+}
+
+func (s *showJSON) Head(h *view.ShowHead) error {
+	b, err := indentJSON(h, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	list := head.List()
 	// the head object without its closing brace, then the streamed list
 	b = bytes.TrimSuffix(bytes.TrimRight(b, "\n"), []byte("}"))
-	out.w.Write(bytes.TrimRight(b, "\n"))
-	fmt.Fprintf(out.w, ",\n  %q: [", list)
-	return out, nil
+	s.w.Write(bytes.TrimRight(b, "\n"))
+	fmt.Fprintf(s.w, ",\n  %q: [", h.List())
+	s.head = true
+	return nil
 }
 
-func (out *showOutput) unit(u unit) error {
-	if !out.a.json {
-		if out.a.quiet {
-			return nil
-		}
-		if u.v.Ts != 0 {
-			if day := time.UnixMilli(u.v.Ts).UTC().Format("2006-01-02"); day != out.day {
-				if out.day != "" {
-					out.w.WriteByte('\n')
-				}
-				fmt.Fprintf(out.w, "── %s (UTC)\n", day)
-				out.day = day
-			}
-		}
-		printUnit(out.w, u, out.a.verbose)
-		return nil
-	}
-	var v any
-	if u.item != nil {
-		it := view.NewItem(u.v, *u.item)
-		it.Target = u.target
-		v = it
-	} else {
-		e := view.NewEntry(u.v)
-		e.Target = u.target
-		v = e
+func (s *showJSON) Unit(u view.ShowUnit) error {
+	var v any = u.Entry
+	if u.Item != nil {
+		v = u.Item
 	}
 	b, err := indentJSON(v, "    ")
 	if err != nil {
 		return err
 	}
-	if out.n > 0 {
-		out.w.WriteByte(',')
+	if s.n > 0 {
+		s.w.WriteByte(',')
 	}
-	out.n++
-	out.w.WriteString("\n    ")
-	_, err = out.w.Write(bytes.TrimRight(b, "\n"))
+	s.n++
+	s.w.WriteString("\n    ")
+	_, err = s.w.Write(bytes.TrimRight(b, "\n"))
 	return err
 }
 
-func (out *showOutput) close() error {
-	if out.a.json {
-		if out.n > 0 {
-			out.w.WriteString("\n  ")
-		}
-		out.w.WriteString("]\n}\n")
+func (s *showJSON) close() {
+	if !s.head {
+		return
 	}
-	return out.w.Flush()
+	if s.n > 0 {
+		s.w.WriteString("\n  ")
+	}
+	s.w.WriteString("]\n}\n")
 }
 
 // indentJSON encodes v the way printJSON does, each line after the first
@@ -351,41 +167,71 @@ func indentJSON(v any, prefix string) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-func (a *app) printSessionHeader(j view.Session, s *clawledger.Session) {
-	a.printf("session  %s (%s, agent %s)\n", s.SessionID, s.Class, s.AgentID)
-	if s.Key != "" {
-		a.printf("key      %s\n", s.Key)
+// showText prints a transcript as readable text.
+type showText struct {
+	a   *app
+	w   *bufio.Writer
+	day string // the day of the last unit, printed when it changes
+}
+
+func (s *showText) Head(h *view.ShowHead) error {
+	j := h.Session
+	s.a.printf("session  %s (%s, agent %s)\n", j.SessionID, j.Class, j.Agent)
+	if j.Key != "" {
+		s.a.printf("key      %s\n", j.Key)
 	}
-	a.printf("file     %s/%s\n", s.StateDir, s.Path)
-	if s.Cwd != "" {
-		a.printf("cwd      %s\n", s.Cwd)
+	s.a.printf("file     %s/%s\n", j.StateDir, j.Path)
+	if j.Cwd != "" {
+		s.a.printf("cwd      %s\n", j.Cwd)
 	}
 	if j.FirstActivity != nil && j.LastActivity != nil {
-		a.printf("time     %s .. %s\n", *j.FirstActivity, *j.LastActivity)
+		s.a.printf("time     %s .. %s\n", *j.FirstActivity, *j.LastActivity)
 	}
-	a.printf("usage    %d messages, %d tool calls (%d errors), %d tokens, %s, models %s\n\n",
-		s.Messages, s.ToolCalls, j.ToolErrors, j.Tokens.Total, money(s.Cost), strings.Join(s.Models, ", "))
+	s.a.printf("usage    %d messages, %d tool calls (%d errors), %d tokens, %s, models %s\n\n",
+		j.Messages, j.ToolCalls, j.ToolErrors, j.Tokens.Total, money(j.Cost), strings.Join(j.Models, ", "))
+	return nil
 }
 
-func clockTime(ms int64) string {
-	if ms == 0 {
-		return "     "
+func (s *showText) Unit(u view.ShowUnit) error {
+	if s.a.quiet {
+		return nil
 	}
-	return time.UnixMilli(ms).UTC().Format("15:04")
-}
-
-// printUnit renders one unit as text; the --around target is marked.
-func printUnit(w io.Writer, u unit, verbose bool) {
+	var ts *string
+	var target bool
+	if u.Item != nil {
+		ts, target = u.Item.Timestamp, u.Item.Target
+	} else {
+		ts, target = u.Entry.Timestamp, u.Entry.Target
+	}
+	if ts != nil {
+		if day, _, _ := strings.Cut(*ts, "T"); day != s.day {
+			if s.day != "" {
+				s.w.WriteByte('\n')
+			}
+			fmt.Fprintf(s.w, "── %s (UTC)\n", day)
+			s.day = day
+		}
+	}
 	mark := "  "
-	if u.target {
+	if target {
 		mark = "▶ "
 	}
-	t := mark + clockTime(u.v.Ts)
-	if u.item != nil {
-		printItem(w, t, u.item)
-		return
+	t := mark + clockTime(ts)
+	if u.Item != nil {
+		printItem(s.w, t, &u.Item.Item)
+		return nil
 	}
-	printEntry(w, t, u.v, verbose)
+	printEntry(s.w, t, u.Entry, s.a.verbose)
+	return nil
+}
+
+// clockTime is the hour and minute of a view's time (UTC).
+func clockTime(ts *string) string {
+	if ts == nil {
+		return "     "
+	}
+	_, clock, _ := strings.Cut(*ts, "T")
+	return clock[:5]
 }
 
 // printItem renders one item of a filtered transcript.
@@ -444,12 +290,16 @@ func fileLists(read, modified []string) string {
 }
 
 // printEntry renders one entry as readable text.
-func printEntry(w io.Writer, t string, v *clawledger.EntryView, verbose bool) {
-	if v.Line.Status == clawledger.LineMalformed {
-		fmt.Fprintf(w, "!! line %d is malformed (%s)\n", v.Line.No, v.Line.Error)
+func printEntry(w io.Writer, t string, v *view.Entry, verbose bool) {
+	if v.Status == view.LineStatus[clawledger.LineMalformed] {
+		fmt.Fprintf(w, "!! line %d is malformed (%s)\n", v.Line, v.Error)
 		return
 	}
-	e, err := openclaw.ParseEntry(v.Line.Raw)
+	raw := []byte(v.Entry)
+	if v.Raw != nil {
+		raw = []byte(*v.Raw)
+	}
+	e, err := openclaw.ParseEntry(raw)
 	if err != nil {
 		return
 	}

@@ -1,18 +1,26 @@
 package main
 
 import (
+	"context"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
 )
 
-func (a *app) toolsCommand() *cobra.Command {
-	var f clawledger.ToolFilter
-	var since, until string
+// toolsOptions are the flags of tools.
+type toolsOptions struct {
+	*app
+	ledger.ToolsRequest
+	since, until string
+	refresh      refreshFlag
+}
+
+func newToolsCmd(a *app, runF func(*toolsOptions) error) *cobra.Command {
+	o := &toolsOptions{app: a}
 	cmd := &cobra.Command{
 		Use:   "tools",
 		Short: "Per tool: calls, results, errors, error rate, durations, calls without results, last use",
@@ -27,35 +35,40 @@ A result is an error when it says so (isError, or an error payload such as
 non-zero, or when its first lines carry error words (error, failed, fatal,
 exception, traceback, "No such file or directory", ...).`,
 		Args: cobra.NoArgs,
-	}
-	refresh := a.addRefreshFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		ctx := cmd.Context()
-		var err error
-		if f.Since, f.Until, err = parseRange(since, until, time.Now(), time.Local); err != nil {
-			return err
-		}
-		db, err := a.queryDB(ctx, refresh)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		stats, err := db.ToolStats(ctx, f)
-		if err != nil {
-			return err
-		}
-		out := view.NewTools(stats)
-		if a.json {
-			return a.printJSON(out)
-		}
-		a.printTools(out.Tools)
-		return nil
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if o.Since, o.Until, err = parseRange(o.since, o.until, time.Now(), time.Local); err != nil {
+				return err
+			}
+			o.Refresh = o.refresh.policy()
+			if runF != nil {
+				return runF(o)
+			}
+			return toolsRun(cmd.Context(), o)
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Agent, "agent", "", "only this agent (default: all agents)")
-	fl.StringVar(&since, "since", "", "only calls since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
-	fl.StringVar(&until, "until", "", "only calls up to this date (inclusive) or time")
+	fl.StringVar(&o.Agent, "agent", "", "only this agent (default: all agents)")
+	fl.StringVar(&o.since, "since", "", "only calls since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
+	fl.StringVar(&o.until, "until", "", "only calls up to this date (inclusive) or time")
+	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	return cmd
+}
+
+func toolsRun(ctx context.Context, o *toolsOptions) error {
+	svc, err := o.service()
+	if err != nil {
+		return err
+	}
+	out, err := svc.Tools(ctx, o.ToolsRequest)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return o.printJSON(out)
+	}
+	o.printTools(out.Tools)
+	return nil
 }
 
 func (a *app) printTools(tools []view.Tool) {

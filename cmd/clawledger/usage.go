@@ -1,19 +1,14 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"strconv"
 	"strings"
 	"time"
-	_ "time/tzdata" // --timezone works on systems without a zoneinfo database
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
-	"github.com/clawledger/clawledger"
-	"github.com/clawledger/clawledger/report"
-	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
 )
 
@@ -26,9 +21,17 @@ var usageHeaders = map[string]string{
 	"model":   "MODEL",
 }
 
-func (a *app) usageCommand() *cobra.Command {
-	var agent, since, until, tz, weekStart string
-	var breakdown bool
+// usageOptions are the flags of usage.
+type usageOptions struct {
+	*app
+	ledger.UsageRequest
+	since, until string
+	breakdown    bool
+	refresh      refreshFlag
+}
+
+func newUsageCmd(a *app, runF func(*usageOptions) error) *cobra.Command {
+	o := &usageOptions{app: a, UsageRequest: ledger.UsageDefaults()}
 	cmd := &cobra.Command{
 		Use:       "usage [daily|weekly|monthly|session|model]",
 		Short:     "Token usage and cost per day, week, month, session or model (ccusage-compatible totals)",
@@ -48,100 +51,57 @@ Cron run logs report their runs' usage too (snake_case usage fields); it is
 shown on its own line and not added to the totals, since the runs' own
 transcripts already hold it.`,
 		Args: cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
-	}
-	refresh := a.addRefreshFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		ctx := cmd.Context()
-		kind := "daily"
-		if len(args) == 1 {
-			kind = args[0]
-		}
-		loc, err := loadLocation(tz)
-		if err != nil {
-			return err
-		}
-		start, err := report.ParseWeekday(weekStart)
-		if err != nil {
-			return usagef("--week-start: %v", err)
-		}
-		f := clawledger.UsageFilter{Agent: agent}
-		if f.Since, f.Until, err = parseRange(since, until, time.Now(), loc); err != nil {
-			return err
-		}
-		db, err := a.queryDB(ctx, refresh)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		f.BySource = kind == "session"
-		groups, err := db.Usage(ctx, f)
-		if err != nil {
-			return err
-		}
-		cron, err := db.CronUsage(ctx, f)
-		if err != nil {
-			return err
-		}
-		var sessions map[int64]*clawledger.Session
-		if f.BySource {
-			if sessions, err = sessionsBySource(ctx, db); err != nil {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(args, time.Now()); err != nil {
 				return err
 			}
-		}
-		rep := report.NewUsageReport()
-		rowSession := map[string]*clawledger.Session{}
-		for i := range groups {
-			g := &groups[i]
-			key := usageKey(kind, g, loc, start, sessions[g.SourceID])
-			if _, ok := rowSession[key]; !ok && f.BySource {
-				rowSession[key] = sessions[g.SourceID]
+			if runF != nil {
+				return runF(o)
 			}
-			rep.Add(key, g)
-		}
-		u := view.NewUsage(kind, rep, rowSession, cron, loc.String())
-		if a.json {
-			return a.printJSON(u)
-		}
-		a.printUsage(u, breakdown)
-		return nil
+			return usageRun(cmd.Context(), o)
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&agent, "agent", "", "only this agent (default: all agents)")
-	fl.StringVar(&since, "since", "", "from this date or time on (YYYY-MM-DD in --timezone, RFC 3339, or an age like 7d)")
-	fl.StringVar(&until, "until", "", "up to this date (inclusive) or time")
-	fl.StringVarP(&tz, "timezone", "z", "", "time zone the periods are cut in (IANA name such as Europe/Berlin, or UTC; default: local)")
-	fl.StringVar(&weekStart, "week-start", "sunday", "first day of a week for weekly (ccusage's default is sunday)")
-	fl.BoolVar(&breakdown, "breakdown", false, "show each model's share under each row")
+	fl.StringVar(&o.Agent, "agent", "", "only this agent (default: all agents)")
+	fl.StringVar(&o.since, "since", "", "from this date or time on (YYYY-MM-DD in --timezone, RFC 3339, or an age like 7d)")
+	fl.StringVar(&o.until, "until", "", "up to this date (inclusive) or time")
+	fl.StringVarP(&o.Timezone, "timezone", "z", "", "time zone the periods are cut in (IANA name such as Europe/Berlin, or UTC; default: local)")
+	fl.StringVar(&o.WeekStart, "week-start", o.WeekStart, "first day of a week for weekly (ccusage's default is sunday)")
+	fl.BoolVar(&o.breakdown, "breakdown", false, "show each model's share under each row")
+	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	return cmd
 }
 
-// usageKey is the row a group of messages counts in: its period, its
-// session (s: the transcript the messages were first written in) or its model.
-func usageKey(kind string, g *clawledger.UsageGroup, loc *time.Location, weekStart time.Weekday, s *clawledger.Session) string {
-	switch kind {
-	case "session":
-		if s == nil || s.SessionID == "" { // no header id: the transcript alone
-			return "source\x00" + strconv.FormatInt(g.SourceID, 10)
-		}
-		return s.AgentID + "\x00" + s.SessionID + "\x00" + s.Topic
-	case "model":
-		return cmp.Or(g.Model, report.UnknownModel)
+// complete reads the report's kind and its time range in its time zone.
+func (o *usageOptions) complete(args []string, now time.Time) error {
+	if len(args) == 1 {
+		o.Period = args[0]
 	}
-	p, _ := report.ParsePeriod(kind)
-	return report.Bucket(p, g.Start, loc, weekStart)
+	loc, err := ledger.LoadLocation(o.Timezone)
+	if err != nil {
+		return err
+	}
+	if o.Since, o.Until, err = parseRange(o.since, o.until, now, loc); err != nil {
+		return err
+	}
+	o.Refresh = o.refresh.policy()
+	return nil
 }
 
-// sessionsBySource maps every transcript, archives included, to its session.
-func sessionsBySource(ctx context.Context, db *sqlite.DB) (map[int64]*clawledger.Session, error) {
-	list, err := db.Sessions(ctx, clawledger.SessionFilter{IncludeDeleted: true})
+func usageRun(ctx context.Context, o *usageOptions) error {
+	svc, err := o.service()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make(map[int64]*clawledger.Session, len(list))
-	for _, s := range list {
-		out[s.SourceID] = s
+	u, err := svc.Usage(ctx, o.UsageRequest)
+	if err != nil {
+		return err
 	}
-	return out, nil
+	if o.json {
+		return o.printJSON(u)
+	}
+	o.printUsage(u, o.breakdown)
+	return nil
 }
 
 func (a *app) printUsage(u *view.Usage, breakdown bool) {
@@ -186,15 +146,3 @@ func (a *app) printUsage(u *view.Usage, breakdown bool) {
 }
 
 func comma(n int64) string { return humanize.Comma(n) }
-
-// loadLocation reads --timezone: an IANA name, UTC, or empty for local time.
-func loadLocation(name string) (*time.Location, error) {
-	if name == "" || strings.EqualFold(name, "local") {
-		return time.Local, nil
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, usagef("--timezone %q: not a time zone name (e.g. UTC, Europe/Berlin, America/New_York)", name)
-	}
-	return loc, nil
-}

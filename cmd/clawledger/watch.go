@@ -7,13 +7,18 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawledger/clawledger"
-	"github.com/clawledger/clawledger/collect"
+	"github.com/clawledger/clawledger/ledger"
 )
 
-func (a *app) watchCommand() *cobra.Command {
-	var interval, debounce time.Duration
-	var logFormat string
+// watchOptions are the flags of watch.
+type watchOptions struct {
+	*app
+	ledger.WatchRequest
+	logFormat string
+}
+
+func newWatchCmd(a *app) *cobra.Command {
+	o := &watchOptions{app: a}
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Keep the ledger current while OpenClaw runs (file notifications and a periodic rescan)",
@@ -38,73 +43,30 @@ last complete state and everything complete is stored. Logs go to stderr
 per line; --verbose adds a line per change and per no-op rescan.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			log, err := a.logger(cmd, logFormat)
-			if err != nil {
+			var err error
+			if o.Log, err = o.logger(cmd, o.logFormat); err != nil {
 				return err
 			}
-			if interval <= 0 || debounce <= 0 {
+			if o.Interval <= 0 || o.Debounce <= 0 {
 				return usagef("--interval and --debounce must be positive")
 			}
-			if _, err := a.stateDirs(); err != nil {
-				return err // a --state that is not a directory
-			}
-			loc, err := a.location()
-			if err != nil {
-				return err
-			}
-			me := clawledger.Holder{Command: "watch"}
-			claim, err := loc.LockWatch(ctx, me, time.Second)
-			if err != nil {
-				return err
-			}
-			defer claim.Unlock()
-			db, err := a.openWriter(ctx, clawledger.OpenOptions{Writer: me})
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			// the writer lock is taken for each batch only: other writers
-			// (an ingest, an episodes append) run between batches
-			if err := db.Unlock(); err != nil {
-				return err
-			}
-			a.watching = true
-			if cfg, err := a.embedConfig(ctx, db); err == nil && cfg.Remote() {
-				log.Info("new chunks are not embedded by a remote provider during a watch (it would hold the writer lock); run `clawledger embed` to embed them")
-			}
-			c := a.collector(false)
-			c.Store = db
-			w := &collect.Watcher{
-				Collector: c,
-				StateDirs: a.stateDirs,
-				Debounce:  debounce,
-				Interval:  interval,
-				Log:       log.With("db", db.Path),
-				AfterBatch: func(ctx context.Context, b *collect.Batch) error {
-					if b.Err != nil || !b.Report.Changed() {
-						return nil
-					}
-					return a.refreshDerived(ctx, db)
-				},
-				Exclusive: func(ctx context.Context, batch func() error) error {
-					if err := db.Lock(ctx, lockWait); err != nil {
-						return lockedMessage(err)
-					}
-					defer db.Unlock()
-					return batch()
-				},
-			}
-			err = w.Run(ctx)
-			log.Info("stopped", "db", db.Path)
-			return err
+			return watchRun(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
-	fl.DurationVar(&interval, "interval", 5*time.Minute, "full rescan period (the safety net for lost file notifications)")
-	fl.DurationVar(&debounce, "debounce", 200*time.Millisecond, "quiet time after a change before a batch runs")
-	fl.StringVar(&logFormat, "log-format", "text", "log format: text or json (--json implies json)")
+	fl.DurationVar(&o.Interval, "interval", 5*time.Minute, "full rescan period (the safety net for lost file notifications)")
+	fl.DurationVar(&o.Debounce, "debounce", 200*time.Millisecond, "quiet time after a change before a batch runs")
+	fl.StringVar(&o.logFormat, "log-format", "text", "log format: text or json (--json implies json)")
 	return cmd
+}
+
+func watchRun(ctx context.Context, o *watchOptions) error {
+	svc, err := o.service()
+	if err != nil {
+		return err
+	}
+	o.watching = true // stderr is the log: no progress is drawn
+	return svc.Watch(ctx, o.WatchRequest)
 }
 
 // logger builds the slog logger of a long-running command.

@@ -1,4 +1,4 @@
-package main
+package ledger
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func TestExportStaysInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out", "deep", "x")
-	res, err := exportAll(ctx, db, out, false)
+	res, err := service(t, db.Path).Export(ctx, ExportRequest{Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,4 +67,16 @@ func TestExportStaysInside(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// service is a Service over the SQLite ledger at path.
+func service(t *testing.T, path string) *Service {
+	t.Helper()
+	loc, err := clawledger.ParseLocation(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{Location: loc, Name: "test"}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

@@ -1,0 +1,283 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/embed"
+	"github.com/clawledger/clawledger/internal/memlimit"
+	"github.com/clawledger/clawledger/search"
+	"github.com/clawledger/clawledger/view"
+)
+
+// embedConfigKey is where the embedder configuration is kept (SearchMeta);
+// embedOff there says embeddings were switched off, which the
+// environment's provider does not override.
+const (
+	embedConfigKey = "embedder"
+	embedOff       = embed.ProviderNone
+)
+
+// DefaultCacheMB caps the embedding cache.
+const DefaultCacheMB = 1024
+
+// Reasons of the embedder's errors, for a surface to say what to do.
+var (
+	// ErrOtherVectors: the stored vectors are another embedder's.
+	ErrOtherVectors = errors.New("the stored vectors are another embedder's")
+	// ErrNoProvider: an embedding run without a provider configured.
+	ErrNoProvider = errors.New("no embedding provider configured")
+	// ErrSettingsWithoutProvider: provider settings without a provider
+	// (the stored choice would be used as it is).
+	ErrSettingsWithoutProvider = errors.New("provider settings without a provider")
+	// ErrInterrupted: a reindex was stopped; it changed nothing.
+	ErrInterrupted = errors.New("interrupted")
+)
+
+// embedConfig is the embedder configuration stored in the ledger, else the
+// environment's; the zero Config when neither names one.
+func (s *Service) embedConfig(ctx context.Context, st clawledger.SearchReader) (embed.Config, error) {
+	raw, err := st.SearchMeta(ctx, embedConfigKey)
+	if err != nil {
+		return embed.Config{}, err
+	}
+	switch raw {
+	case "":
+		return embed.ConfigFromEnv(s.getenv)
+	case embedOff:
+		return embed.Config{}, nil
+	}
+	var cfg embed.Config
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return embed.Config{}, fmt.Errorf("stored embedder configuration: %w", err)
+	}
+	return cfg.Normalized()
+}
+
+// openEmbedder opens an embedder once per Service (a static model is
+// loaded once; concurrent calls share it).
+func (s *Service) openEmbedder(cfg embed.Config) (clawledger.Embedder, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.embedder != nil && s.embedCfg == cfg {
+		return s.embedder, nil
+	}
+	e, err := cfg.Open(s.getenv)
+	if err != nil {
+		return nil, err
+	}
+	s.embedder, s.embedCfg = e, cfg
+	return e, nil
+}
+
+// withCache puts the embedding cache in front of a remote provider (a
+// static model recomputes a vector faster than the cache stores one).
+func withCache(e clawledger.Embedder, cfg embed.Config, st clawledger.SearchIndex) (clawledger.Embedder, *embed.Cached) {
+	if !cfg.Remote() {
+		return e, nil
+	}
+	c := &embed.Cached{Embedder: e, Cache: st}
+	return c, c
+}
+
+// embedNew embeds the chunks an ingest added, when an embedder is
+// configured for the stored vectors. A remote provider is called only
+// when the derivation allows the network: a query never waits on it, and a
+// watch does not hold the writer lock through it; their new chunks wait
+// for the next ingest or embed.
+func (s *Service) embedNew(ctx context.Context, st clawledger.Store, d derivation) error {
+	cfg, err := s.embedConfig(ctx, st)
+	if err != nil || cfg.Provider == "" || (cfg.Remote() && !d.network) {
+		return err
+	}
+	e, err := s.openEmbedder(cfg)
+	if err != nil {
+		return err
+	}
+	stored, err := st.VectorSpace(ctx)
+	if err != nil {
+		return err
+	}
+	space := search.SpaceString(e.Space())
+	if stored != "" && stored != space {
+		return clawledger.Reasonf(clawledger.EINVALID, ErrOtherVectors, "the stored vectors are not %s's", cfg)
+	}
+	if stored == "" {
+		if _, err := st.UseVectorSpace(ctx, space); err != nil {
+			return err
+		}
+	}
+	var prog search.Progress
+	if !d.query {
+		prog = s.optionalBar(TaskEmbed)
+	}
+	emb, _ := withCache(e, cfg, st)
+	_, err = search.EmbedPending(ctx, st, emb, prog)
+	if err == nil {
+		_, err = st.PruneEmbeddingCache(ctx, DefaultCacheMB<<20)
+	}
+	return err
+}
+
+// Notes of a search that cannot rank by meaning, and why. They are part of
+// the answer, the same on every surface, and say what to run.
+const (
+	noteNoEmbedder  = "no embedding provider configured: full-text search only (see `clawledger embed --help`)"
+	noteNotEmbedded = "no chunk is embedded yet (run `clawledger embed`)"
+)
+
+// searchEngine builds the engine of one search: with the configured
+// embedder when its vectors are the stored ones, else lexical with a note
+// saying why. The query's own embedding is not cached (a search never
+// writes).
+func (s *Service) searchEngine(ctx context.Context, st clawledger.SearchReader, mode string) (*search.Engine, error) {
+	eng := &search.Engine{Store: st, NotEmbedded: noteNotEmbedded}
+	if mode == search.ModeLexical {
+		return eng, nil
+	}
+	cfg, err := s.embedConfig(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Provider == "" {
+		eng.NoVectors = noteNoEmbedder
+		return eng, nil
+	}
+	e, err := s.openEmbedder(cfg)
+	if err != nil {
+		eng.NoVectors = fmt.Sprintf("the embedder (%s) is unavailable: %v; full-text search only", cfg, err)
+		return eng, nil
+	}
+	stored, err := st.VectorSpace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if stored != "" && stored != search.SpaceString(e.Space()) {
+		eng.NoVectors = fmt.Sprintf("the stored vectors are not %s's: run `clawledger embed` to re-embed; full-text search only", cfg)
+		return eng, nil
+	}
+	eng.Embedder = e
+	memlimit.Lift() // the search loads every vector
+	return eng, nil
+}
+
+// Reindex rebuilds the search index from the ledger in one transaction
+// (searches answer from the previous index until it commits; an
+// interrupted rebuild leaves it as it was), then embeds the new chunks
+// with the configured embedder, from the embedding cache where it has
+// them. An embedding failure is observed, not returned.
+func (s *Service) Reindex(ctx context.Context) (*view.Reindex, error) {
+	st, err := s.write(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	stats, err := search.RebuildIndex(ctx, st, s.optionalBar(TaskIndex))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, clawledger.Reasonf(clawledger.EINTERNAL, ErrInterrupted,
+				"reindex interrupted: nothing was changed, searches still answer from the previous index")
+		}
+		return nil, err
+	}
+	if err := s.embedNew(ctx, st, derivation{network: true}); err != nil {
+		s.observer().EmbedFailed(err, false)
+	}
+	_, vectors, err := st.SearchIndexCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &view.Reindex{Docs: stats.Docs, Chunks: stats.Chunks, Vectors: vectors}, nil
+}
+
+// EmbedRequest chooses an embedding provider and embeds every chunk
+// without a vector. A zero Config (no provider) uses the stored choice,
+// else the environment's.
+type EmbedRequest struct {
+	embed.Config
+	CacheMaxMB int64 `json:"cache_max_mb"` // cap on the embedding cache; least recently used vectors go first
+}
+
+// EmbedDefaults is a request with the defaults every surface shows.
+func EmbedDefaults() EmbedRequest { return EmbedRequest{CacheMaxMB: DefaultCacheMB} }
+
+// Embed stores the embedder choice (never a key) and embeds every chunk
+// without a vector, through the embedding cache for a remote provider.
+// Provider "none" switches embeddings off.
+func (s *Service) Embed(ctx context.Context, req EmbedRequest) (*view.Embed, error) {
+	cfg := req.Config
+	if cfg.Provider == "" && cfg != (embed.Config{}) {
+		return nil, clawledger.Reasonf(clawledger.EINVALID, ErrSettingsWithoutProvider,
+			"a base URL, model, dimensions or model directory go with a provider (the stored choice is used as it is without one)")
+	}
+	if cfg.Provider != "" && cfg.Provider != embed.ProviderNone {
+		var err error
+		if cfg, err = cfg.Normalized(); err != nil {
+			return nil, &clawledger.Error{Code: clawledger.EINVALID, Message: err.Error(), Err: err}
+		}
+	}
+	st, err := s.write(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if cfg.Provider == embed.ProviderNone {
+		dropped, err := st.UseVectorSpace(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		if err := st.SetSearchMeta(ctx, embedConfigKey, embedOff); err != nil {
+			return nil, err
+		}
+		chunks, _, err := st.SearchIndexCounts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &view.Embed{Provider: embedOff, Dropped: dropped, Chunks: chunks}, nil
+	}
+	if cfg.Provider == "" {
+		if cfg, err = s.embedConfig(ctx, st); err != nil {
+			return nil, err
+		}
+		if cfg.Provider == "" {
+			return nil, clawledger.Reasonf(clawledger.EINVALID, ErrNoProvider, "no embedding provider configured")
+		}
+	}
+	e, err := s.openEmbedder(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := search.UpdateIndex(ctx, st, s.optionalBar(TaskIndex)); err != nil {
+		return nil, err
+	}
+	dropped, err := st.UseVectorSpace(ctx, search.SpaceString(e.Space()))
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := json.Marshal(cfg)
+	if err := st.SetSearchMeta(ctx, embedConfigKey, string(raw)); err != nil {
+		return nil, err
+	}
+	emb, cached := withCache(e, cfg, st)
+	n, err := search.EmbedPending(ctx, st, emb, s.optionalBar(TaskEmbed))
+	if err != nil {
+		return nil, fmt.Errorf("embed (%d chunks stored before the error; run again to go on): %w", n, err)
+	}
+	evicted, err := st.PruneEmbeddingCache(ctx, req.CacheMaxMB<<20)
+	if err != nil {
+		return nil, err
+	}
+	chunks, vectors, err := st.SearchIndexCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &view.Embed{Provider: cfg.Provider, Model: e.Space().Model, Endpoint: cfg.BaseURL, Dropped: dropped, Embedded: n,
+		ProviderTexts: n, Vectors: vectors, Chunks: chunks, CacheEvicted: evicted, Embedder: cfg.String(), CacheMaxMB: req.CacheMaxMB}
+	if cached != nil {
+		out.CacheHits, out.ProviderTexts = cached.Hits, cached.Misses
+	}
+	return out, nil
+}

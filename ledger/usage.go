@@ -1,0 +1,150 @@
+package ledger
+
+import (
+	"cmp"
+	"context"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // time zones work on systems without a zoneinfo database
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/report"
+	"github.com/clawledger/clawledger/view"
+)
+
+// UsageRequest reports token usage and cost per period, session or model.
+// Start from UsageDefaults.
+type UsageRequest struct {
+	// Period is daily, weekly, monthly, session or model.
+	Period string `json:"period"`
+	Agent  string `json:"agent,omitempty"`
+	Since  int64  `json:"since,omitempty"` // epoch ms; 0 = open
+	Until  int64  `json:"until,omitempty"` // epoch ms, exclusive; 0 = open
+	// Timezone cuts the periods: an IANA name, UTC, or "" for local time.
+	Timezone  string  `json:"timezone,omitempty"`
+	WeekStart string  `json:"week_start,omitempty"` // sunday (ccusage's), monday, ...
+	Refresh   Refresh `json:"-"`
+}
+
+// UsageDefaults is a request with the defaults every surface shows.
+func UsageDefaults() UsageRequest { return UsageRequest{Period: "daily", WeekStart: "sunday"} }
+
+// LoadLocation reads a time zone as every surface takes it: an IANA name,
+// UTC, or "" (or "local") for the local time zone.
+func LoadLocation(name string) (*time.Location, error) {
+	if name == "" || strings.EqualFold(name, "local") {
+		return time.Local, nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, clawledger.FieldErrorf("timezone", "%q: not a time zone name (e.g. UTC, Europe/Berlin, America/New_York)", name)
+	}
+	return loc, nil
+}
+
+// Usage sums the usage of every assistant message, each counted once
+// across live transcripts, archives and forks, per period (cut in the time
+// zone), per session or per model, with totals and the cron runs' own
+// usage (not added to the totals).
+func (s *Service) Usage(ctx context.Context, req UsageRequest) (*view.Usage, error) {
+	if _, ok := view.UsageRowsKey[req.Period]; !ok {
+		return nil, clawledger.FieldErrorf("period", "must be daily, weekly, monthly, session or model, not %q", req.Period)
+	}
+	loc, err := LoadLocation(req.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	start, err := report.ParseWeekday(req.WeekStart)
+	if err != nil {
+		return nil, clawledger.FieldErrorf("week_start", ": %v", err)
+	}
+	if _, err := s.refresh(ctx, req.Refresh); err != nil {
+		return nil, err
+	}
+	r, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := clawledger.UsageFilter{Agent: req.Agent, Since: req.Since, Until: req.Until, BySource: req.Period == "session"}
+	groups, err := r.Usage(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	cron, err := r.CronUsage(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	var sessions map[int64]*clawledger.Session
+	if f.BySource {
+		if sessions, err = sessionsBySource(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	rep := report.NewUsageReport()
+	rowSession := map[string]*clawledger.Session{}
+	for i := range groups {
+		g := &groups[i]
+		key := usageKey(req.Period, g, loc, start, sessions[g.SourceID])
+		if _, ok := rowSession[key]; !ok && f.BySource {
+			rowSession[key] = sessions[g.SourceID]
+		}
+		rep.Add(key, g)
+	}
+	return view.NewUsage(req.Period, rep, rowSession, cron, loc.String()), nil
+}
+
+// usageKey is the row a group of messages counts in: its period, its
+// session (s: the transcript the messages were first written in) or its model.
+func usageKey(kind string, g *clawledger.UsageGroup, loc *time.Location, weekStart time.Weekday, s *clawledger.Session) string {
+	switch kind {
+	case "session":
+		if s == nil || s.SessionID == "" { // no header id: the transcript alone
+			return "source\x00" + strconv.FormatInt(g.SourceID, 10)
+		}
+		return s.AgentID + "\x00" + s.SessionID + "\x00" + s.Topic
+	case "model":
+		return cmp.Or(g.Model, report.UnknownModel)
+	}
+	p, _ := report.ParsePeriod(kind)
+	return report.Bucket(p, g.Start, loc, weekStart)
+}
+
+// sessionsBySource maps every transcript, archives included, to its session.
+func sessionsBySource(ctx context.Context, r clawledger.Reader) (map[int64]*clawledger.Session, error) {
+	list, err := r.Sessions(ctx, clawledger.SessionFilter{IncludeDeleted: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]*clawledger.Session, len(list))
+	for _, s := range list {
+		out[s.SourceID] = s
+	}
+	return out, nil
+}
+
+// ToolsRequest reports every tool the agents called.
+type ToolsRequest struct {
+	Agent   string  `json:"agent,omitempty"`
+	Since   int64   `json:"since,omitempty"` // epoch ms on the call time; 0 = open
+	Until   int64   `json:"until,omitempty"` // exclusive; 0 = open
+	Refresh Refresh `json:"-"`
+}
+
+// Tools reports per tool: calls, results, errors (by the error rule) and
+// error rate, median and p95 duration, calls without a result, last use;
+// each call and result counted once across archives and forks.
+func (s *Service) Tools(ctx context.Context, req ToolsRequest) (*view.Tools, error) {
+	if _, err := s.refresh(ctx, req.Refresh); err != nil {
+		return nil, err
+	}
+	r, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stats, err := r.ToolStats(ctx, clawledger.ToolFilter{Agent: req.Agent, Since: req.Since, Until: req.Until})
+	if err != nil {
+		return nil, err
+	}
+	return view.NewTools(stats), nil
+}
