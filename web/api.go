@@ -10,6 +10,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/episodes"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
 )
 
@@ -47,7 +50,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.pageRoutes(mux)
 }
 
-func query(r *http.Request) *params { return &params{v: r.URL.Query()} }
+func query(r *http.Request) *params { return newParams(r.URL.Query()) }
 
 func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) error {
 	p := query(r)
@@ -65,11 +68,11 @@ func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) apiDoctor(w http.ResponseWriter, r *http.Request) error {
 	p := query(r)
 	p.only("quick")
-	quick := p.flag("quick")
+	req := ledger.DoctorRequest{Quick: p.flag("quick")}
 	if p.err != nil {
 		return p.err
 	}
-	d, err := s.svc.Doctor(r.Context(), quick)
+	d, err := s.svc.Doctor(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -77,20 +80,15 @@ func (s *Server) apiDoctor(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// sessionsQuery reads the sessions filters.
-func (p *params) sessionsQuery() SessionsQuery {
-	return SessionsQuery{Agent: p.str("agent"), Channel: p.str("channel"), Project: p.str("project"),
-		Since: p.str("since"), Until: p.str("until"), IncludeDeleted: p.flag("include_deleted")}
-}
-
 func (s *Server) apiSessions(w http.ResponseWriter, r *http.Request) error {
 	p := query(r)
 	p.only("agent", "channel", "project", "since", "until", "include_deleted", "limit", "cursor")
-	q, limit, c := p.sessionsQuery(), p.limit(sessionsPageSize, sessionsPageMax), p.cursor()
+	req, limit, c := p.sessionsRequest(), p.limit(sessionsPageSize, sessionsPageMax), p.cursor()
 	if p.err != nil {
 		return p.err
 	}
-	page, next, err := s.sessionsPage(r.Context(), q, c, limit)
+	req.Refresh = s.refresh
+	page, next, err := s.sessionsPage(r.Context(), req, c, limit)
 	if err != nil {
 		return err
 	}
@@ -101,48 +99,44 @@ func (s *Server) apiSessions(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// sessionsPage returns at most limit sessions after c (from the first
-// without), and the cursor of the next page, nil at the end.
-func (s *Server) sessionsPage(ctx context.Context, q SessionsQuery, c *cursor, limit int) (*view.Sessions, *cursor, error) {
-	q.Limit = 0
-	if c == nil {
-		q.Limit = limit + 1 // one more says whether there is a next page
+// sessionsSlack is how far back a next page looks for the last row of
+// the page before it: sessions that became active in between move the
+// rest of the list down.
+const sessionsSlack = 50
+
+// sessionsPage returns at most limit sessions from the cursor on (from the
+// first without one), and the next page's cursor, nil at the end.
+func (s *Server) sessionsPage(ctx context.Context, req ledger.SessionsRequest, c *cursor, limit int) (*view.Sessions, *cursor, error) {
+	start := 0
+	if c != nil {
+		start = c.Offset
 	}
-	res, err := s.svc.Sessions(ctx, q)
+	back := min(start, sessionsSlack)
+	req.Offset, req.Limit = start-back, back+limit+1 // one more says whether a next page exists
+	res, err := s.svc.Sessions(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
-	rows := res.Sessions
-	if c != nil {
-		rows = sessionsAfter(rows, c)
+	rows, skip := res.Sessions, back
+	if c != nil && c.Key != "" {
+		for i, v := range rows {
+			if sessionKey(v) == c.Key {
+				skip = i + 1
+				break
+			}
+		}
 	}
+	rows = rows[min(skip, len(rows)):]
 	var next *cursor
 	if len(rows) > limit {
 		rows = rows[:limit]
-		last := rows[limit-1]
-		next = &cursor{Key: sessionKey(last), Time: deref(last.LastActivity)}
+		next = &cursor{Offset: req.Offset + skip + limit, Key: sessionKey(rows[limit-1])}
 	}
 	return &view.Sessions{Sessions: rows}, next, nil
 }
 
 // sessionKey tells a transcript from every other.
 func sessionKey(v view.Session) string { return v.StateDir + "\x00" + v.Path }
-
-// sessionsAfter returns the rows after the cursor's: after its row, or
-// when that row is gone from the list, after the rows as recent as it.
-func sessionsAfter(rows []view.Session, c *cursor) []view.Session {
-	for i, v := range rows {
-		if sessionKey(v) == c.Key {
-			return rows[i+1:]
-		}
-	}
-	for i, v := range rows {
-		if deref(v.LastActivity) < c.Time {
-			return rows[i:]
-		}
-	}
-	return nil
-}
 
 func deref(s *string) string {
 	if s == nil {
@@ -151,65 +145,53 @@ func deref(s *string) string {
 	return *s
 }
 
-// showQuery reads show's flags.
-func (p *params) showQuery(session string) ShowQuery {
-	q := ShowQuery{Session: session, AllBranches: p.flag("all_branches"), Since: p.str("since"), Last: p.int("last", 0),
-		Around: p.str("around"), Context: p.int("context", -1)}
-	switch v := p.str("view"); v {
-	case "", "full":
-	case "filtered":
-		q.Filtered = true
-	default:
-		p.fail("view must be full or filtered, not %q", v)
-	}
-	return q
-}
-
 // errPageFull stops a transcript's stream once a page has what it needs.
 var errPageFull = errors.New("page full")
 
-// showPage streams a page of a transcript: at most limit units after c,
-// and returns the cursor of the next page, nil at the end.
-func (s *Server) showPage(ctx context.Context, q ShowQuery, c *cursor, limit int, head func(*view.ShowHead) error, unit func(view.ShowUnit) error) (*cursor, error) {
-	var line int64
-	var item, sent int
-	var next *cursor
-	err := s.svc.Show(ctx, q, head, func(u view.ShowUnit) error {
-		if l := u.Line(); l != line {
-			line, item = l, 0
-		} else {
-			item++
-		}
-		if c != nil && (line < c.Line || line == c.Line && item <= c.Item) {
-			return nil
-		}
-		if sent == limit {
-			return errPageFull
-		}
-		sent++
-		next = &cursor{Line: line, Item: item}
-		return unit(u)
-	})
-	switch {
-	case errors.Is(err, errPageFull):
-		return next, nil
-	case err != nil:
+// showPage streams the units of lines after c's line, whole lines until it
+// has passed limit, and returns the next page's cursor (nil at the end).
+func (s *Server) showPage(ctx context.Context, req ledger.ShowRequest, c *cursor, limit int, head func(*view.ShowHead) error, unit func(view.ShowUnit) error) (*cursor, error) {
+	if c != nil {
+		req.After = c.Line
+	}
+	req.Limit = limit + 1 // one more says whether a next page exists
+	var units []view.ShowUnit
+	err := s.svc.Show(ctx, req, showFuncs{head: head, unit: func(u view.ShowUnit) error {
+		units = append(units, u)
+		return nil
+	}})
+	if err != nil {
 		return nil, err
 	}
-	return nil, nil
+	var next *cursor
+	if len(units) > limit {
+		last := units[limit-1].Line() // the page ends with this line's units
+		n := limit
+		for n < len(units) && units[n].Line() == last {
+			n++
+		}
+		units, next = units[:n], &cursor{Line: last}
+	}
+	for _, u := range units {
+		if err := unit(u); err != nil {
+			return nil, err
+		}
+	}
+	return next, nil
 }
 
 func (s *Server) apiShow(w http.ResponseWriter, r *http.Request) error {
 	p := query(r)
 	p.only("view", "all_branches", "since", "last", "around", "context", "limit", "cursor")
-	q, limit, c := p.showQuery(r.PathValue("session")), p.limit(entriesPageSize, entriesPageMax), p.cursor()
+	req, limit, c := p.showRequest(r.PathValue("session")), p.limit(entriesPageSize, entriesPageMax), p.cursor()
 	if p.err != nil {
 		return p.err
 	}
+	req.Refresh = s.refresh
 	// show's answer is its head's fields and the list, as the CLI streams it
 	var b bytes.Buffer
 	n := 0
-	next, err := s.showPage(r.Context(), q, c, limit, func(h *view.ShowHead) error {
+	next, err := s.showPage(r.Context(), req, c, limit, func(h *view.ShowHead) error {
 		hb, err := encode(h)
 		if err != nil {
 			return err
@@ -244,24 +226,18 @@ func (s *Server) apiShow(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// searchQuery reads search's query and flags.
-func (p *params) searchQuery() SearchQuery {
-	return SearchQuery{Q: p.str("q"), Mode: p.str("mode"), Agent: p.str("agent"), Session: p.str("session"),
-		Role: p.str("role"), Source: p.str("source"), Since: p.str("since"), Until: p.str("until"),
-		Limit: p.int("limit", 10), PerSession: p.int("per_session", 0)}
-}
-
 func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 	p := query(r)
 	p.only("q", "mode", "agent", "session", "role", "source", "since", "until", "limit", "per_session")
-	q := p.searchQuery()
+	req := p.searchRequest()
 	if p.err != nil {
 		return p.err
 	}
-	if q.Q == "" {
-		return invalidf("q is needed: the words to search for")
+	if req.Query == "" {
+		return clawledger.FieldErrorf("q", "is needed: the words to search for")
 	}
-	res, err := s.svc.Search(r.Context(), q)
+	req.Refresh = s.refresh
+	res, err := s.svc.Search(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -269,23 +245,19 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// usageQuery reads usage's flags.
-func (p *params) usageQuery(kind string) UsageQuery {
-	return UsageQuery{Kind: kind, Since: p.str("since"), Until: p.str("until"), Agent: p.str("agent"),
-		Timezone: p.str("timezone"), Breakdown: p.flag("breakdown")}
-}
-
 func (s *Server) apiUsage(w http.ResponseWriter, r *http.Request) error {
 	p := query(r)
-	p.only("since", "until", "agent", "timezone", "breakdown")
-	q := p.usageQuery(r.PathValue("kind"))
+	p.only("since", "until", "agent", "timezone", "week_start", "breakdown")
+	period := r.PathValue("kind")
+	if _, ok := view.UsageRowsKey[period]; !ok {
+		return notFoundf("no usage report %q: daily, weekly, monthly, session or model", period)
+	}
+	req := p.usageRequest(period)
 	if p.err != nil {
 		return p.err
 	}
-	if _, ok := view.UsageRowsKey[q.Kind]; !ok {
-		return notFoundf("no usage report %q: daily, weekly, monthly, session or model", q.Kind)
-	}
-	u, err := s.svc.Usage(r.Context(), q)
+	req.Refresh = s.refresh
+	u, err := s.svc.Usage(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -293,18 +265,15 @@ func (s *Server) apiUsage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (p *params) toolsQuery() ToolsQuery {
-	return ToolsQuery{Since: p.str("since"), Until: p.str("until"), Agent: p.str("agent")}
-}
-
 func (s *Server) apiTools(w http.ResponseWriter, r *http.Request) error {
 	p := query(r)
 	p.only("since", "until", "agent")
-	q := p.toolsQuery()
+	req := p.toolsRequest()
 	if p.err != nil {
 		return p.err
 	}
-	t, err := s.svc.Tools(r.Context(), q)
+	req.Refresh = s.refresh
+	t, err := s.svc.Tools(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -312,19 +281,14 @@ func (s *Server) apiTools(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (p *params) episodesQuery() EpisodesQuery {
-	return EpisodesQuery{Scope: p.scope(), SessionID: p.str("session_id"), AgentID: p.str("agent_id"), Types: p.str("types"),
-		From: p.str("from"), To: p.str("to"), Text: p.str("text"), Limit: p.int("limit", 0), IncludePayload: p.flag("include_payload")}
-}
-
 func (s *Server) apiEpisodes(w http.ResponseWriter, r *http.Request) error {
 	p := query(r)
 	p.only("scope", "global", "session_id", "agent_id", "types", "from", "to", "text", "limit", "include_payload")
-	q := p.episodesQuery()
+	req := p.eventsRequest()
 	if p.err != nil {
 		return p.err
 	}
-	res, err := s.svc.Episodes(r.Context(), q)
+	res, err := s.svc.QueryEvents(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -335,11 +299,11 @@ func (s *Server) apiEpisodes(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) apiReplay(w http.ResponseWriter, r *http.Request) error {
 	p := query(r)
 	p.only("scope", "global", "limit", "include_payload")
-	q := ReplayQuery{Scope: p.scope(), SessionID: r.PathValue("session"), Limit: p.int("limit", 0), IncludePayload: p.flag("include_payload")}
+	req := p.replayRequest(r.PathValue("session"))
 	if p.err != nil {
 		return p.err
 	}
-	res, err := s.svc.Replay(r.Context(), q)
+	res, err := s.svc.ReplayEvents(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -358,7 +322,7 @@ func (s *Server) writable() error {
 // maxBody bounds a write's body: an event's caps are a few KB.
 const maxBody = 64 << 10
 
-// decodeBody reads a write's parameters: a JSON object (Content-Type
+// decodeBody reads a write: a JSON object (Content-Type
 // application/json) into v, else a form, which the returned params read.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) (*params, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
@@ -377,11 +341,11 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) (*params, error) 
 	if err := r.ParseForm(); err != nil {
 		return nil, invalidf("cannot read the form: %v", err)
 	}
-	return &params{v: r.PostForm}, nil
+	return newParams(r.PostForm), nil
 }
 
-// appendBody is an append's JSON body: the flags of episodes append, the
-// payload and refs as JSON values.
+// appendBody is an append's JSON body: the flags of episodes append, with
+// the payload and refs as JSON values.
 type appendBody struct {
 	Scope        string          `json:"scope"`
 	SessionID    string          `json:"session_id"`
@@ -400,11 +364,11 @@ func (s *Server) apiAppend(w http.ResponseWriter, r *http.Request) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	q, err := appendQuery(w, r)
+	req, err := appendRequest(w, r)
 	if err != nil {
 		return err
 	}
-	res, err := s.svc.AppendEvent(r.Context(), q)
+	res, err := s.svc.AppendEvent(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -412,44 +376,36 @@ func (s *Server) apiAppend(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// appendQuery reads an append from a JSON body or a form.
-func appendQuery(w http.ResponseWriter, r *http.Request) (AppendQuery, error) {
+// appendRequest reads an append from a JSON body or a form.
+func appendRequest(w http.ResponseWriter, r *http.Request) (ledger.AppendRequest, error) {
 	var b appendBody
 	p, err := decodeBody(w, r, &b)
 	if err != nil {
-		return AppendQuery{}, err
+		return ledger.AppendRequest{}, err
 	}
 	if p == nil {
-		return AppendQuery{Scope: b.Scope, SessionID: b.SessionID, AgentID: b.AgentID, Type: b.Type, Summary: b.Summary,
-			PayloadJSON: string(b.PayloadJSON), RefsJSON: string(b.RefsJSON), TsMs: b.TsMs, EventID: b.EventID,
+		return ledger.AppendRequest{Input: episodes.Input{EventID: b.EventID, TsMs: b.TsMs, Scope: b.Scope, SessionID: b.SessionID,
+			AgentID: b.AgentID, Type: b.Type, Summary: b.Summary, Payload: string(b.PayloadJSON), Refs: string(b.RefsJSON)},
 			Truncate: b.Truncate, AllowSecrets: b.AllowSecrets}, nil
 	}
-	q := AppendQuery{Scope: p.str("scope"), SessionID: p.str("session_id"), AgentID: p.str("agent_id"), Type: p.str("type"),
-		Summary: p.str("summary"), PayloadJSON: p.str("payload_json"), RefsJSON: p.str("refs_json"),
-		EventID: p.str("event_id"), Truncate: p.flag("truncate"), AllowSecrets: p.flag("allow_secrets")}
-	if ts := p.str("ts_ms"); ts != "" {
-		q.TsMs = int64(p.int("ts_ms", 0))
+	req := ledger.AppendRequest{Input: episodes.Input{EventID: p.str("event_id"), Scope: p.str("scope"), SessionID: p.str("session_id"),
+		AgentID: p.str("agent_id"), Type: p.str("type"), Summary: p.str("summary"), Payload: p.str("payload_json"), Refs: p.str("refs_json")},
+		Truncate: p.flag("truncate"), AllowSecrets: p.flag("allow_secrets")}
+	if p.has("ts_ms") {
+		req.TsMs = p.timeMs("ts_ms")
 	}
-	return q, p.err
-}
-
-type redactBody struct {
-	Scope       string `json:"scope"`
-	Global      bool   `json:"global"`
-	EventID     string `json:"event_id"`
-	SessionID   string `json:"session_id"`
-	Replacement string `json:"replacement"`
+	return req, p.err
 }
 
 func (s *Server) apiRedact(w http.ResponseWriter, r *http.Request) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	q, err := redactQuery(w, r)
+	req, err := redactRequest(w, r)
 	if err != nil {
 		return err
 	}
-	res, err := s.svc.RedactEvents(r.Context(), q)
+	res, err := s.svc.RedactEvents(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -457,17 +413,16 @@ func (s *Server) apiRedact(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func redactQuery(w http.ResponseWriter, r *http.Request) (RedactQuery, error) {
-	var b redactBody
-	p, err := decodeBody(w, r, &b)
-	if err != nil {
-		return RedactQuery{}, err
+// redactRequest reads a redaction from a JSON body (the fields of
+// ledger.RedactRequest) or a form.
+func redactRequest(w http.ResponseWriter, r *http.Request) (ledger.RedactRequest, error) {
+	var req ledger.RedactRequest
+	p, err := decodeBody(w, r, &req)
+	if err != nil || p == nil {
+		return req, err
 	}
-	if p == nil {
-		return RedactQuery{Scope: Scope{Scope: b.Scope, Global: b.Global}, EventID: b.EventID, SessionID: b.SessionID, Replacement: b.Replacement}, nil
-	}
-	q := RedactQuery{Scope: p.scope(), EventID: p.str("event_id"), SessionID: p.str("session_id"), Replacement: p.str("replacement")}
-	return q, p.err
+	req = ledger.RedactRequest{Scope: p.scope(), EventID: p.str("event_id"), SessionID: p.str("session_id"), Replacement: p.str("replacement")}
+	return req, p.err
 }
 
 // heartbeat keeps a live stream's connection open through proxies.

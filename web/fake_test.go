@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/search"
 	"github.com/clawledger/clawledger/transcript"
@@ -22,8 +23,8 @@ type fakeService struct {
 	mu       sync.Mutex
 	sessions []fakeSession
 	err      error // every call fails with it when set
-	appended []AppendQuery
-	redacted []RedactQuery
+	appended []ledger.AppendRequest
+	redacted []ledger.RedactRequest
 	shows    int // Show calls
 }
 
@@ -121,23 +122,25 @@ func (f *fakeService) Status(context.Context) (*view.Status, error) {
 		Pending:   []view.PendingTail{}}, nil
 }
 
-func (f *fakeService) Doctor(context.Context, bool) (*view.Doctor, error) {
+func (f *fakeService) Doctor(context.Context, ledger.DoctorRequest) (*view.Doctor, error) {
 	if err := f.fail(); err != nil {
 		return nil, err
 	}
 	return &view.Doctor{DB: "/data/ledger.db", Healthy: true, Integrity: []string{"ok"}, Findings: []view.Finding{}, Actions: []string{}}, nil
 }
 
-func (f *fakeService) Sessions(_ context.Context, q SessionsQuery) (*view.Sessions, error) {
+func (f *fakeService) Sessions(_ context.Context, q ledger.SessionsRequest) (*view.Sessions, error) {
 	if err := f.fail(); err != nil {
 		return nil, err
 	}
-	if q.Since == "bad" {
-		return nil, clawledger.Errorf(clawledger.EINVALID, "cannot read time %q", q.Since)
-	}
 	out := &view.Sessions{Sessions: []view.Session{}}
+	skip := q.Offset
 	for _, s := range f.sessions {
 		if q.Agent != "" && s.view.Agent != q.Agent {
+			continue
+		}
+		if skip > 0 {
+			skip--
 			continue
 		}
 		if q.Limit > 0 && len(out.Sessions) == q.Limit {
@@ -177,7 +180,7 @@ func (s *fakeSession) entries(fn func(*clawledger.EntryView) error) error {
 	return nil
 }
 
-func (f *fakeService) Show(_ context.Context, q ShowQuery, head func(*view.ShowHead) error, unit func(view.ShowUnit) error) error {
+func (f *fakeService) Show(_ context.Context, q ledger.ShowRequest, w ledger.ShowWriter) error {
 	if err := f.fail(); err != nil {
 		return err
 	}
@@ -192,12 +195,23 @@ func (f *fakeService) Show(_ context.Context, q ShowQuery, head func(*view.ShowH
 	if q.Around != "" {
 		h.Around = &view.Around{Entry: q.Around, Context: q.Context}
 	}
-	if err := head(h); err != nil {
+	if err := w.Head(h); err != nil {
 		return err
 	}
 	around, _ := strconv.ParseInt(strings.TrimPrefix(q.Around, "line:"), 10, 64)
 	var filter transcript.Filter
-	return s.entries(func(v *clawledger.EntryView) error {
+	n := 0
+	unit := func(u view.ShowUnit) error {
+		if u.Line() <= q.After {
+			return nil
+		}
+		n++
+		return w.Unit(u)
+	}
+	err = s.entries(func(v *clawledger.EntryView) error {
+		if q.Limit > 0 && n >= q.Limit {
+			return errPageFull
+		}
 		if around > 0 && v.Line.No != around {
 			return nil
 		}
@@ -218,14 +232,21 @@ func (f *fakeService) Show(_ context.Context, q ShowQuery, head func(*view.ShowH
 		}
 		return nil
 	})
+	if err == errPageFull {
+		return nil
+	}
+	return err
 }
 
-func (f *fakeService) Search(_ context.Context, q SearchQuery) (*view.Search, error) {
+func (f *fakeService) Search(_ context.Context, q ledger.SearchRequest) (*view.Search, error) {
 	if err := f.fail(); err != nil {
 		return nil, err
 	}
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
 	res := &search.Result{Mode: "lexical"}
-	word := strings.ToLower(q.Q)
+	word := strings.ToLower(q.Query)
 	for _, s := range f.sessions {
 		s.entries(func(v *clawledger.EntryView) error {
 			e, err := openclaw.ParseEntry(v.Line.Raw)
@@ -245,19 +266,19 @@ func (f *fakeService) Search(_ context.Context, q SearchQuery) (*view.Search, er
 			return nil
 		})
 	}
-	return view.NewSearch(q.Q, res, false), nil
+	return view.NewSearch(q.Query, res, false), nil
 }
 
-func (f *fakeService) Usage(_ context.Context, q UsageQuery) (*view.Usage, error) {
+func (f *fakeService) Usage(_ context.Context, q ledger.UsageRequest) (*view.Usage, error) {
 	if err := f.fail(); err != nil {
 		return nil, err
 	}
-	u := &view.Usage{Kind: q.Kind, Timezone: "UTC", Rows: []view.UsageRow{}}
+	u := &view.Usage{Kind: q.Period, Timezone: "UTC", Rows: []view.UsageRow{}}
 	row := func(key string, cost float64, tok int64) view.UsageRow {
 		r := view.UsageRow{UsageTotals: view.UsageTotals{InputTokens: tok / 2, OutputTokens: tok / 4, CacheReadTokens: tok / 4, TotalTokens: tok, TotalCost: cost},
 			MessageCount: 3, ModelsUsed: []string{"claude-sonnet-4", "gpt-5"},
 			ModelBreakdowns: []view.ModelBreakdown{{ModelName: "claude-sonnet-4", TotalTokens: tok * 3 / 4, Cost: cost * 3 / 4}, {ModelName: "gpt-5", TotalTokens: tok / 4, Cost: cost / 4}}}
-		switch q.Kind {
+		switch q.Period {
 		case "daily":
 			r.Date = key
 		case "weekly":
@@ -271,7 +292,7 @@ func (f *fakeService) Usage(_ context.Context, q UsageQuery) (*view.Usage, error
 		}
 		return r
 	}
-	switch q.Kind {
+	switch q.Period {
 	case "session":
 		u.Rows = append(u.Rows, row("s-alpha", 0.0153, 6337), row("=cmd|' /C calc'!A0", 1, 10))
 	default:
@@ -283,7 +304,7 @@ func (f *fakeService) Usage(_ context.Context, q UsageQuery) (*view.Usage, error
 	return u, nil
 }
 
-func (f *fakeService) Tools(context.Context, ToolsQuery) (*view.Tools, error) {
+func (f *fakeService) Tools(context.Context, ledger.ToolsRequest) (*view.Tools, error) {
 	if err := f.fail(); err != nil {
 		return nil, err
 	}
@@ -302,7 +323,7 @@ func (f *fakeService) events(scope string) []*clawledger.Event {
 	}
 }
 
-func (f *fakeService) Episodes(_ context.Context, q EpisodesQuery) (*view.EventQuery, error) {
+func (f *fakeService) QueryEvents(_ context.Context, q ledger.EventsRequest) (*view.EventQuery, error) {
 	if err := f.fail(); err != nil {
 		return nil, err
 	}
@@ -313,7 +334,7 @@ func (f *fakeService) Episodes(_ context.Context, q EpisodesQuery) (*view.EventQ
 	return view.NewEventQuery(fl, f.events(q.Scope.Scope), false), nil
 }
 
-func (f *fakeService) Replay(_ context.Context, q ReplayQuery) (*view.Replay, error) {
+func (f *fakeService) ReplayEvents(_ context.Context, q ledger.ReplayRequest) (*view.Replay, error) {
 	if err := f.fail(); err != nil {
 		return nil, err
 	}
@@ -321,7 +342,7 @@ func (f *fakeService) Replay(_ context.Context, q ReplayQuery) (*view.Replay, er
 	return view.NewReplay(fl, f.events(q.Scope.Scope), false), nil
 }
 
-func (f *fakeService) AppendEvent(_ context.Context, q AppendQuery) (*view.Appended, error) {
+func (f *fakeService) AppendEvent(_ context.Context, q ledger.AppendRequest) (*view.Appended, error) {
 	if err := f.fail(); err != nil {
 		return nil, err
 	}
@@ -333,7 +354,7 @@ func (f *fakeService) AppendEvent(_ context.Context, q AppendQuery) (*view.Appen
 	return view.NewAppended(e, false, nil, nil, 0), nil
 }
 
-func (f *fakeService) RedactEvents(_ context.Context, q RedactQuery) (*view.Redacted, error) {
+func (f *fakeService) RedactEvents(_ context.Context, q ledger.RedactRequest) (*view.Redacted, error) {
 	if err := f.fail(); err != nil {
 		return nil, err
 	}

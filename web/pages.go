@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
 )
 
@@ -45,7 +48,7 @@ func (s *Server) pageRoutes(mux *http.ServeMux) {
 	handle("/", func(http.ResponseWriter, *http.Request) error { return notFoundf("no such page") })
 }
 
-func pageParams(r *http.Request) *params { return &params{v: r.URL.Query()} }
+func pageParams(r *http.Request) *params { return newParams(r.URL.Query()) }
 
 // timezone is the zone usage days are cut in: the timezone parameter,
 // else the browser's (the script keeps it in a cookie), else the
@@ -127,7 +130,9 @@ func (s *Server) pageOverview(w http.ResponseWriter, r *http.Request) error {
 	if monthStart.Before(from) {
 		from = monthStart
 	}
-	daily, err := s.svc.Usage(ctx, UsageQuery{Kind: "daily", Since: from.Format(time.DateOnly), Timezone: tz})
+	loc := location(tz)
+	daily, err := s.svc.Usage(ctx, ledger.UsageRequest{Period: "daily", WeekStart: "sunday", Timezone: tz,
+		Since: time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, loc).UnixMilli(), Refresh: s.refresh})
 	if err != nil {
 		return err
 	}
@@ -144,12 +149,12 @@ func (s *Server) pageOverview(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	o.Cost, o.Tokens = dailyCharts(daily.Rows, now.AddDate(0, 0, -29), now)
-	active, err := s.svc.Sessions(ctx, SessionsQuery{Since: "24h", Limit: 8})
+	active, err := s.svc.Sessions(ctx, ledger.SessionsRequest{Since: now.Add(-24 * time.Hour).UnixMilli(), Limit: 8})
 	if err != nil {
 		return err
 	}
 	o.Active = active.Sessions
-	tools, err := s.svc.Tools(ctx, ToolsQuery{Since: "7d"})
+	tools, err := s.svc.Tools(ctx, ledger.ToolsRequest{Since: now.AddDate(0, 0, -7).UnixMilli()})
 	if err != nil {
 		return err
 	}
@@ -228,7 +233,7 @@ func usageCharts(labels []string, rows []view.UsageRow) (cost, tokens chart) {
 // Sessions.
 
 type sessionsView struct {
-	Query    SessionsQuery
+	Form     url.Values
 	Flag     string // deleted, reset, orphan, or "" for all
 	Sort     string
 	Rows     []view.Session
@@ -254,18 +259,19 @@ const sessionsPerPage = 100
 
 func (s *Server) pageSessions(w http.ResponseWriter, r *http.Request) error {
 	p := pageParams(r)
-	q := p.sessionsQuery()
-	v := &sessionsView{Query: q, Flag: p.str("flag"), Sort: cmp.Or(p.str("sort"), "last"), Page: max(p.int("page", 1), 1)}
+	q := p.sessionsRequest()
+	q.Refresh = s.refresh
+	v := &sessionsView{Form: r.URL.Query(), Flag: p.str("flag"), Sort: cmp.Or(p.str("sort"), "last"), Page: max(p.int("page", 1), 1)}
 	order, ok := sessionSorts[v.Sort]
 	if !ok {
-		p.fail("sort must be one of last, started, cost, tokens, messages, errors")
+		p.fail(clawledger.FieldErrorf("sort", "must be one of last, started, cost, tokens, messages, errors"))
 	}
 	switch v.Flag {
 	case "", "orphan":
 	case "deleted", "reset":
 		q.IncludeDeleted = true
 	default:
-		p.fail("flag must be deleted, reset or orphan")
+		p.fail(clawledger.FieldErrorf("flag", "must be deleted, reset or orphan"))
 	}
 	if p.err != nil {
 		return p.err
@@ -331,7 +337,8 @@ var entriesPerPage = 200
 func (s *Server) pageSession(w http.ResponseWriter, r *http.Request) error {
 	p := pageParams(r)
 	ref := r.PathValue("session")
-	q := p.showQuery(ref)
+	q := p.showRequest(ref)
+	q.Refresh = s.refresh
 	pageNo, at := max(p.int("page", 1), 1), int64(p.int("at", 0))
 	if p.err != nil {
 		return p.err
@@ -420,11 +427,11 @@ func (v *sessionView) render(units []view.ShowUnit, at int64) {
 // transcriptPage reads page n of a transcript (1-based), or with at > 0
 // the page holding that line, and says which page it is and whether more
 // follow. Every page but the first streams past the ones before it.
-func (s *Server) transcriptPage(ctx context.Context, q ShowQuery, n int, at int64, head **view.ShowHead) ([]view.ShowUnit, int, bool, error) {
+func (s *Server) transcriptPage(ctx context.Context, q ledger.ShowRequest, n int, at int64, head **view.ShowHead) ([]view.ShowUnit, int, bool, error) {
 	size := entriesPerPage
 	var units []view.ShowUnit
 	idx, found, more := 0, false, false
-	err := s.svc.Show(ctx, q, func(h *view.ShowHead) error { *head = h; return nil }, func(u view.ShowUnit) error {
+	err := s.svc.Show(ctx, q, showFuncs{head: func(h *view.ShowHead) error { *head = h; return nil }, unit: func(u view.ShowUnit) error {
 		pg := idx/size + 1
 		idx++
 		switch {
@@ -444,8 +451,8 @@ func (s *Server) transcriptPage(ctx context.Context, q ShowQuery, n int, at int6
 			return errPageFull
 		}
 		return nil
-	})
-	if err != nil && err != errPageFull {
+	}})
+	if err != nil && !errors.Is(err, errPageFull) {
 		return nil, 0, false, err
 	}
 	if at > 0 && !found { // past the end: the last page
@@ -457,14 +464,15 @@ func (s *Server) transcriptPage(ctx context.Context, q ShowQuery, n int, at int6
 // pageTail is the entries after a line, as HTML for a live page to append.
 func (s *Server) pageTail(w http.ResponseWriter, r *http.Request) error {
 	p := pageParams(r)
-	q := p.showQuery(r.PathValue("session"))
+	q := p.showRequest(r.PathValue("session"))
+	q.Refresh = s.refresh
 	after := int64(p.int("after", 0))
 	if p.err != nil {
 		return p.err
 	}
 	v := &sessionView{Ref: r.PathValue("session"), Filtered: q.Filtered, AllBranches: q.AllBranches}
 	var units []view.ShowUnit
-	_, err := s.showPage(r.Context(), q, &cursor{Line: after, Item: 1 << 30}, entriesPerPage, func(h *view.ShowHead) error {
+	_, err := s.showPage(r.Context(), q, &cursor{Line: after}, entriesPerPage, func(h *view.ShowHead) error {
 		v.Head = h
 		return nil
 	}, func(u view.ShowUnit) error {
@@ -489,13 +497,14 @@ func (s *Server) lineEntry(ctx context.Context, ref, line string) (*view.Entry, 
 		return nil, invalidf("line must be a line number, not %q", line)
 	}
 	var e *view.Entry
-	err = s.svc.Show(ctx, ShowQuery{Session: ref, Around: "line:" + line, Context: 0}, func(*view.ShowHead) error { return nil },
-		func(u view.ShowUnit) error {
+	err = s.svc.Show(ctx, ledger.ShowRequest{Session: ref, Around: "line:" + line, Refresh: s.refresh}, showFuncs{
+		head: func(*view.ShowHead) error { return nil },
+		unit: func(u view.ShowUnit) error {
 			if u.Entry != nil && u.Entry.Line == n {
 				e = u.Entry
 			}
 			return nil
-		})
+		}})
 	if err != nil {
 		return nil, err
 	}
@@ -522,7 +531,8 @@ func (s *Server) pageRaw(w http.ResponseWriter, r *http.Request) error {
 // Search.
 
 type searchView struct {
-	Query  SearchQuery
+	Form   url.Values
+	Query  string
 	Result *view.Search
 	Groups []hitGroup
 }
@@ -543,15 +553,16 @@ type hitView struct {
 
 func (s *Server) pageSearch(w http.ResponseWriter, r *http.Request) error {
 	p := pageParams(r)
-	q := p.searchQuery()
+	q := p.searchRequest()
+	q.Refresh = s.refresh
 	if !p.has("limit") {
 		q.Limit = 30
 	}
 	if p.err != nil {
 		return p.err
 	}
-	v := &searchView{Query: q}
-	if q.Q != "" {
+	v := &searchView{Form: r.URL.Query(), Query: q.Query}
+	if q.Query != "" {
 		res, err := s.svc.Search(r.Context(), q)
 		if err != nil {
 			return err
@@ -559,11 +570,9 @@ func (s *Server) pageSearch(w http.ResponseWriter, r *http.Request) error {
 		v.Result = res
 		v.Groups = groupHits(res)
 	}
-	s.render(w, r, http.StatusOK, "search", page{Title: "Search", Nav: "search", Q: q.Q, Data: v})
+	s.render(w, r, http.StatusOK, "search", page{Title: "Search", Nav: "search", Q: q.Query, Data: v})
 	return nil
 }
-
-func (p *params) has(name string) bool { _, ok := p.v[name]; return ok }
 
 // groupHits puts hits under their session (or memory file), in the order
 // the sessions first rank; each snippet is cut at its match marks.
@@ -599,7 +608,8 @@ func groupHits(res *view.Search) []hitGroup {
 // Usage.
 
 type usageView struct {
-	Query    UsageQuery
+	Form     url.Values
+	Period   string
 	Stack    string // model or agent
 	Report   *view.Usage
 	Labels   []string
@@ -611,16 +621,17 @@ type usageView struct {
 
 func (s *Server) pageUsage(w http.ResponseWriter, r *http.Request) error {
 	p := pageParams(r)
-	q := p.usageQuery(cmp.Or(p.str("kind"), "daily"))
-	q.Timezone = timezone(r)
-	v := &usageView{Query: q, Stack: cmp.Or(p.str("stack"), "model")}
-	switch q.Kind {
+	p.v.Set("timezone", timezone(r))
+	q := p.usageRequest(cmp.Or(p.str("kind"), "daily"))
+	q.Refresh = s.refresh
+	v := &usageView{Form: r.URL.Query(), Period: q.Period, Stack: cmp.Or(p.str("stack"), "model")}
+	switch q.Period {
 	case "daily", "weekly", "monthly":
 	default:
-		p.fail("kind must be daily, weekly or monthly")
+		p.fail(clawledger.FieldErrorf("kind", "must be daily, weekly or monthly"))
 	}
 	if v.Stack != "model" && v.Stack != "agent" {
-		p.fail("stack must be model or agent")
+		p.fail(clawledger.FieldErrorf("stack", "must be model or agent"))
 	}
 	if p.err != nil {
 		return p.err
@@ -639,7 +650,7 @@ func (s *Server) pageUsage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sq := q
-	sq.Kind = "session"
+	sq.Period = "session"
 	if v.Sessions, err = s.svc.Usage(ctx, sq); err != nil {
 		return err
 	}
@@ -651,7 +662,7 @@ func (s *Server) pageUsage(w http.ResponseWriter, r *http.Request) error {
 
 // agentCharts draws cost and tokens per period stacked by agent: one
 // report per agent the ledger knows.
-func (s *Server) agentCharts(ctx context.Context, q UsageQuery, labels []string) (cost, tokens chart, err error) {
+func (s *Server) agentCharts(ctx context.Context, q ledger.UsageRequest, labels []string) (cost, tokens chart, err error) {
 	st, err := s.svc.Status(ctx)
 	if err != nil {
 		return cost, tokens, err
@@ -689,13 +700,14 @@ func (s *Server) agentCharts(ctx context.Context, q UsageQuery, labels []string)
 // usageCSV is a usage report as CSV: one row per period, session or model.
 func (s *Server) usageCSV(w http.ResponseWriter, r *http.Request) error {
 	p := pageParams(r)
-	q := p.usageQuery(cmp.Or(p.str("kind"), "daily"))
-	q.Timezone = timezone(r)
+	p.v.Set("timezone", timezone(r))
+	q := p.usageRequest(cmp.Or(p.str("kind"), "daily"))
+	q.Refresh = s.refresh
 	if p.err != nil {
 		return p.err
 	}
-	if _, ok := view.UsageRowsKey[q.Kind]; !ok {
-		return invalidf("kind must be daily, weekly, monthly, session or model")
+	if _, ok := view.UsageRowsKey[q.Period]; !ok {
+		return clawledger.FieldErrorf("kind", "must be daily, weekly, monthly, session or model")
 	}
 	rep, err := s.svc.Usage(r.Context(), q)
 	if err != nil {
@@ -703,7 +715,7 @@ func (s *Server) usageCSV(w http.ResponseWriter, r *http.Request) error {
 	}
 	var b strings.Builder
 	cw := csv.NewWriter(&b)
-	cw.Write([]string{q.Kind, "agent", "session_key", "models", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "total_tokens", "cost_usd", "messages"})
+	cw.Write([]string{q.Period, "agent", "session_key", "models", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "total_tokens", "cost_usd", "messages"})
 	for _, row := range rep.Rows {
 		key := cmp.Or(row.Date, row.Week, row.Month, row.SessionID, row.Model)
 		cw.Write([]string{csvSafe(key), csvSafe(row.Agent), csvSafe(row.SessionKey), csvSafe(strings.Join(row.ModelsUsed, " ")),
@@ -711,7 +723,7 @@ func (s *Server) usageCSV(w http.ResponseWriter, r *http.Request) error {
 			itoa(row.TotalTokens), strconv.FormatFloat(row.TotalCost, 'f', 6, 64), itoa(row.MessageCount)})
 	}
 	cw.Flush()
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="clawledger-usage-%s.csv"`, q.Kind))
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="clawledger-usage-%s.csv"`, q.Period))
 	send(w, r, "text/csv; charset=utf-8", []byte(b.String()))
 	return nil
 }
@@ -729,7 +741,7 @@ func csvSafe(s string) string {
 // Tools.
 
 type toolsView struct {
-	Query  ToolsQuery
+	Form   url.Values
 	Tools  []toolRow
 	Totals toolTotals
 }
@@ -742,7 +754,8 @@ type toolRow struct {
 
 func (s *Server) pageTools(w http.ResponseWriter, r *http.Request) error {
 	p := pageParams(r)
-	q := p.toolsQuery()
+	q := p.toolsRequest()
+	q.Refresh = s.refresh
 	if p.err != nil {
 		return p.err
 	}
@@ -750,7 +763,7 @@ func (s *Server) pageTools(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v := &toolsView{Query: q}
+	v := &toolsView{Form: r.URL.Query()}
 	for _, t := range res.Tools {
 		row := toolRow{Tool: t, Meter: newMeter(t.ErrorRate, "bad")}
 		if t.LastError != "" {
@@ -781,7 +794,7 @@ func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	doc, err := s.svc.Doctor(r.Context(), true)
+	doc, err := s.svc.Doctor(r.Context(), ledger.DoctorRequest{Quick: true})
 	if err != nil {
 		return err
 	}
@@ -792,20 +805,20 @@ func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request) error {
 // Episodes.
 
 type episodesView struct {
-	Query  EpisodesQuery
+	Form   url.Values
 	Result *view.EventQuery
 	Done   string // what a write just did
 }
 
 func (s *Server) pageEpisodes(w http.ResponseWriter, r *http.Request) error {
 	p := pageParams(r)
-	q := p.episodesQuery()
+	q := p.eventsRequest()
 	if p.err != nil {
 		return p.err
 	}
-	v := &episodesView{Query: q, Done: p.str("done")}
+	v := &episodesView{Form: r.URL.Query(), Done: p.str("done")}
 	if q.Scope.Scope != "" || q.Global {
-		res, err := s.svc.Episodes(r.Context(), q)
+		res, err := s.svc.QueryEvents(r.Context(), q)
 		if err != nil {
 			return err
 		}
@@ -817,11 +830,11 @@ func (s *Server) pageEpisodes(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) pageReplay(w http.ResponseWriter, r *http.Request) error {
 	p := pageParams(r)
-	q := ReplayQuery{Scope: p.scope(), SessionID: r.PathValue("session"), Limit: p.int("limit", 0), IncludePayload: p.flag("include_payload")}
+	q := p.replayRequest(r.PathValue("session"))
 	if p.err != nil {
 		return p.err
 	}
-	res, err := s.svc.Replay(r.Context(), q)
+	res, err := s.svc.ReplayEvents(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -833,7 +846,7 @@ func (s *Server) postAppend(w http.ResponseWriter, r *http.Request) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	q, err := appendQuery(w, r)
+	q, err := appendRequest(w, r)
 	if err != nil {
 		return err
 	}
@@ -850,7 +863,7 @@ func (s *Server) postRedact(w http.ResponseWriter, r *http.Request) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	q, err := redactQuery(w, r)
+	q, err := redactRequest(w, r)
 	if err != nil {
 		return err
 	}

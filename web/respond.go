@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/clawledger/clawledger"
 )
 
 // encode is JSON as the CLI writes it: HTML characters unescaped
@@ -77,13 +79,13 @@ func etagMatch(header, etag string) bool {
 	return false
 }
 
-// cursor is where a page of a long list starts: after the row with this
-// key (a session list), or after this line and item of it (a transcript).
+// cursor is where the next page of a long list starts: after the row at
+// Offset, whose key is Key (a session list), or after a line (a
+// transcript).
 type cursor struct {
-	Key  string `json:"k,omitempty"`
-	Time string `json:"t,omitempty"`
-	Line int64  `json:"l,omitempty"`
-	Item int    `json:"i,omitempty"`
+	Offset int    `json:"o,omitempty"`
+	Key    string `json:"k,omitempty"`
+	Line   int64  `json:"l,omitempty"`
 }
 
 func (c cursor) String() string {
@@ -91,7 +93,7 @@ func (c cursor) String() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// parseCursor reads a cursor parameter; nil when absent.
+// cursor reads the cursor parameter; nil when absent.
 func (p *params) cursor() *cursor {
 	s := p.str("cursor")
 	if s == "" {
@@ -102,8 +104,8 @@ func (p *params) cursor() *cursor {
 	if err == nil {
 		err = json.Unmarshal(b, &c)
 	}
-	if err != nil {
-		p.fail("cursor %q is not one this server gave out", s)
+	if err != nil || c.Offset < 0 || c.Line < 0 {
+		p.fail(clawledger.FieldErrorf("cursor", "%q is not one this server gave out", s))
 		return nil
 	}
 	return &c

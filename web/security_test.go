@@ -320,7 +320,7 @@ func TestCSRF(t *testing.T) {
 	api = httptest.NewRequest("POST", "/api/v1/episodes", strings.NewReader(`{"scope":"agent:main","session_id":"s","agent_id":"main","type":"ops.decision","summary":"x","payload_json":{"a":1}}`))
 	api.Header.Set("Content-Type", "application/json")
 	api.Header.Set("X-CSRF-Token", s.guard.csrf)
-	if res, body := do(t, s, api); res.StatusCode != 200 || f.appended[1].PayloadJSON != `{"a":1}` {
+	if res, body := do(t, s, api); res.StatusCode != 200 || f.appended[1].Payload != `{"a":1}` {
 		t.Errorf("API write with the CSRF header: %d %s %+v", res.StatusCode, body, f.appended)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/clawledger/clawledger/ledger"
 )
 
 // Config sets a server up.
@@ -33,6 +35,9 @@ type Config struct {
 	// Watching says a watch keeps the ledger current in this process, so
 	// that pages offer live updates.
 	Watching bool
+	// Refresh is how each query brings the ledger up to date first: none
+	// while a watch keeps it current.
+	Refresh ledger.Refresh
 	Log      *slog.Logger
 }
 
@@ -42,6 +47,7 @@ type Server struct {
 	guard       *guard
 	allowWrites bool
 	watching    bool
+	refresh     ledger.Refresh
 	log         *slog.Logger
 	pages       map[string]*template.Template
 	handler     http.Handler
@@ -59,7 +65,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{svc: cfg.Service, guard: newGuard(cfg.Loopback, cfg.Token, secret), allowWrites: cfg.AllowWrites,
-		watching: cfg.Watching, log: cfg.Log, changes: newHub()}
+		watching: cfg.Watching, refresh: cfg.Refresh, log: cfg.Log, changes: newHub()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

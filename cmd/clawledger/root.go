@@ -103,6 +103,7 @@ func (a *app) rootCommand(r runners) *cobra.Command {
 		newSearchCmd(a, r.search),
 		newReindexCmd(a),
 		newEmbedCmd(a),
+		newServeCmd(a),
 	)
 	return root
 }
