@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/ledger"
@@ -296,7 +297,12 @@ func (f *fakeService) Usage(_ context.Context, q ledger.UsageRequest) (*view.Usa
 	case "session":
 		u.Rows = append(u.Rows, row("s-alpha", 0.0153, 6337), row("=cmd|' /C calc'!A0", 1, 10))
 	default:
-		u.Rows = append(u.Rows, row("2026-03-13", 1.5, 120000), row("2026-03-14", 2.25, 240000))
+		for _, r := range []view.UsageRow{row("2026-03-13", 1.5, 120000), row("2026-03-14", 2.25, 240000)} {
+			t, _ := time.Parse(time.DateOnly, r.Date)
+			if (q.Since == 0 || t.UnixMilli() >= q.Since-86400000) && (q.Until == 0 || t.UnixMilli() < q.Until) {
+				u.Rows = append(u.Rows, r)
+			}
+		}
 	}
 	for _, r := range u.Rows {
 		u.Totals = addTotals(u.Totals, r.UsageTotals)

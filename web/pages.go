@@ -105,6 +105,8 @@ func (s *Server) postLogout(w http.ResponseWriter, r *http.Request) error {
 
 type overview struct {
 	Timezone          string
+	ChartEnd          time.Time // the charts' last day: today, or the last day with activity
+	Idle              bool      // nothing in the last 30 days
 	Today, Week, Month view.UsageTotals
 	Cost, Tokens      chart
 	Active            []view.Session
@@ -131,12 +133,12 @@ func (s *Server) pageOverview(w http.ResponseWriter, r *http.Request) error {
 		from = monthStart
 	}
 	loc := location(tz)
-	daily, err := s.svc.Usage(ctx, ledger.UsageRequest{Period: "daily", WeekStart: "sunday", Timezone: tz,
-		Since: time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, loc).UnixMilli(), Refresh: s.refresh})
+	day := func(t time.Time) int64 { return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc).UnixMilli() }
+	daily, err := s.svc.Usage(ctx, ledger.UsageRequest{Period: "daily", WeekStart: "sunday", Timezone: tz, Since: day(from), Refresh: s.refresh})
 	if err != nil {
 		return err
 	}
-	o := &overview{Timezone: daily.Timezone, CronRuns: daily.Cron.Runs}
+	o := &overview{Timezone: daily.Timezone, CronRuns: daily.Cron.Runs, ChartEnd: now}
 	for _, row := range daily.Rows {
 		if row.Date == today {
 			o.Today = addTotals(o.Today, row.UsageTotals)
@@ -148,12 +150,28 @@ func (s *Server) pageOverview(w http.ResponseWriter, r *http.Request) error {
 			o.Month = addTotals(o.Month, row.UsageTotals)
 		}
 	}
-	o.Cost, o.Tokens = dailyCharts(daily.Rows, now.AddDate(0, 0, -29), now)
 	active, err := s.svc.Sessions(ctx, ledger.SessionsRequest{Since: now.Add(-24 * time.Hour).UnixMilli(), Limit: 8})
 	if err != nil {
 		return err
 	}
 	o.Active = active.Sessions
+	if len(daily.Rows) == 0 {
+		// nothing lately: the charts end on the last day with activity
+		newest, err := s.svc.Sessions(ctx, ledger.SessionsRequest{Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(newest.Sessions) == 1 {
+			if t, err := time.Parse(time.RFC3339Nano, deref(newest.Sessions[0].LastActivity)); err == nil {
+				o.ChartEnd, o.Idle = t.In(loc), true
+				if daily, err = s.svc.Usage(ctx, ledger.UsageRequest{Period: "daily", WeekStart: "sunday", Timezone: tz,
+					Since: day(o.ChartEnd.AddDate(0, 0, -29)), Until: day(o.ChartEnd.AddDate(0, 0, 1))}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	o.Cost, o.Tokens = dailyCharts(daily.Rows, o.ChartEnd.AddDate(0, 0, -29), o.ChartEnd)
 	tools, err := s.svc.Tools(ctx, ledger.ToolsRequest{Since: now.AddDate(0, 0, -7).UnixMilli()})
 	if err != nil {
 		return err

@@ -135,7 +135,7 @@ func money(x float64) string {
 	switch {
 	case x == 0:
 		return "$0"
-	case x < 0.01:
+	case x < 1:
 		return fmt.Sprintf("$%.4f", x)
 	case x < 100:
 		return fmt.Sprintf("$%.2f", x)
