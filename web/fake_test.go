@@ -118,7 +118,7 @@ func (f *fakeService) Status(context.Context) (*view.Status, error) {
 	}
 	return &view.Status{DB: "/data/ledger.db", SchemaVersion: 20, Discovered: []string{"/state"},
 		StateDirs: []view.StateDir{{Path: "/state", Agents: []string{"main", "ops"}, Transcripts: 3, Lines: 50012}},
-		Sources: 3, Lines: 50012, MalformedTotal: 1,
+		Sources:   3, Lines: 50012, MalformedTotal: 1,
 		Malformed: []view.MalformedLine{{File: "/state/agents/main/sessions/s-alpha.jsonl", Line: 13, Error: "truncated JSON <b>"}},
 		Pending:   []view.PendingTail{}}, nil
 }

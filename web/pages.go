@@ -104,16 +104,16 @@ func (s *Server) postLogout(w http.ResponseWriter, r *http.Request) error {
 // Overview.
 
 type overview struct {
-	Timezone          string
-	ChartEnd          time.Time // the charts' last day: today, or the last day with activity
-	Idle              bool      // nothing in the last 30 days
+	Timezone           string
+	ChartEnd           time.Time // the charts' last day: today, or the last day with activity
+	Idle               bool      // nothing in the last 30 days
 	Today, Week, Month view.UsageTotals
-	Cost, Tokens      chart
-	Active            []view.Session
-	Tools             toolTotals
-	Failing           []view.Tool
-	Status            *view.Status
-	CronRuns          int64
+	Cost, Tokens       chart
+	Active             []view.Session
+	Tools              toolTotals
+	Failing            []view.Tool
+	Status             *view.Status
+	CronRuns           int64
 }
 
 type toolTotals struct {

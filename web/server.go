@@ -38,7 +38,7 @@ type Config struct {
 	// Refresh is how each query brings the ledger up to date first: none
 	// while a watch keeps it current.
 	Refresh ledger.Refresh
-	Log      *slog.Logger
+	Log     *slog.Logger
 }
 
 // Server answers the API and the pages.
