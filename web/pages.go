@@ -110,6 +110,7 @@ type overview struct {
 	Today, Week, Month view.UsageTotals
 	Cost, Tokens       chart
 	Active             []view.Session
+	Latest             []view.Session // when none was active in the last 24 hours
 	Tools              toolTotals
 	Failing            []view.Tool
 	Status             *view.Status
@@ -155,6 +156,13 @@ func (s *Server) pageOverview(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	o.Active = active.Sessions
+	if len(o.Active) == 0 {
+		latest, err := s.svc.Sessions(ctx, ledger.SessionsRequest{Limit: 8})
+		if err != nil {
+			return err
+		}
+		o.Latest = latest.Sessions
+	}
 	if len(daily.Rows) == 0 {
 		// nothing lately: the charts end on the last day with activity
 		newest, err := s.svc.Sessions(ctx, ledger.SessionsRequest{Limit: 1})
@@ -242,7 +250,7 @@ func usageCharts(labels []string, rows []view.UsageRow) (cost, tokens chart) {
 			share[[2]int{i, j}] = m
 		}
 	}
-	cost = stacked(labels, models, func(i, j int) float64 { return share[[2]int{i, j}].Cost }, money)
+	cost = stacked(labels, models, func(i, j int) float64 { return share[[2]int{i, j}].Cost }, axisMoney)
 	tokens = stacked(labels, models, func(i, j int) float64 { return float64(share[[2]int{i, j}].TotalTokens) },
 		func(x float64) string { return shortNumber(int64(x)) })
 	return cost, tokens
@@ -710,7 +718,7 @@ func (s *Server) agentCharts(ctx context.Context, q ledger.UsageRequest, labels 
 			}
 		}
 	}
-	cost = stacked(labels, agents, func(i, j int) float64 { return costs[[2]int{i, j}] }, money)
+	cost = stacked(labels, agents, func(i, j int) float64 { return costs[[2]int{i, j}] }, axisMoney)
 	tokens = stacked(labels, agents, func(i, j int) float64 { return toks[[2]int{i, j}] }, func(x float64) string { return shortNumber(int64(x)) })
 	return cost, tokens, nil
 }

@@ -143,6 +143,19 @@ func money(x float64) string {
 	return "$" + humanize.Commaf(math.Round(x))
 }
 
+// axisMoney is an amount on a chart's axis: as few digits as its scale needs.
+func axisMoney(x float64) string {
+	switch {
+	case x == 0:
+		return "$0"
+	case x < 0.1:
+		return fmt.Sprintf("$%.3f", x)
+	case x < 10:
+		return fmt.Sprintf("$%.2f", x)
+	}
+	return money(x)
+}
+
 func duration(ms int64) string {
 	d := time.Duration(ms) * time.Millisecond
 	switch {
