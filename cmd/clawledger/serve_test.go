@@ -175,5 +175,3 @@ func TestEpisodesAPIEqualsCLI(t *testing.T) {
 
 // createdAtOf is the created_at field of a receipt, as the regexp matches it.
 func createdAtOf(receipt string) string { return createdAtRe.FindString(receipt) }
-
-
