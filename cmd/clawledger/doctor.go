@@ -43,7 +43,9 @@ holds what its origin no longer does.
 Exit code 0: no problem found; 3: problems found (listed with what to run);
 1: the check itself failed.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return doctorRun(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runs(o, func() error { return doctorRun(cmd.Context(), o) })
+		},
 	}
 	cmd.Flags().BoolVar(&o.Quick, "quick", false, "SQLite quick_check, and hash only the first and last KiB of each file")
 	cmd.Flags().BoolVar(&o.Fix, "fix", false, "delete orphaned rows, and read afresh the sources whose stored lines disagree with their cursor or whose file was altered in place")

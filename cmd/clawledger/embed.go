@@ -39,7 +39,9 @@ is used, else $CLAWLEDGER_EMBED_PROVIDER, _BASE_URL, _MODEL, _DIMS and
 _MODEL_DIR. Switching to another model drops the old vectors. After this,
 each ingest embeds new chunks by itself.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return embedRun(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runs(o, func() error { return embedRun(cmd.Context(), o) })
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Provider, "provider", "", "openai, static or none")

@@ -32,7 +32,9 @@ content is zeroed (SQLite secure_delete), the full-text index is rewritten,
 and the WAL is checkpointed and truncated. (Events captured from
 transcripts are copies: the transcript itself stays in the ledger.)`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return episodesRedactRun(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runs(o, func() error { return episodesRedactRun(cmd.Context(), o) })
+		},
 	}
 	addScopeFlags(cmd, &o.Scope, "redact in")
 	cmd.Flags().StringVar(&o.EventID, "event-id", "", "redact this event")
@@ -87,7 +89,7 @@ The receipt holds counts by scope and type, never event contents.`,
 					return err
 				}
 			}
-			return episodesGCRun(cmd.Context(), o)
+			return a.runs(o, func() error { return episodesGCRun(cmd.Context(), o) })
 		},
 	}
 	addScopeFlags(cmd, &o.Scope, "clean up")
@@ -150,7 +152,9 @@ A turn whose tag is not a valid scope is skipped, never filed elsewhere.
 
 Once capture has run, every ingest captures new lines as well.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return episodesCaptureRun(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runs(o, func() error { return episodesCaptureRun(cmd.Context(), o) })
+		},
 	}
 	cmd.Flags().StringVar(&o.Scope, "scope", "", "scope of events without a [SCOPE: x] tag (remembered)")
 	cmd.Flags().BoolVar(&o.AgentScope, "agent-scope", false, "file untagged events under agent:<agentId> again (the default)")

@@ -37,7 +37,9 @@ Emails and phone numbers in payloads are masked.
 
 Appending an --event-id again is idempotent: the receipt says "duplicate".`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return episodesAppendRun(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runs(o, func() error { return episodesAppendRun(cmd.Context(), o) })
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Scope, "scope", "", "the event's scope (required)")

@@ -34,7 +34,7 @@ the summary, payload or refs.`,
 			if err := o.complete(time.Now()); err != nil {
 				return err
 			}
-			return episodesQueryRun(cmd.Context(), o)
+			return a.runs(o, func() error { return episodesQueryRun(cmd.Context(), o) })
 		},
 	}
 	addScopeFlags(cmd, &o.Scope, "read")
@@ -92,7 +92,7 @@ func newEpisodesReplayCmd(a *app) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.SessionID = args[0]
-			return episodesReplayRun(cmd.Context(), o)
+			return a.runs(o, func() error { return episodesReplayRun(cmd.Context(), o) })
 		},
 	}
 	addScopeFlags(cmd, &o.Scope, "read")

@@ -36,7 +36,7 @@ database's run history as cron/runs/<jobId>.jsonl.`,
 			if err := o.complete(args); err != nil {
 				return err
 			}
-			return exportRun(cmd.Context(), o)
+			return a.runs(o, func() error { return exportRun(cmd.Context(), o) })
 		},
 	}
 	fl := cmd.Flags()

@@ -37,7 +37,9 @@ Exit code 3 means the run completed with warnings (malformed lines newly seen,
 unreadable files, a corrupt index, new chunks the embedding provider did not
 embed); 1 means it failed.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return ingestRun(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runs(o, func() error { return ingestRun(cmd.Context(), o) })
+		},
 	}
 	cmd.Flags().BoolVar(&o.NoIndex, "no-index", false, "store and derive everything but the search index, which the next ingest or 'clawledger reindex' brings up to date")
 	return cmd

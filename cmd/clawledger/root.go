@@ -44,6 +44,9 @@ type app struct {
 	exitCode       int
 	command        string // the subcommand running, as a writer names itself to a second writer
 	watching       bool   // a watch runs: stderr is its log, no progress is drawn
+	// parsed, when set, is given the options a command line parsed to
+	// instead of running the command (tests of flags alone).
+	parsed func(opts any) error
 
 	svc *ledger.Service // once the flags are parsed
 }
@@ -51,7 +54,7 @@ type app struct {
 func run(args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	defer a.close()
-	root := a.rootCommand(runners{})
+	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -64,17 +67,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return a.exitCode
 }
 
-// runners replaces commands' run functions, for tests that parse flags
-// alone; a nil one runs the command.
-type runners struct {
-	sessions func(*sessionsOptions) error
-	show     func(*showOptions) error
-	search   func(*searchOptions) error
-	usage    func(*usageOptions) error
-	tools    func(*toolsOptions) error
+// runs runs a command whose flags parsed into opts: run, unless a test
+// only wants to see the options (parsed).
+func (a *app) runs(opts any, run func() error) error {
+	if a.parsed != nil {
+		return a.parsed(opts)
+	}
+	return run()
 }
 
-func (a *app) rootCommand(r runners) *cobra.Command {
+func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "clawledger",
 		Short:         "A queryable, trustworthy ledger of everything an OpenClaw agent leaves on disk",
@@ -92,15 +94,15 @@ func (a *app) rootCommand(r runners) *cobra.Command {
 	root.AddCommand(
 		newIngestCmd(a),
 		newStatusCmd(a),
-		newSessionsCmd(a, r.sessions),
-		newShowCmd(a, r.show),
+		newSessionsCmd(a),
+		newShowCmd(a),
 		newExportCmd(a),
-		newUsageCmd(a, r.usage),
-		newToolsCmd(a, r.tools),
+		newUsageCmd(a),
+		newToolsCmd(a),
 		newWatchCmd(a),
 		newDoctorCmd(a),
 		newEpisodesCmd(a),
-		newSearchCmd(a, r.search),
+		newSearchCmd(a),
 		newReindexCmd(a),
 		newEmbedCmd(a),
 		newServeCmd(a),

@@ -23,7 +23,7 @@ type searchOptions struct {
 	refresh      refreshFlag
 }
 
-func newSearchCmd(a *app, runF func(*searchOptions) error) *cobra.Command {
+func newSearchCmd(a *app) *cobra.Command {
 	o := &searchOptions{app: a, SearchRequest: ledger.SearchDefaults()}
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
@@ -50,10 +50,7 @@ clawledger show PATH --around ENTRY.`,
 			if err := o.complete(args, time.Now()); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(o)
-			}
-			return searchRun(cmd.Context(), o)
+			return a.runs(o, func() error { return searchRun(cmd.Context(), o) })
 		},
 	}
 	fl := cmd.Flags()
@@ -89,7 +86,7 @@ func (o *searchOptions) complete(args []string, now time.Time) error {
 	if o.Since, o.Until, err = parseRange(o.since, o.until, now, time.Local); err != nil {
 		return err
 	}
-	o.Now, o.Refresh = now.UnixMilli(), o.refresh.policy()
+	o.Refresh = o.refresh.policy()
 	return nil
 }
 

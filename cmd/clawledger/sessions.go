@@ -19,7 +19,7 @@ type sessionsOptions struct {
 	refresh      refreshFlag
 }
 
-func newSessionsCmd(a *app, runF func(*sessionsOptions) error) *cobra.Command {
+func newSessionsCmd(a *app) *cobra.Command {
 	o := &sessionsOptions{app: a}
 	cmd := &cobra.Command{
 		Use:   "sessions",
@@ -39,10 +39,7 @@ why it matched.`,
 			if err := o.complete(cmd, time.Now()); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(o)
-			}
-			return sessionsRun(cmd.Context(), o)
+			return a.runs(o, func() error { return sessionsRun(cmd.Context(), o) })
 		},
 	}
 	fl := cmd.Flags()

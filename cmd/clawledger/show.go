@@ -28,7 +28,7 @@ type showOptions struct {
 	refresh refreshFlag
 }
 
-func newShowCmd(a *app, runF func(*showOptions) error) *cobra.Command {
+func newShowCmd(a *app) *cobra.Command {
 	o := &showOptions{app: a, ShowRequest: ledger.ShowDefaults()}
 	cmd := &cobra.Command{
 		Use:   "show SESSION",
@@ -54,10 +54,7 @@ step between a search hit and the full entry.`,
 			if err := o.complete(cmd, args, time.Now()); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(o)
-			}
-			return showRun(cmd.Context(), o)
+			return a.runs(o, func() error { return showRun(cmd.Context(), o) })
 		},
 	}
 	fl := cmd.Flags()

@@ -19,7 +19,7 @@ type toolsOptions struct {
 	refresh      refreshFlag
 }
 
-func newToolsCmd(a *app, runF func(*toolsOptions) error) *cobra.Command {
+func newToolsCmd(a *app) *cobra.Command {
 	o := &toolsOptions{app: a}
 	cmd := &cobra.Command{
 		Use:   "tools",
@@ -41,10 +41,7 @@ exception, traceback, "No such file or directory", ...).`,
 				return err
 			}
 			o.Refresh = o.refresh.policy()
-			if runF != nil {
-				return runF(o)
-			}
-			return toolsRun(cmd.Context(), o)
+			return a.runs(o, func() error { return toolsRun(cmd.Context(), o) })
 		},
 	}
 	fl := cmd.Flags()

@@ -30,7 +30,7 @@ type usageOptions struct {
 	refresh      refreshFlag
 }
 
-func newUsageCmd(a *app, runF func(*usageOptions) error) *cobra.Command {
+func newUsageCmd(a *app) *cobra.Command {
 	o := &usageOptions{app: a, UsageRequest: ledger.UsageDefaults()}
 	cmd := &cobra.Command{
 		Use:       "usage [daily|weekly|monthly|session|model]",
@@ -55,10 +55,7 @@ transcripts already hold it.`,
 			if err := o.complete(args, time.Now()); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(o)
-			}
-			return usageRun(cmd.Context(), o)
+			return a.runs(o, func() error { return usageRun(cmd.Context(), o) })
 		},
 	}
 	fl := cmd.Flags()

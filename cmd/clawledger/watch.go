@@ -50,7 +50,7 @@ per line; --verbose adds a line per change and per no-op rescan.`,
 			if o.Interval <= 0 || o.Debounce <= 0 {
 				return usagef("--interval and --debounce must be positive")
 			}
-			return watchRun(cmd.Context(), o)
+			return a.runs(o, func() error { return watchRun(cmd.Context(), o) })
 		},
 	}
 	fl := cmd.Flags()
