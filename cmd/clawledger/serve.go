@@ -28,10 +28,7 @@ type serveOptions struct {
 	log         *slog.Logger
 }
 
-func newServeCmd(a *app) *cobra.Command { return serveCommand(a, serveRun) }
-
-// serveCommand is serve with its run function (tests replace it).
-func serveCommand(a *app, runF func(context.Context, *serveOptions) error) *cobra.Command {
+func newServeCmd(a *app) *cobra.Command {
 	o := &serveOptions{app: a}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -56,7 +53,7 @@ protection). Ctrl-C or SIGTERM stops it cleanly.`,
 			if err := o.complete(cmd); err != nil {
 				return err
 			}
-			return runF(cmd.Context(), o)
+			return a.runs(o, func() error { return serveRun(cmd.Context(), o) })
 		},
 	}
 	fl := cmd.Flags()

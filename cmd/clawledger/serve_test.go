@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -175,3 +178,48 @@ func TestEpisodesAPIEqualsCLI(t *testing.T) {
 
 // createdAtOf is the created_at field of a receipt, as the regexp matches it.
 func createdAtOf(receipt string) string { return createdAtRe.FindString(receipt) }
+
+// TestServeFlags: serve's flags, alone; beyond loopback the token file
+// defaults to the data dir.
+func TestServeFlags(t *testing.T) {
+	for _, c := range []struct {
+		args                  []string
+		addr, tokenFile       string
+		loopback, writes, off bool
+	}{
+		{[]string{"serve"}, "127.0.0.1:7700", "", true, false, false},
+		{[]string{"serve", "--addr", "localhost:8080", "--allow-writes", "--no-watch"}, "localhost:8080", "", true, true, true},
+		{[]string{"serve", "--addr", "127.0.0.1:7700", "--token-file", "/t/tok"}, "127.0.0.1:7700", "/t/tok", true, false, false},
+		{[]string{"serve", "--addr", "0.0.0.0:7700"}, "0.0.0.0:7700", "clawledger/serve.token", false, false, false},
+		{[]string{"serve", "--addr", ":7700", "--token-file", "/t/tok"}, ":7700", "/t/tok", false, false, false},
+	} {
+		got, err := parseFlags(t, c.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		o := got.(*serveOptions)
+		if o.addr != c.addr || !strings.HasSuffix(o.tokenFile, c.tokenFile) || (c.tokenFile == "") != (o.tokenFile == "") ||
+			o.loopback != c.loopback || o.allowWrites != c.writes || o.noWatch != c.off {
+			t.Errorf("%v: addr %q token file %q loopback %v writes %v no-watch %v", c.args, o.addr, o.tokenFile, o.loopback, o.allowWrites, o.noWatch)
+		}
+	}
+	for _, addr := range []string{"7700", "127.0.0.1", "http://127.0.0.1:7700"} {
+		if _, err := parseFlags(t, "serve", "--addr", addr); err == nil || exitCode(err) != exitUsage {
+			t.Errorf("--addr %q: %v, want a usage error", addr, err)
+		}
+	}
+}
+
+// TestServeRefusesAnInsecureTokenFile: beyond loopback, a token file
+// others can read stops serve before it listens.
+func TestServeRefusesAnInsecureTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "serve.token")
+	os.WriteFile(tok, []byte(strings.Repeat("x", 43)+"\n"), 0o644)
+	os.Chmod(tok, 0o644)
+	var out, errOut bytes.Buffer
+	code := run([]string{"--db", filepath.Join(dir, "ledger.db"), "serve", "--addr", "0.0.0.0:0", "--token-file", tok}, &out, &errOut)
+	if code != exitFailure || !strings.Contains(errOut.String(), "serve refuses 0.0.0.0:0 without a token") || strings.Contains(out.String(), "serving") {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
