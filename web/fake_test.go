@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +28,7 @@ type fakeService struct {
 	appended []ledger.AppendRequest
 	redacted []ledger.RedactRequest
 	shows    int // Show calls
+	calls    map[string]int
 }
 
 type fakeSession struct {
@@ -96,10 +98,23 @@ func (f *fakeService) addMany(n int) {
 	}
 }
 
+// fail counts a call of the caller and returns the error every call fails with.
 func (f *fakeService) fail() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	pc, _, _, _ := runtime.Caller(1)
+	name := runtime.FuncForPC(pc).Name()
+	if f.calls == nil {
+		f.calls = map[string]int{}
+	}
+	f.calls[name[strings.LastIndexByte(name, '.')+1:]]++
 	return f.err
+}
+
+func (f *fakeService) count(method string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[method]
 }
 
 func (f *fakeService) find(ref string) (*fakeSession, error) {

@@ -49,8 +49,17 @@ func (s *Server) sendJSON(w http.ResponseWriter, r *http.Request, v any) {
 // sends the ETag back in If-None-Match gets 304 Not Modified and no body.
 // Every answer is revalidated (no-cache), since the ledger changes under it.
 func send(w http.ResponseWriter, r *http.Request, contentType string, body []byte) {
+	sendTagged(w, r, contentType, body, etagOf(body))
+}
+
+// etagOf is the ETag of a body: a hash of it.
+func etagOf(body []byte) string {
 	sum := sha256.Sum256(body)
-	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+	return `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+}
+
+// sendTagged is send with the body's ETag known.
+func sendTagged(w http.ResponseWriter, r *http.Request, contentType string, body []byte, etag string) {
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", "no-cache")

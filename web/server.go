@@ -52,6 +52,7 @@ type Server struct {
 	pages       map[string]*template.Template
 	handler     http.Handler
 	changes     *hub
+	cache       *cache
 }
 
 // New returns a server, or an error for a configuration that would expose
@@ -65,7 +66,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{svc: cfg.Service, guard: newGuard(cfg.Loopback, cfg.Token, secret), allowWrites: cfg.AllowWrites,
-		watching: cfg.Watching, refresh: cfg.Refresh, log: cfg.Log, changes: newHub()}
+		watching: cfg.Watching, refresh: cfg.Refresh, log: cfg.Log, changes: newHub(), cache: newCache()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -75,7 +76,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	s.routes(mux)
-	s.handler = s.protect(mux)
+	s.handler = s.protect(s.withCache(mux))
 	return s, nil
 }
 
@@ -83,8 +84,12 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Changed tells open pages that the ledger changed (a watch batch stored
-// new lines), so that they fetch what is new.
-func (s *Server) Changed() { s.changes.publish() }
+// new lines), so that they fetch what is new; the answers kept until then
+// are dropped first.
+func (s *Server) Changed() {
+	s.cache.clear()
+	s.changes.publish()
+}
 
 // Serve answers requests on ln until ctx is done, then shuts down
 // cleanly: it stops accepting, ends the live streams and waits up to 5 s
