@@ -339,13 +339,19 @@ type sessionView struct {
 	Filtered    bool
 	AllBranches bool
 	Entries     []*entry
-	Items       []*view.Item
+	Items       []item
 	Page        int
 	PrevURL     string
 	NextURL     string
 	Tail        int64 // the last line shown, on the last page: where live updates continue
 	ViewURLs    map[string]string
 	Forks       []forkLink
+}
+
+// item is an item of a filtered transcript as the page draws it.
+type item struct {
+	*view.Item
+	Anchor bool
 }
 
 // forkLink links to where another branch leaves the path shown.
@@ -427,11 +433,12 @@ func pageURL(r *http.Request, n int) string {
 func (v *sessionView) render(units []view.ShowUnit, at int64) {
 	lines := map[string]int64{}
 	var prev *entry
-	for _, u := range units {
+	for i, u := range units {
 		if u.Item != nil {
 			it := u.Item
 			it.Target = it.Target || it.Line == at
-			v.Items = append(v.Items, it)
+			// a line's first item carries its anchor (a line can give several)
+			v.Items = append(v.Items, item{Item: it, Anchor: i == 0 || units[i-1].Line() != it.Line})
 			continue
 		}
 		e := newEntry("/sessions/"+url.PathEscape(v.Ref), u.Entry)

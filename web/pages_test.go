@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/base64"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -13,6 +14,18 @@ func contains(t *testing.T, what, body string, want ...string) {
 		if !strings.Contains(body, w) {
 			t.Errorf("%s lacks %q", what, w)
 		}
+	}
+}
+
+// uniqueIDs fails for an element id a page holds twice.
+func uniqueIDs(t *testing.T, what, body string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(` id="([^"]+)"`).FindAllStringSubmatch(body, -1) {
+		if seen[m[1]] {
+			t.Errorf("%s holds id %q twice", what, m[1])
+		}
+		seen[m[1]] = true
 	}
 }
 
@@ -44,10 +57,11 @@ func TestSessionPage(t *testing.T) {
 		`malformed line: truncated JSON`,
 		// the views
 		`href="/sessions/s-alpha?view=filtered"`, `href="/sessions/s-alpha?all_branches=1"`)
-	// a folded result is drawn once, inside its call
+	// a folded result is drawn once, inside its call; every anchor is unique
 	if n := strings.Count(body, `id="L5"`); n != 1 {
 		t.Errorf("line 5 has %d anchors", n)
 	}
+	uniqueIDs(t, "the session page", body)
 	if strings.Contains(body, "an abandoned reply") {
 		t.Error("the current branch shows another branch's entry")
 	}
@@ -55,6 +69,7 @@ func TestSessionPage(t *testing.T) {
 	contains(t, "all branches", all, "an abandoned reply", `<span class="badge">other branch</span>`, `↳ continues L8`)
 
 	_, filtered := get(t, s, "/sessions/s-alpha?view=filtered")
+	uniqueIDs(t, "the filtered view", filtered)
 	contains(t, "the filtered view", filtered, `→ <span class="tname">exec</span> <code class="target">./deploy.sh staging</code>`, `✗ read failed`)
 	if strings.Contains(filtered, "Let me check the deploy script") {
 		t.Error("the filtered view shows thinking")

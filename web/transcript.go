@@ -72,6 +72,7 @@ type toolCall struct {
 
 // result is a tool result.
 type result struct {
+	Folded     bool // drawn inside its call, where it carries its line's anchor
 	CallID     string
 	Line       int64
 	Tool       string
@@ -284,7 +285,7 @@ func foldResults(list []*entry) {
 		if c == nil || c.Result != nil {
 			continue
 		}
-		c.Result, e.Folded = e.Result, true
+		c.Result, e.Folded, e.Result.Folded = e.Result, true, true
 		c.Open = c.Open || e.Target
 		if e.Result.DurationMs == nil && c.Time > 0 && e.tsMs >= c.Time {
 			d := e.tsMs - c.Time
