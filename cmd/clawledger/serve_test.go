@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/web"
 )
@@ -221,5 +222,36 @@ func TestServeRefusesAnInsecureTokenFile(t *testing.T) {
 	code := run([]string{"--db", filepath.Join(dir, "ledger.db"), "serve", "--addr", "0.0.0.0:0", "--token-file", tok}, &out, &errOut)
 	if code != exitFailure || !strings.Contains(errOut.String(), "serve refuses 0.0.0.0:0 without a token") || strings.Contains(out.String(), "serving") {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// TestRedactedOnlyInSearch: the search page shows the search index's
+// redacted text, never a secret a message holds; the session page shows
+// the transcript as it is, as show does.
+func TestRedactedOnlyInSearch(t *testing.T) {
+	home := t.TempDir()
+	state := filepath.Join(home, ".openclaw")
+	if err := fixture.WriteSample(state); err != nil {
+		t.Fatal(err)
+	}
+	const id = "5ec2e7aa-0000-4000-8000-000000000001"
+	const secret = "sk-proj-Abcdefghijklmnopqrstuvwxyz0123456789"
+	lines := `{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-03-20T10:00:00.000Z","cwd":"/w"}` + "\n" +
+		`{"type":"message","id":"s1","parentId":null,"timestamp":"2026-03-20T10:00:01.000Z","message":{"role":"user","content":"the quetzalbird key is ` + secret + ` keep it","timestamp":1773993601000}}` + "\n"
+	if err := os.WriteFile(filepath.Join(state, "agents", "main", "sessions", id+".jsonl"), []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newLedger(t, home, state)
+	c.ok("ingest")
+	ts := apiServer(t, c.db, c.states, false)
+	search := apiGet(t, ts, "/search?q=quetzalbird")
+	if strings.Contains(search, secret) || !strings.Contains(search, "[REDACTED") || !strings.Contains(search, "<mark>quetzalbird</mark>") {
+		t.Errorf("the search page shows the secret, or no hit:\n%s", search[strings.Index(search, "<main"):])
+	}
+	if api := apiGet(t, ts, "/api/v1/search?q=quetzalbird"); strings.Contains(api, secret) {
+		t.Error("the search API answers the secret")
+	}
+	if page := apiGet(t, ts, "/sessions/"+id); !strings.Contains(page, secret) {
+		t.Error("the session page does not show the transcript as it is")
 	}
 }
