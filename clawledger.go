@@ -44,7 +44,7 @@ type Entry struct {
 	ParentID  string
 	HasParent bool  // the parentId key is present (null counts as present)
 	Timestamp int64 // epoch ms; 0 when absent or unparseable
-	Repaired  bool  // the line only decoded after replacing invalid UTF-8 or escaping raw control characters
+	Repaired  bool  // decoded though not valid JSON: invalid UTF-8 (replaced by U+FFFD), raw control characters in a string (JSON.parse rejects them)
 
 	Header        *Header
 	Message       *Message

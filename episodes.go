@@ -57,6 +57,10 @@ type Event struct {
 	Redacted      bool
 	SchemaVersion string
 	CreatedAt     string // UTC ISO 8601
+	// LegacyID is, for a captured event, the id releases before ids were
+	// derived from ledger lines gave it: a ledger holding that id holds the
+	// event (see episodes.Capture). Never stored.
+	LegacyID string
 }
 
 // ScopeSelector names the events a command may see: one scope, or every
@@ -128,7 +132,8 @@ type CaptureLine struct {
 	No         int64
 	EntryID    string
 	Message    *Message
-	Raw        []byte // the raw line of tool results (their output is not in a table)
+	Raw        []byte   // the raw line of tool results (their output is not in a table)
+	Digest     [32]byte // the sha256 of the raw line of messages: their events' ids derive from it
 	CronRun    *CronRun
 	JobName    string // name of the cron run's job, when known
 	JobAgentID string

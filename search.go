@@ -43,8 +43,8 @@ type LexicalMatch struct {
 	Text   string
 }
 
-// TermCount is one query term's document frequency.
-type TermCount struct {
+// DocFrequency is how many chunks a query term occurs in.
+type DocFrequency struct {
 	DF    float64
 	Exact bool // false: estimated from how dense its newest matches are
 }
@@ -148,7 +148,7 @@ type SearchReader interface {
 	// holds term i's newest matching chunk ids, newest first (all of them,
 	// or at least DFProbe of the search package): the store counts from it
 	// rather than from the index.
-	TermCounts(ctx context.Context, terms []SearchTerm, newest [][]int64) ([]TermCount, Corpus, error)
+	TermCounts(ctx context.Context, terms []SearchTerm, newest [][]int64) ([]DocFrequency, Corpus, error)
 	// Hits returns the chunks with these ids (those that still exist).
 	Hits(ctx context.Context, ids []int64) (map[int64]*ChunkHit, error)
 	// LoadVectors hands every stored vector to x, in chunk order.

@@ -52,7 +52,7 @@ const (
 	LineOK        LineStatus = 0
 	LineMalformed LineStatus = 1
 	LineBlank     LineStatus = 2
-	LineRepaired  LineStatus = 3 // decoded after replacing invalid UTF-8 or escaping raw control characters
+	LineRepaired  LineStatus = 3 // decoded though not valid JSON: invalid UTF-8 (replaced by U+FFFD), raw control characters in a string (JSON.parse rejects the line: OpenClaw skips it)
 )
 
 // Line is the exact bytes of one complete source line: the record of truth.
@@ -204,6 +204,16 @@ type WorkspaceFile struct {
 	Content    []byte
 }
 
+// WorkspaceVersion is one content a workspace file was seen with.
+type WorkspaceVersion struct {
+	SourceID int64
+	SHA256   string
+	Size     int64
+	MtimeNs  int64 // the file's mtime when this content was first seen
+	SeenAt   int64 // epoch ms it was first stored
+	Current  bool  // the file's content as of its last read
+}
+
 // Writer is the ingest side of a ledger store. One writer at a time.
 type Writer interface {
 	// StateDir returns the id of a state dir, registering it when new, and
@@ -253,6 +263,8 @@ type Status struct {
 	Lines         int64
 	Malformed     []MalformedLine
 	MalformedMore int64
+	Repaired      []MalformedLine // lines decoded only after a repair (LineRepaired), Error saying how
+	RepairedMore  int64
 	Pending       []PendingTail
 	Gone          int64
 }
@@ -271,7 +283,7 @@ type StateDirStatus struct {
 	LastScan       int64
 }
 
-// MalformedLine locates one malformed line.
+// MalformedLine locates one malformed (or repaired) line.
 type MalformedLine struct {
 	StateDir string
 	Path     string
@@ -293,7 +305,31 @@ type EntryView struct {
 	ParentID string
 	Type     string
 	Ts       int64
-	OnBranch bool // on the active branch (root to current leaf)
+	OnBranch bool // on the path the default view shows (first entry to current leaf, see transcript.Branches)
+}
+
+// BranchSummary says how the default view of a transcript, one path from
+// its first entry to its current leaf, differs from the whole file: what it
+// leaves out (the entries of other branches, each leaving the path at a
+// fork) and how many entries it placed by their position in the file.
+type BranchSummary struct {
+	Omitted  int    // entries left out: they lie on other branches
+	Branches int    // those branches
+	Forks    []Fork // where they leave the shown path, in file order
+	// Relinked counts the entries placed after the entry before them in the
+	// file because their own link says nothing usable: written without a
+	// parentId (OpenClaw's gateway appended them outside pi's session
+	// manager), or naming an entry the transcript does not hold.
+	Relinked int
+}
+
+// Fork is where branches left out of a transcript's default view leave the
+// path it shows.
+type Fork struct {
+	At       string // the entry on the shown path they branch from; "" before its first entry
+	Line     int64  // that entry's line (0 before the first entry)
+	Branches int
+	Entries  int
 }
 
 // Reader is the query side of a ledger store. Readers never wait for a
@@ -316,13 +352,15 @@ type Reader interface {
 	// its last n.
 	UserTexts(ctx context.Context, sourceIDs []int64, n int, last bool) (map[int64][]string, error)
 	// Entries streams a transcript's lines in file order, each with its
-	// entry's fields and whether it lies on the active branch (root to the
-	// current leaf).
+	// entry's fields and whether it lies on the path the default view shows
+	// (first entry to current leaf, see transcript.Branches).
 	Entries(ctx context.Context, sourceID int64, fn func(*EntryView) error) error
 	// TurnStarts returns the offsets of the user messages that open a
 	// transcript's turns, in file order: those on the active branch, or
 	// with allBranches all of them.
 	TurnStarts(ctx context.Context, sourceID int64, allBranches bool) ([]int64, error)
+	// Branches says what the default view of a transcript leaves out.
+	Branches(ctx context.Context, sourceID int64) (*BranchSummary, error)
 	// HasEntry reports whether a transcript holds the entry with this id
 	// (or, with an empty id, the line with this number).
 	HasEntry(ctx context.Context, sourceID int64, entryID string, lineNo int64) (bool, error)
@@ -386,4 +424,14 @@ type StoredCounts struct {
 	Malformed int64
 	Bytes     int64 // every stored line's bytes and its newline
 	NoBytes   int64 // malformed lines stored without their bytes (over the line limit, undecodable events)
+}
+
+// WorkspaceHistory reads the versions of workspace files (memory edits).
+type WorkspaceHistory interface {
+	// WorkspaceVersions lists every content a workspace file was seen
+	// with, newest first.
+	WorkspaceVersions(ctx context.Context, sourceID int64) ([]WorkspaceVersion, error)
+	// WorkspaceVersion reads one of them by its sha256 (ErrNotFound when
+	// the file never held it).
+	WorkspaceVersion(ctx context.Context, sourceID int64, sha256 string) (*WorkspaceFile, error)
 }

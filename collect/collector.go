@@ -88,12 +88,14 @@ type LineIssue struct {
 // counts cover them all (and `clawledger status` lists every malformed one).
 const MaxReported = 100
 
-// Report says what one run did.
+// Report says what one run did. Files are files on disk, an OpenClaw
+// database counting as one; the sessions, archives, run logs, indexes and
+// cron jobs a database holds are counted apart, as database sources.
 type Report struct {
 	StateDirs      []string    `json:"state_dirs"`
-	FilesScanned   int         `json:"files_scanned"`
-	FilesIngested  int         `json:"files_ingested"`
-	FilesReplaced  int         `json:"files_replaced"`
+	FilesScanned   int         `json:"files_scanned"`  // files looked at, databases included
+	FilesIngested  int         `json:"files_ingested"` // files something new was stored from (a database: from any of its sources)
+	FilesReplaced  int         `json:"files_replaced"` // files read again from their start, their stored lines replaced
 	FilesRenamed   int         `json:"files_renamed"`
 	FilesGone      int         `json:"files_gone"`
 	FilesSkipped   int         `json:"files_skipped"`
@@ -106,6 +108,10 @@ type Report struct {
 	PendingTails   int         `json:"pending_tails"`
 	PendingBytes   int64       `json:"pending_bytes"`
 	Warnings       []Warning   `json:"warnings"`
+
+	DatabasesScanned  int `json:"databases_scanned"`   // of files_scanned, OpenClaw databases
+	DBSourcesIngested int `json:"db_sources_ingested"` // sources held in databases something new was stored from
+	DBSourcesReplaced int `json:"db_sources_replaced"` // of those, read again in full (a rewound or rewritten session)
 }
 
 // useOS makes the real file system the collector's unless it has one. It
@@ -275,6 +281,7 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	if bytes.Equal(digest, last) {
 		// files and databases were all seen as they are
 		rep.FilesScanned += len(tree.Files) + len(tree.Databases)
+		rep.DatabasesScanned += len(tree.Databases)
 		return &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, unchanged: true}, nil
 	}
 	if err := c.Store.SetAgents(ctx, id, tree.Agents); err != nil {
@@ -388,6 +395,11 @@ func (c *Collector) sameHead(src *clawledger.Source, dir, rel string) bool {
 
 func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error {
 	rep.FilesRenamed += p.renamed
+	defer func() {
+		for _, d := range p.dbs {
+			rep.countedDatabase(d)
+		}
+	}()
 	// databases first: an archive stored from its row is then only checked
 	// against its published file
 	if err := c.executeDatabases(ctx, p, rep); err != nil {

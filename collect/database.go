@@ -35,6 +35,30 @@ type dbPlan struct {
 	jobs     []agentdb.CronJob
 	runs     []agentdb.CronRun
 	receipts map[string]bool // ids of the run receipts it holds
+
+	// its sources this run stored something from, and read again in full
+	ingested, replaced int
+}
+
+// counted records that a source the database holds was read: whether
+// anything was stored, whether it replaced what the source held.
+func (d *dbPlan) counted(stored, replaced bool) {
+	if stored {
+		d.ingested++
+	}
+	if replaced {
+		d.replaced++
+	}
+}
+
+// countedDatabase adds what was read from a database to the report: its
+// sources, and the database as one file ingested when any of them was.
+func (rep *Report) countedDatabase(d *dbPlan) {
+	rep.DBSourcesIngested += d.ingested
+	rep.DBSourcesReplaced += d.replaced
+	if d.ingested > 0 {
+		rep.FilesIngested++
+	}
 }
 
 // openDatabase opens one database and reads its summary.
@@ -145,6 +169,7 @@ func (c *Collector) planDatabases(ctx context.Context, p *dirPlan, rep *Report) 
 		}
 		p.dbs = append(p.dbs, d)
 		rep.FilesScanned++
+		rep.DatabasesScanned++
 		for _, rel := range d.present() {
 			present[rel] = true
 		}
@@ -181,6 +206,7 @@ func (c *Collector) executeDatabases(ctx context.Context, p *dirPlan, rep *Repor
 				c.warn(rep, p.dir, d.found.Rel, "database not read: %v", oerr)
 				continue
 			}
+			again.ingested, again.replaced = d.ingested, d.replaced // what the first read stored stays stored
 			p.dbs[i], d = again, again
 			err = c.executeDatabase(ctx, p, d, rep)
 		}
@@ -293,7 +319,7 @@ func (c *Collector) ingestArchiveRow(ctx context.Context, p *dirPlan, d *dbPlan,
 		return nil
 	}
 	defer r.Close()
-	err = c.ingestStream(ctx, src, r, clawledger.Cursor{Size: a.Bytes}, rep)
+	err = c.ingestStream(ctx, src, r, clawledger.Cursor{Size: a.Bytes}, rep, d)
 	var fe *fileError
 	if errors.As(err, &fe) {
 		c.warn(rep, p.dir, d.found.Rel, "archive %s: %v", a.Name, fe.err)
@@ -323,7 +349,11 @@ func (c *Collector) ingestDatabaseIndex(ctx context.Context, p *dirPlan, d *dbPl
 		return err
 	}
 	src.Cursor = clawledger.Cursor{Mark: mark, Lines: int64(len(entries))}
-	return c.Store.ReplaceIndex(ctx, src, entries)
+	if err := c.Store.ReplaceIndex(ctx, src, entries); err != nil {
+		return err
+	}
+	d.counted(true, false)
+	return nil
 }
 
 // eventSource is one session's transcript held in an agent database: its
@@ -518,7 +548,7 @@ func (e *eventSource) write(ctx context.Context, replace bool, generation string
 		return storeError(err)
 	}
 	tx = nil
-	e.rep.counted(sink.stored > 0 || replace, replace, 0)
+	e.d.counted(sink.stored > 0 || replace, replace)
 	return nil
 }
 
@@ -585,6 +615,7 @@ func (c *Collector) planDatabaseCron(ctx context.Context, p *dirPlan, d *dbPlan)
 	if mark := hex.EncodeToString(h.Sum(nil)); mark != src.Cursor.Mark || src.GoneAt != 0 {
 		src.Cursor = clawledger.Cursor{Mark: mark, Lines: int64(len(jobs))}
 		p.dbJobSrcs = append(p.dbJobSrcs, src)
+		d.counted(true, false) // stored by ingestCronJobs, with cron/jobs.json
 	}
 	return nil
 }
@@ -746,6 +777,6 @@ func (c *Collector) appendRuns(ctx context.Context, p *dirPlan, d *dbPlan, runs 
 		return err
 	}
 	tx = nil
-	rep.FilesIngested++
+	d.counted(true, false)
 	return nil
 }

@@ -236,8 +236,8 @@ func TestSQLiteEraIncremental(t *testing.T) {
 		}
 	}
 	rep := l.ingest(dir)
-	if rep.LinesIngested != 2 || rep.FilesReplaced != 0 {
-		t.Errorf("append: %d lines, %d replaced; want 2 new lines and no re-read", rep.LinesIngested, rep.FilesReplaced)
+	if rep.LinesIngested != 2 || rep.DBSourcesReplaced != 0 {
+		t.Errorf("append: %d lines, %d replaced; want 2 new lines and no re-read", rep.LinesIngested, rep.DBSourcesReplaced)
 	}
 	if got := lineIDs(); !strings.HasPrefix(got, kept+",") {
 		t.Error("appending re-wrote the lines already stored")
@@ -258,8 +258,8 @@ func TestSQLiteEraIncremental(t *testing.T) {
 	}
 	db.Close()
 	rep = l.ingest(dir)
-	if rep.FilesReplaced != 1 {
-		t.Errorf("rewind: %d sources replaced, want 1", rep.FilesReplaced)
+	if rep.DBSourcesReplaced != 1 || rep.FilesReplaced != 0 {
+		t.Errorf("rewind: %d database sources replaced (%d files), want 1 (and no file)", rep.DBSourcesReplaced, rep.FilesReplaced)
 	}
 	want = append(append([]string{}, rw.Events[:2]...), rewound...)
 	if got := l.lines(dbRel("main", fixture.EraRewound)); strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -647,8 +647,8 @@ func TestDatabaseSessionSizes(t *testing.T) {
 		}
 		write(tr.ID, tr.Lines()[before:])
 	}
-	if rep := l.ingest(dir); rep.LinesIngested != 21 || rep.FilesReplaced != 0 {
-		t.Errorf("append: %d lines, %d re-read; want 21 and none", rep.LinesIngested, rep.FilesReplaced)
+	if rep := l.ingest(dir); rep.LinesIngested != 21 || rep.DBSourcesReplaced != 0 {
+		t.Errorf("append: %d lines, %d re-read; want 21 and none", rep.LinesIngested, rep.DBSourcesReplaced)
 	}
 	check("after the append")
 }
@@ -677,5 +677,75 @@ func TestDatabaseDigestDespiteScanProblems(t *testing.T) {
 		if store.loads != wantLoads || len(rep.Warnings) != 1 {
 			t.Errorf("run %d: %d cursor loads, warnings %v; want %d loads and the directory's warning", i+1, store.loads, rep.Warnings, wantLoads)
 		}
+	}
+}
+
+// TestSQLiteEraRepairedEvent: an event holding a raw control character in
+// a string (JSON.parse rejects it) is stored and decoded, and reported as
+// repaired, as a transcript file's line is; text or compressed alike.
+func TestSQLiteEraRepairedEvent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	if _, err := fixture.WriteSQLiteEra(dir); err != nil {
+		t.Fatal(err)
+	}
+	l := openLedger(t)
+	if rep := l.ingest(dir); rep.RepairedLines != 0 {
+		t.Fatalf("the fixture has %d repaired lines: %+v", rep.RepairedLines, rep.Repaired)
+	}
+	db := openMain(t, dir)
+	defer db.Close()
+	var seqs []int64
+	for _, compressed := range []bool{false, true} {
+		seq, err := db.AppendEvent(fixture.EraLive, "{\"type\":\"message\",\"id\":\"ctrl0"+fmt.Sprint(len(seqs))+"\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"ctrl\x01char\"}}", compressed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, seq)
+	}
+	rep := l.ingest(dir)
+	if rep.RepairedLines != 2 || len(rep.Repaired) != 2 {
+		t.Fatalf("repaired %d: %+v", rep.RepairedLines, rep.Repaired)
+	}
+	rel := dbRel("main", fixture.EraLive)
+	for _, r := range rep.Repaired {
+		if r.Path != rel || !strings.Contains(r.Error, "raw control characters") {
+			t.Errorf("reported %+v, want %s", r, rel)
+		}
+	}
+	if n := l.count(`SELECT count(*) FROM lines l JOIN sources s ON s.id = l.source_id
+		WHERE s.rel_path = ? AND l.status = 3 AND l.role = 'user' AND l.text = ?`, rel, "ctrl\x01char"); n != 2 {
+		t.Errorf("%d events stored as repaired user messages, want 2", n)
+	}
+}
+
+// TestSQLiteEraCounts: a report's counters mean what they say. Files are
+// files on disk, a database counting as one (ingested when any source in it
+// was); the sessions, archives, run logs, indexes and cron jobs a database
+// holds are counted apart: a first ingest never ingests more files than it
+// scanned (2026.9.6 reported "21 scanned, 34 ingested").
+func TestSQLiteEraCounts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	if _, err := fixture.WriteSQLiteEra(dir); err != nil {
+		t.Fatal(err)
+	}
+	tree := openclaw.Scan(openclaw.OS, dir)
+	l := openLedger(t)
+	rep := l.ingest(dir)
+	if rep.FilesScanned != len(tree.Files)+len(tree.Databases) || rep.DatabasesScanned != len(tree.Databases) || len(tree.Databases) < 2 {
+		t.Errorf("%d files scanned (%d databases); the tree has %d files and %d databases", rep.FilesScanned, rep.DatabasesScanned, len(tree.Files), len(tree.Databases))
+	}
+	// archive rows are database sources: EraPrevious's (its published file
+	// is then only checked to hold the same transcript: not ingested) and
+	// EraDeleted's (never published); EraFileOnly's file has no row
+	const rows = 2
+	if want := len(tree.Files) + len(tree.Databases) - 1; rep.FilesIngested != want || rep.FilesIngested > rep.FilesScanned {
+		t.Errorf("%d files ingested of %d scanned, want %d", rep.FilesIngested, rep.FilesScanned, want)
+	}
+	if want := l.count(`SELECT count(*) FROM sources WHERE rel_path LIKE '%.sqlite#%'`) + rows; int64(rep.DBSourcesIngested) != want || rep.DBSourcesReplaced != 0 {
+		t.Errorf("%d database sources ingested (%d re-read), want %d", rep.DBSourcesIngested, rep.DBSourcesReplaced, want)
+	}
+	again := l.ingest(dir)
+	if again.FilesIngested != 0 || again.DBSourcesIngested != 0 || again.FilesScanned != rep.FilesScanned || again.DatabasesScanned != rep.DatabasesScanned {
+		t.Errorf("no-op run: %+v", again)
 	}
 }

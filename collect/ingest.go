@@ -166,7 +166,7 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 	return nil
 }
 
-// counted records in the report that a source was read: whether anything
+// counted records in the report that a file was read: whether anything
 // was stored, whether it replaced what the source held, its pending tail.
 func (rep *Report) counted(stored, replaced bool, pending int64) {
 	if stored {
@@ -425,7 +425,7 @@ func repairNote(raw []byte) string {
 	if !utf8.Valid(raw) {
 		return "invalid UTF-8, replaced by U+FFFD in the derived text (the raw bytes are kept)"
 	}
-	return "raw control characters escaped before decoding (the raw bytes are kept)"
+	return "raw control characters inside a JSON string: JSON.parse rejects the line (OpenClaw skips it); decoded as they are (the raw bytes are kept)"
 }
 
 func messageOf(e *clawledger.Entry) *clawledger.Message {
@@ -478,7 +478,11 @@ func (c *Collector) ingestIndex(ctx context.Context, w *work, rep *Report) error
 		return &fileError{fmt.Errorf("session index ignored: %v", err)}
 	}
 	w.src.Cursor, w.src.GoneAt = statCursor(fi), 0
-	return c.Store.ReplaceIndex(ctx, w.src, entries)
+	if err := c.Store.ReplaceIndex(ctx, w.src, entries); err != nil {
+		return err
+	}
+	rep.FilesIngested++
+	return nil
 }
 
 // MaxWorkspaceBytes bounds a workspace file kept in the ledger.
@@ -580,7 +584,7 @@ func (c *Collector) ingestCronJobs(ctx context.Context, p *dirPlan, rep *Report)
 	for i, cur := range curs {
 		srcs[i].Cursor, srcs[i].GoneAt = cur, 0
 	}
+	rep.FilesIngested += len(srcs) // the state database's jobs count with it (planDatabaseCron)
 	srcs = append(srcs, p.dbJobSrcs...)
-	rep.FilesIngested += len(srcs)
 	return c.Store.ReplaceCronJobs(ctx, p.id, jobs, srcs)
 }

@@ -56,8 +56,9 @@ func (c *Collector) begin(ctx context.Context, src *clawledger.Source, replace b
 // ingestStream stores every line of a stream read from its start (a
 // decompressed archive), replacing what the source held. stat carries the
 // identity of what was read (a file's device, inode, size and mtime, or
-// only the compressed size of a database row).
-func (c *Collector) ingestStream(ctx context.Context, src *clawledger.Source, r io.Reader, stat clawledger.Cursor, rep *Report) error {
+// only the compressed size of a database row); db is the database the
+// stream was read from, nil for a file.
+func (c *Collector) ingestStream(ctx context.Context, src *clawledger.Source, r io.Reader, stat clawledger.Cursor, rep *Report, db *dbPlan) error {
 	// an archive is stored whole or not at all
 	replace := hasContent(src)
 	tx, sess, err := c.begin(ctx, src, replace, clawledger.Atomic)
@@ -91,7 +92,11 @@ func (c *Collector) ingestStream(ctx context.Context, src *clawledger.Source, r 
 		return err
 	}
 	tx = nil
-	rep.counted(true, replace, lr.pending)
+	if db != nil {
+		db.counted(true, replace)
+	} else {
+		rep.counted(true, replace, lr.pending)
+	}
 	return nil
 }
 
@@ -150,5 +155,5 @@ func (c *Collector) ingestArchiveFile(ctx context.Context, w *work, rep *Report)
 			return c.Store.UpdateSource(ctx, src)
 		}
 	}
-	return read(func(r io.Reader) error { return c.ingestStream(ctx, src, r, stat, rep) })
+	return read(func(r io.Reader) error { return c.ingestStream(ctx, src, r, stat, rep, nil) })
 }

@@ -76,6 +76,8 @@ type watch struct {
 	dirs    []string        // state dirs being kept current
 	watched map[string]bool // absolute directories with a watch
 	logged  map[string]bool // warnings already logged
+	// the workspaces of the state dirs (absolute) -> their state dir
+	workspaces map[string]string
 }
 
 // Run watches until ctx is cancelled, then returns nil. A batch in flight
@@ -88,7 +90,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return fmt.Errorf("file notifications: %w", err)
 	}
 	defer fsw.Close()
-	s := &watch{Watcher: w, fsw: fsw, watched: map[string]bool{}, logged: map[string]bool{}}
+	s := &watch{Watcher: w, fsw: fsw, watched: map[string]bool{}, logged: map[string]bool{}, workspaces: map[string]string{}}
 	w.Collector.useOS()
 	if err := s.discover(); err != nil {
 		return err
@@ -193,8 +195,11 @@ func (s *watch) discover() error {
 }
 
 // watch adds a watch on every directory of a state dir that a scan reads
-// and has none yet.
+// and has none yet (its workspaces outside it included).
 func (s *watch) watch(stateDir string) {
+	for _, rel := range openclaw.WorkspaceDirs(s.Collector.FS, stateDir) {
+		s.workspaces[filepath.Join(stateDir, filepath.FromSlash(rel))] = stateDir
+	}
 	for _, rel := range openclaw.WatchDirs(s.Collector.FS, stateDir) {
 		p := filepath.Join(stateDir, filepath.FromSlash(rel))
 		if s.watched[p] {
@@ -218,14 +223,22 @@ func (s *watch) affected(ev fsnotify.Event) (string, bool) {
 	}
 	for _, d := range s.dirs {
 		rel, err := filepath.Rel(d, ev.Name)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			continue
-		}
-		if openclaw.Affects(filepath.ToSlash(rel)) {
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && openclaw.Affects(filepath.ToSlash(rel)) {
 			s.Log.Debug("change", "path", ev.Name, "op", ev.Op.String())
 			return d, true
 		}
-		return "", false
+	}
+	// a workspace the config places (outside the state dir, or in it under
+	// another name): the innermost one holding the entry
+	root := ""
+	for w := range s.workspaces {
+		if strings.HasPrefix(ev.Name, w+string(filepath.Separator)) && len(w) > len(root) {
+			root = w
+		}
+	}
+	if rel, err := filepath.Rel(root, ev.Name); root != "" && err == nil && openclaw.AffectsWorkspace(rel) {
+		s.Log.Debug("change", "path", ev.Name, "op", ev.Op.String())
+		return s.workspaces[root], true
 	}
 	return "", false
 }
@@ -287,7 +300,7 @@ func (s *watch) log(b *Batch) {
 		s.Log.Error("ingest failed; trying again at the next change or rescan", "reason", b.Reason, "error", b.Err.Error())
 	case r.Changed():
 		s.Log.Info("ingested", "reason", b.Reason, "files", r.FilesIngested, "replaced", r.FilesReplaced, "renamed", r.FilesRenamed,
-			"gone", r.FilesGone, "lines", r.LinesIngested, "malformed", r.MalformedLines, "bytes", r.BytesRead,
+			"gone", r.FilesGone, "db_sources", r.DBSourcesIngested, "db_sources_replaced", r.DBSourcesReplaced, "lines", r.LinesIngested, "malformed", r.MalformedLines, "bytes", r.BytesRead,
 			"pending_tails", r.PendingTails, "took", took)
 	default:
 		s.Log.Debug("up to date", "reason", b.Reason, "files", r.FilesScanned, "took", took)

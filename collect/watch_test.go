@@ -234,3 +234,20 @@ func TestWatchDatabase(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchConfiguredWorkspace: an edit in a workspace openclaw.json places
+// outside the state dir is picked up by a notification, as one inside it.
+func TestWatchConfiguredWorkspace(t *testing.T) {
+	ws, err := fixture.WriteWorkspaces(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startWatch(t, ws.StateDir, 20*time.Millisecond, time.Hour)
+	rel := "../elsewhere/research/memory/reading.md"
+	testenv.AppendFile(t, filepath.Join(ws.StateDir, filepath.FromSlash(rel)), "Then the Go memory model.\n")
+	for len(w.versions(w.workspaceSources(ws.StateDir)[rel])) < 2 {
+		if b := w.next(t); b.Reason != "change" {
+			t.Fatalf("caught up by a %q batch, want a notification", b.Reason)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package episodes
 import (
 	"cmp"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -19,7 +20,7 @@ import (
 )
 
 // captureNamespace seeds the UUIDv5 ids of captured events, so the same
-// ledger entry always yields the same event id.
+// ledger line always yields the same event ids.
 var captureNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/clawledger/clawledger/episodes/capture"))
 
 // captureSummaryRunes bounds the summary of a captured event.
@@ -70,9 +71,9 @@ func (r *CaptureReport) Existing() int { return r.Events - r.Inserted }
 // Capture derives episodic events from the agents ledger: user and
 // assistant messages, tool calls and results, and failed cron runs (as
 // ops.alert). It reads only lines not captured before and stores each event
-// once under an id derived from its ledger entry, so running it again, or
-// after a source was re-read, adds nothing twice. Text passes the secret
-// guard and PII masking, and every field is bounded.
+// once under an id derived from its ledger line (see eventBase.event), so
+// running it again, or after a source was re-read, adds nothing twice. Text
+// passes the secret guard and PII masking, and every field is bounded.
 func Capture(ctx context.Context, store clawledger.CaptureStore, opt CaptureOptions) (*CaptureReport, error) {
 	st, err := store.CaptureState(ctx)
 	if err != nil {
@@ -268,10 +269,22 @@ type eventBase struct {
 	agent   string // "" = the source's agent
 	session string // "" = the source's session
 	ts      int64  // 0 = the message's time
-	key     string // "" = derived from the transcript entry
+	key     string // "" = derived from the transcript line
 }
 
 // event builds one captured event (add skips it when its scope is invalid).
+// A transcript event's id derives from its line: the sha256 of the line's
+// bytes within its session (agent and session id). The same line yields
+// the same id on every run, in every ledger, and when its source is re-read
+// after OpenClaw rewrote it (a repair dropping a line moves every later
+// line: an id from the line's offset would not survive that). Entry ids,
+// which ids derived from before, are unique only within a file: a live
+// transcript, its .reset archives and its topic files share a session and
+// reuse them, and their events were lost. A line kept byte for byte in two
+// files of a session (an entry kept across a reset) is one event. The id an
+// entry id gave an event before goes with it as its LegacyID: a ledger
+// captured before keeps those events and must not take them again when
+// their source is re-read.
 func (b eventBase) event(t clawledger.EventType, suffix, summary string, payload, refs map[string]any) *capturedEvent {
 	e := &clawledger.Event{Type: t, Scope: b.scope, AgentID: b.agent, SessionID: b.session, TsMs: b.ts,
 		Summary: summary, SchemaVersion: clawledger.EpisodicSchemaVersion}
@@ -286,7 +299,8 @@ func (b eventBase) event(t clawledger.EventType, suffix, summary string, payload
 	}
 	key := b.key
 	if key == "" {
-		key = "transcript/" + e.AgentID + "/" + e.SessionID + "/" + b.line.EntryID
+		key = "line/" + e.AgentID + "/" + e.SessionID + "/" + hex.EncodeToString(b.line.Digest[:])
+		e.LegacyID = uuid.NewSHA1(captureNamespace, []byte("transcript/"+e.AgentID+"/"+e.SessionID+"/"+b.line.EntryID+suffix)).String()
 	}
 	e.EventID = uuid.NewSHA1(captureNamespace, []byte(key+suffix)).String()
 	if refs == nil {

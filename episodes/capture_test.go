@@ -2,6 +2,7 @@ package episodes_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/collect"
 	"github.com/clawledger/clawledger/episodes"
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
 	"github.com/clawledger/clawledger/internal/testenv"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/sqlite"
@@ -343,5 +347,103 @@ func TestCaptureCorpus(t *testing.T) {
 			}
 			t.Logf("%d events: %v", rep.Inserted, rep.ByType)
 		})
+	}
+}
+
+// TestCaptureSharedEntryIDs: entry ids are unique only within a file; a live
+// transcript sharing them with a .reset archive and a topic file of the same
+// session loses none of its events, and a line kept byte for byte across
+// the reset is one event.
+func TestCaptureSharedEntryIDs(t *testing.T) {
+	ec, err := fixture.WriteEpisodeCollisions(filepath.Join(t.TempDir(), ".openclaw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger(t, ec.Dir)
+	l.ingest()
+	rep := l.capture(episodes.CaptureOptions{})
+	var got []string
+	for _, e := range l.events(global) {
+		if e.SessionID != ec.Session {
+			t.Errorf("event %s in session %q", e.Summary, e.SessionID)
+		}
+		got = append(got, string(e.Type)+" "+e.Summary)
+	}
+	sort.Strings(got)
+	want := append([]string{}, ec.Events...)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || rep.Inserted != len(want) {
+		t.Fatalf("events (%d inserted):\n%s\nwant\n%s", rep.Inserted, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if again := l.capture(episodes.CaptureOptions{}); again.Lines != 0 || again.Inserted != 0 {
+		t.Fatalf("second capture: %+v", again)
+	}
+}
+
+// TestCaptureKeepsEarlierIDs: a ledger captured by a release that derived
+// event ids from entry ids keeps those events: a transcript re-read after
+// the upgrade is captured again without storing any of them twice, and a
+// redacted one is not brought back.
+func TestCaptureKeepsEarlierIDs(t *testing.T) {
+	ep := writeEpisodes(t)
+	l := newLedger(t, ep.Dir)
+	l.ingest()
+	first := l.capture(episodes.CaptureOptions{})
+
+	// what the earlier release stored: the same events, under its ids
+	raw, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(l.db.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	redacted := ""
+	for _, e := range l.events(global) {
+		var refs struct {
+			EntryID string `json:"entry_id"`
+		}
+		if json.Unmarshal(e.Refs, &refs) != nil || refs.EntryID == "" {
+			continue // a cron run: its id never changed
+		}
+		suffix := ""
+		if e.Type == clawledger.EventToolCall {
+			suffix = "/call/0" // the fixture's tool rounds make one call each
+		}
+		legacy := uuid.NewSHA1(episodes.CaptureNamespace, []byte("transcript/"+e.AgentID+"/"+e.SessionID+"/"+refs.EntryID+suffix)).String()
+		q := `UPDATE episodic_events SET event_id = ? WHERE event_id = ?`
+		if redacted == "" && e.SessionID == ep.OpsSession && e.Type == clawledger.EventUser {
+			q, redacted = `UPDATE episodic_events SET event_id = ?, summary = '[REDACTED]', payload_json = NULL, refs_json = NULL, redacted = 1 WHERE event_id = ?`, e.Summary
+		}
+		if _, err := raw.Exec(q, legacy, e.EventID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if redacted == "" {
+		t.Fatal("no user message in the ops session")
+	}
+
+	// OpenClaw rewrites the ops transcript (a blank line after its header):
+	// it is re-read, and every line of it captured again
+	path := filepath.Join(ep.Dir, "agents", "ops", "sessions", ep.OpsSession+".jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, rest, _ := strings.Cut(string(data), "\n")
+	if err := os.WriteFile(path, []byte(header+"\n\n"+rest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.ingest()
+	rep := l.capture(episodes.CaptureOptions{})
+	if rep.Lines == 0 || rep.Inserted != 0 {
+		t.Fatalf("after the re-read: %+v", rep)
+	}
+	events := l.events(global)
+	if len(events) != first.Inserted {
+		t.Fatalf("%d events, want the %d stored before", len(events), first.Inserted)
+	}
+	for _, e := range events {
+		if e.Summary == redacted {
+			t.Fatalf("the redacted event came back as %s", e.EventID)
+		}
 	}
 }

@@ -226,7 +226,7 @@ func (s *Service) doctorFix(ctx context.Context, full bool) (*view.DoctorFixed, 
 		fixed.Reset = append(fixed.Reset, b.File)
 	}
 	if len(fixed.Reset) > 0 {
-		c := s.collector(bar{s.progress(TaskIngest)})
+		c := s.collector(s.ingestBar())
 		c.Store = st
 		if _, err := c.Run(ctx, uniqueStateDirs(bad)); err != nil {
 			return nil, err

@@ -29,13 +29,6 @@ func (s Scope) selector() (clawledger.ScopeSelector, error) {
 	return episodes.Selector(s.Scope, s.Global)
 }
 
-func checkLimit(n int) error {
-	if n < 1 || n > MaxEventsLimit {
-		return clawledger.FieldErrorf("limit", "must be between 1 and %d", MaxEventsLimit)
-	}
-	return nil
-}
-
 // AppendRequest appends one event; see episodes.Input for its fields.
 type AppendRequest struct {
 	episodes.Input
@@ -84,21 +77,7 @@ func EventsDefaults() EventsRequest { return EventsRequest{Limit: EventsDefaultL
 func (s *Service) QueryEvents(ctx context.Context, req EventsRequest) (*view.EventQuery, error) {
 	f := clawledger.EventFilter{SessionID: req.SessionID, AgentID: req.AgentID, From: req.From, To: req.To, Text: req.Text,
 		Limit: req.Limit, IncludePayload: req.IncludePayload}
-	var err error
-	if f.ScopeSelector, err = req.selector(); err != nil {
-		return nil, err
-	}
-	for _, t := range req.Types {
-		ts, err := episodes.ParseTypes(t)
-		if err != nil {
-			return nil, err
-		}
-		f.Types = append(f.Types, ts...)
-	}
-	if err := checkLimit(f.Limit); err != nil {
-		return nil, err
-	}
-	events, more, err := s.events(ctx, f)
+	events, more, err := s.events(ctx, req.Scope, req.Types, &f)
 	if err != nil {
 		return nil, err
 	}
@@ -119,26 +98,35 @@ func ReplayDefaults() ReplayRequest { return ReplayRequest{Limit: ReplayDefaultL
 // ReplayEvents returns one session's ordered, bounded timeline.
 func (s *Service) ReplayEvents(ctx context.Context, req ReplayRequest) (*view.Replay, error) {
 	f := clawledger.EventFilter{SessionID: req.SessionID, Limit: req.Limit, IncludePayload: req.IncludePayload}
-	var err error
-	if f.ScopeSelector, err = req.selector(); err != nil {
-		return nil, err
-	}
-	if err := checkLimit(f.Limit); err != nil {
-		return nil, err
-	}
-	events, more, err := s.events(ctx, f)
+	events, more, err := s.events(ctx, req.Scope, nil, &f)
 	if err != nil {
 		return nil, err
 	}
 	return view.NewReplay(f, events, more), nil
 }
 
-func (s *Service) events(ctx context.Context, f clawledger.EventFilter) ([]*clawledger.Event, bool, error) {
+// events reads the events f selects in a scope, of types (comma-separated
+// lists), once the scope, the types and the limit are valid (f takes them).
+func (s *Service) events(ctx context.Context, scope Scope, types []string, f *clawledger.EventFilter) ([]*clawledger.Event, bool, error) {
+	var err error
+	if f.ScopeSelector, err = scope.selector(); err != nil {
+		return nil, false, err
+	}
+	for _, t := range types {
+		ts, err := episodes.ParseTypes(t)
+		if err != nil {
+			return nil, false, err
+		}
+		f.Types = append(f.Types, ts...)
+	}
+	if f.Limit < 1 || f.Limit > MaxEventsLimit {
+		return nil, false, clawledger.FieldErrorf("limit", "must be between 1 and %d", MaxEventsLimit)
+	}
 	r, err := s.read(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	return r.Events(ctx, f)
+	return r.Events(ctx, *f)
 }
 
 // ErrRedactTarget is the reason of a redaction that names both or neither

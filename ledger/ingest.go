@@ -35,7 +35,7 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (*view.Ingest, 
 		s.observer().UsingSample(s.SampleDir)
 		dirs, usedSample = []string{s.SampleDir}, true
 	}
-	c := s.collector(bar{s.progress(TaskIngest)})
+	c := s.collector(s.ingestBar())
 	c.Prescan(dirs) // while the ledger opens
 	st, err := s.write(ctx, false)
 	if err != nil {

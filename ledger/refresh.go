@@ -56,8 +56,8 @@ func (s *Service) refresh(ctx context.Context, r Refresh) (behind int64, err err
 		s.observer().RefreshSkipped(h.String() + " keeps the ledger current")
 		return 0, nil
 	}
-	c := s.collector(bar{s.progress(TaskIngest)}) // the first query on a new tree ingests it all
-	c.Prescan(dirs)                               // while the ledger opens
+	c := s.collector(s.ingestBar()) // the first query on a new tree ingests it all
+	c.Prescan(dirs)                 // while the ledger opens
 	st, err := s.Location.Open(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: s.Name + " (refresh)"}})
 	if le := (*clawledger.LockedError)(nil); errors.As(err, &le) {
 		s.observer().RefreshSkipped(le.Error() + "; answering from the ledger as it is")

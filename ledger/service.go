@@ -117,15 +117,12 @@ func (s *Service) getenv(k string) string {
 	return s.Getenv(k)
 }
 
-// collector returns a collector over st drawing progress on p.
+// collector returns a collector drawing progress on p (its Store to be set).
 func (s *Service) collector(p collect.Progress) *collect.Collector {
-	var c *collect.Collector
 	if s.NewCollector != nil {
-		c = s.NewCollector(p)
-	} else {
-		c = &collect.Collector{FS: openclaw.OS, Progress: p}
+		return s.NewCollector(p)
 	}
-	return c
+	return &collect.Collector{FS: openclaw.OS, Progress: p}
 }
 
 // Observer is shown what a call does beside its answer. The CLI draws its
@@ -198,13 +195,22 @@ func (nopProgress) Start(int64) {}
 func (nopProgress) Add(int64)   {}
 func (nopProgress) Finish()     {}
 
-// bar is progress for the collector and capture, which count files too.
-type bar struct{ Progress }
-
-func (b bar) Start(total int64, _ int) { b.Progress.Start(total) }
-
 // optionalBar is the Observer's bar for a task as the search package takes
 // it: nil when none is shown.
 func (s *Service) optionalBar(task string) Progress {
 	return s.observer().Progress(task)
+}
+
+// bar is progress as the collector and capture take it (they count files
+// too).
+type bar struct{ Progress }
+
+func (b bar) Start(total int64, _ int) { b.Progress.Start(total) }
+
+// ingestBar is the collector's progress: nil when none is shown.
+func (s *Service) ingestBar() collect.Progress {
+	if p := s.optionalBar(TaskIngest); p != nil {
+		return bar{p}
+	}
+	return nil
 }

@@ -20,8 +20,9 @@ type ShowRequest struct {
 	// Filtered gives the conversation as one re-reads it (items) instead
 	// of the entries as stored.
 	Filtered bool `json:"filtered,omitempty"`
-	// AllBranches shows every entry in file order, not only the active
-	// branch (root to the current leaf).
+	// AllBranches shows every entry in file order, other branches too:
+	// the default view is the conversation as it stands, the path from its
+	// first entry to the current leaf (see transcript.Branches).
 	AllBranches bool  `json:"all_branches,omitempty"`
 	Since       int64 `json:"since,omitempty"` // only entries at or after (epoch ms)
 	Last        int   `json:"last,omitempty"`  // only the last N turns (a turn starts at a user message)
@@ -80,8 +81,8 @@ type ShowWriter interface {
 // errWindowDone stops the entry stream once a window or a page is whole.
 var errWindowDone = errors.New("window complete")
 
-// Show streams one transcript to w: the active branch by default, every
-// branch, the last turns, the entries since a time, or the window around
+// Show streams one transcript to w: the current branch by default (the
+// head says what it leaves out), every branch, the last turns, the entries since a time, or the window around
 // one entry; as stored, or filtered. Nothing is written when the session
 // or the entry is not found.
 func (s *Service) Show(ctx context.Context, req ShowRequest, w ShowWriter) error {
@@ -130,6 +131,12 @@ func (s *Service) Show(ctx context.Context, req ShowRequest, w ShowWriter) error
 	head := &view.ShowHead{Session: view.NewSession(sess, last[sess.SourceID], nil), Filtered: req.Filtered}
 	if ar != nil {
 		head.Around = &view.Around{Entry: req.Around, Context: req.Context}
+	} else if !req.AllBranches {
+		b, err := r.Branches(ctx, sess.SourceID)
+		if err != nil {
+			return err
+		}
+		head.Omitted = view.NewOmitted(b)
 	}
 	if err := w.Head(head); err != nil {
 		return err

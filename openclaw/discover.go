@@ -2,6 +2,7 @@ package openclaw
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -139,6 +140,12 @@ func Scan(fsys FS, dir string) *Tree {
 	if entries, err := t.readDir(fsys, agentsDir); err == nil {
 		for _, e := range entries {
 			rel := agentsDir + "/" + e.Name()
+			if e.Type()&fs.ModeSymlink != 0 {
+				// agents/<x> -> ../agents, or -> another agent: its target
+				// is listed already, or is no agent of this state dir
+				t.Skipped = append(t.Skipped, Found{Rel: rel, Class: clawledger.ClassSkipped, Reason: "a symlinked agent directory; not followed"})
+				continue
+			}
 			if !t.isDir(fsys, e, rel) {
 				continue
 			}
@@ -333,36 +340,141 @@ func (t *Tree) scanCron(fsys FS) {
 	}
 }
 
-// scanWorkspaces looks at <state>/workspace (the default agent's) and
-// <state>/workspace-<agentId>. It stats only the known file names and walks
-// only memory/, so nothing else in a workspace (a .env, say) is touched.
+// scanWorkspaces reads the workspaces of the state dir (workspaceDirs).
 func (t *Tree) scanWorkspaces(fsys FS) {
-	entries, err := t.readDir(fsys, ".")
-	if err != nil {
-		return
+	for _, w := range t.workspaceDirs(fsys) {
+		t.scanWorkspace(fsys, w.rel, w.agent)
 	}
-	for _, e := range entries {
-		name := e.Name()
-		agent := ""
-		switch {
-		case name == "workspace":
-			agent = "main"
-		case strings.HasPrefix(name, "workspace-"):
-			agent = strings.TrimPrefix(name, "workspace-")
-		default:
+}
+
+// workspaceDir is a workspace a scan reads: its path relative to the state
+// dir ("../..." outside it, "." the state dir itself) and its agent.
+type workspaceDir struct{ rel, agent string }
+
+// workspaceDirs lists <state>/workspace (the default agent's) and
+// <state>/workspace-<agentId>, and the workspaces the config gives the
+// agents (openclaw.json: see ConfigWorkspaces), wherever they are, each
+// once. The config says whose a workspace is; the name says it when the
+// config does not.
+func (t *Tree) workspaceDirs(fsys FS) []workspaceDir {
+	config, configured := t.configWorkspaces(fsys)
+	owner := map[string]string{} // workspace dir -> its agent, as the config says
+	for _, w := range configured {
+		if _, ok := owner[w.Dir]; !ok && w.Dir != "" {
+			owner[w.Dir] = w.AgentID
+		}
+	}
+	base, _ := filepath.Abs(t.Dir)
+	seen := map[string]bool{}
+	var out []workspaceDir
+	if entries, err := t.readDir(fsys, "."); err == nil {
+		for _, e := range entries {
+			name := e.Name()
+			agent := ""
+			switch {
+			case name == "workspace":
+				agent = "main"
+			case strings.HasPrefix(name, "workspace-"):
+				agent = strings.TrimPrefix(name, "workspace-")
+			default:
+				continue
+			}
+			if !t.isDir(fsys, e, name) {
+				continue
+			}
+			dir := filepath.Join(base, name)
+			if a, ok := owner[dir]; ok {
+				agent = a
+			}
+			seen[dir] = true
+			out = append(out, workspaceDir{name, agent})
+		}
+	}
+	for _, w := range configured {
+		if w.Dir == "" || seen[w.Dir] {
 			continue
 		}
-		if !t.isDir(fsys, e, name) {
+		seen[w.Dir] = true
+		rel, err := filepath.Rel(base, w.Dir)
+		if err != nil {
+			t.Problems = append(t.Problems, Problem{Rel: config, Err: fmt.Sprintf("agent %s's workspace %s: %v; not read", w.AgentID, w.Dir, err)})
 			continue
 		}
-		for _, wn := range WorkspaceNames {
-			rel := name + "/" + wn
-			if fi, err := fsys.Stat(t.abs(rel)); err == nil && fi.Mode().IsRegular() {
-				t.Files = append(t.Files, Found{Rel: rel, Kind: clawledger.KindWorkspace, AgentID: agent, Info: fi})
+		rel = filepath.ToSlash(rel)
+		if fi, err := fsys.Stat(w.Dir); err != nil || !fi.IsDir() || IsCredentialPath(rel) {
+			continue // not created yet (or not a directory): nothing to read
+		}
+		out = append(out, workspaceDir{rel, w.AgentID})
+	}
+	return out
+}
+
+// workspaceRel is the path of a workspace's entry name relative to the state
+// dir, the workspace being at rel.
+func workspaceRel(rel, name string) string {
+	if rel == "." {
+		return name
+	}
+	return rel + "/" + name
+}
+
+// scanWorkspace stats a workspace's known file names and walks its memory/
+// only, so nothing else in a workspace (a .env, say) is touched. rel is the
+// workspace's path relative to the state dir ("." for the state dir itself).
+func (t *Tree) scanWorkspace(fsys FS, rel, agent string) {
+	for _, wn := range WorkspaceNames {
+		frel := workspaceRel(rel, wn)
+		if fi, err := fsys.Stat(t.abs(frel)); err == nil && fi.Mode().IsRegular() {
+			t.Files = append(t.Files, Found{Rel: frel, Kind: clawledger.KindWorkspace, AgentID: agent, Info: fi})
+		}
+	}
+	t.walkMemory(fsys, workspaceRel(rel, "memory"), agent, 0)
+}
+
+// configWorkspaces reads the workspaces the state dir's config file (the
+// first of ConfigNames there, which it returns) gives the agents. A config
+// that cannot be read is one problem, and the workspaces in the state dir
+// are read all the same.
+func (t *Tree) configWorkspaces(fsys FS) (string, []AgentWorkspace) {
+	for _, name := range ConfigNames {
+		data, _, err := readSmall(fsys, t.abs(name), MaxConfigBytes)
+		if err == nil && data == nil { // no such file
+			continue
+		}
+		var out []AgentWorkspace
+		if err == nil {
+			out, err = ConfigWorkspaces(data, configHome(t.Dir))
+		}
+		if err != nil {
+			t.Problems = append(t.Problems, Problem{Rel: name, Err: fmt.Sprintf("config not read (%v): the workspaces it names outside the state dir are not read", err)})
+			return name, nil
+		}
+		for _, w := range out {
+			if w.Problem != "" {
+				t.Problems = append(t.Problems, Problem{Rel: name, Err: fmt.Sprintf("agent %s's workspace %s", w.AgentID, w.Problem)})
 			}
 		}
-		t.walkMemory(fsys, name+"/memory", agent, 0)
+		return name, out
 	}
+	return "", nil
+}
+
+// configHome is the home directory a leading ~ in the config of the state
+// dir dir stands for: the directory holding it when it is ~/.openclaw (or
+// ~/.openclaw-<profile>, or a legacy name), which holds for a copy of a
+// state dir too; else $OPENCLAW_HOME, else the user's home, as OpenClaw
+// resolves it.
+func configHome(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if name := filepath.Base(dir); name == ".openclaw" || strings.HasPrefix(name, ".openclaw-") || slices.Contains(LegacyStateDirNames, name) {
+		return filepath.Dir(dir)
+	}
+	if h := strings.TrimSpace(os.Getenv("OPENCLAW_HOME")); h != "" {
+		return expandHome(h, UserHome())
+	}
+	return UserHome()
 }
 
 // maxMemoryDepth bounds how deep a memory directory is walked.

@@ -1,6 +1,7 @@
 package openclaw_test
 
 import (
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -73,5 +74,98 @@ func TestScanEdgeCases(t *testing.T) {
 	}
 	if len(m.Credentials) < 7 {
 		t.Fatalf("fixture has %d credential files", len(m.Credentials))
+	}
+}
+
+// TestScanSkipsSymlinkedAgents: a symlink in agents/ is never listed as an
+// agent nor scanned, whether it points back at agents/ or at another agent
+// (whose sessions it would list twice).
+func TestScanSkipsSymlinkedAgents(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	sessions := filepath.Join(dir, "agents", "main", "sessions")
+	if err := os.MkdirAll(sessions, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sessions, "s1.jsonl"), []byte(`{"type":"session","id":"s1"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"loop": "../agents", "alias": "main"} {
+		if err := os.Symlink(target, filepath.Join(dir, "agents", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree := openclaw.Scan(openclaw.OS, dir)
+	var files, skipped []string
+	for _, f := range tree.Files {
+		files = append(files, f.Rel)
+	}
+	for _, f := range tree.Skipped {
+		skipped = append(skipped, f.Rel)
+	}
+	sort.Strings(skipped)
+	if strings.Join(tree.Agents, ",") != "main" || strings.Join(files, ",") != "agents/main/sessions/s1.jsonl" || len(tree.Problems) != 0 {
+		t.Fatalf("agents %v, files %v, problems %v", tree.Agents, files, tree.Problems)
+	}
+	if strings.Join(skipped, ",") != "agents/alias,agents/loop" {
+		t.Errorf("skipped %v", skipped)
+	}
+	for _, d := range openclaw.WatchDirs(openclaw.OS, dir) {
+		if strings.HasPrefix(d, "agents/alias") || strings.HasPrefix(d, "agents/loop") {
+			t.Errorf("watches %s", d)
+		}
+	}
+}
+
+// TestScanConfiguredWorkspaces: the workspaces openclaw.json places outside
+// the state dir are read like those in it, each file under the agent the
+// config names, with paths relative to the state dir; a workspace the config
+// places by a relative path is one problem; nothing else in a workspace is
+// touched.
+func TestScanConfiguredWorkspaces(t *testing.T) {
+	home := t.TempDir()
+	ws, err := fixture.WriteWorkspaces(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := testenv.NewRecordingFS()
+	tree := openclaw.Scan(rec, ws.StateDir)
+	got := map[string]string{}
+	for _, f := range tree.Files {
+		if f.Kind == clawledger.KindWorkspace {
+			got[f.Rel] = f.AgentID
+		}
+	}
+	for rel, agent := range ws.Files {
+		if got[rel] != agent {
+			t.Errorf("%s: agent %q, want %q", rel, got[rel], agent)
+		}
+	}
+	if len(got) != len(ws.Files) {
+		t.Errorf("found %d workspace files, want %d: %v", len(got), len(ws.Files), got)
+	}
+	if len(tree.Problems) != ws.Problems || !strings.Contains(tree.Problems[0].Err, "relative") || tree.Problems[0].Rel != "openclaw.json" {
+		t.Errorf("problems %+v, want %d about the relative workspace", tree.Problems, ws.Problems)
+	}
+	for _, p := range rec.Touched() {
+		for _, never := range ws.Never {
+			if p == filepath.Join(ws.StateDir, filepath.FromSlash(never)) {
+				t.Errorf("touched %s", p)
+			}
+		}
+	}
+
+	// a config that does not parse is one problem; the state dir's own
+	// workspaces are read all the same
+	if err := os.WriteFile(filepath.Join(ws.StateDir, "openclaw.json"), []byte(`{"agents": {`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tree = openclaw.Scan(openclaw.OS, ws.StateDir)
+	var rels []string
+	for _, f := range tree.Files {
+		rels = append(rels, f.Rel)
+	}
+	sort.Strings(rels)
+	if len(tree.Problems) != 1 || !strings.Contains(tree.Problems[0].Err, "config not read") || strings.Join(rels, ",") != "workspace-ops/MEMORY.md,workspace-ops/SOUL.md" {
+		t.Errorf("a broken config: problems %+v, files %v", tree.Problems, rels)
 	}
 }

@@ -6,9 +6,9 @@ package openclaw
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -154,34 +154,47 @@ func jsonErrorReason(err error) string {
 	return "invalid JSON: " + Clip(s, 120)
 }
 
-// escapeControlChars escapes raw control bytes inside JSON strings (seen in
-// partialJson fields of real transcripts). It reports false when there was
-// nothing to escape.
-func escapeControlChars(b []byte) ([]byte, bool) {
-	var out []byte
+// controlInString reports whether a JSON text holds a raw control
+// character (U+0000 to U+001F) inside a string, which JSON forbids. Bytes
+// below 0x20 are looked for eight at a time first: nearly every line has
+// none, and then its strings need not be walked.
+func controlInString(b []byte) bool {
+	if !hasControlByte(b) {
+		return false
+	}
 	inString, escaped := false, false
-	for i, c := range b {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			case c < 0x20:
-				if out == nil {
-					out = append(make([]byte, 0, len(b)+16), b[:i]...)
-				}
-				out = append(out, fmt.Sprintf(`\u%04x`, c)...)
-				continue
-			}
-		} else if c == '"' {
-			inString = true
-		}
-		if out != nil {
-			out = append(out, c)
+	for _, c := range b {
+		switch {
+		case !inString:
+			inString = c == '"'
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			inString = false
+		case c < 0x20:
+			return true
 		}
 	}
-	return out, out != nil
+	return false
+}
+
+// hasControlByte reports whether b holds a byte below 0x20.
+func hasControlByte(b []byte) bool {
+	const ones, highs = 0x2020202020202020, 0x8080808080808080
+	for len(b) >= 8 {
+		// a byte x below 0x20 borrows into its high bit in x-0x20, which
+		// ^x keeps only when x itself is below 0x80
+		if x := binary.LittleEndian.Uint64(b); (x-ones)&^x&highs != 0 {
+			return true
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }

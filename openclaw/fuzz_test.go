@@ -2,7 +2,9 @@ package openclaw
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,6 +25,7 @@ func FuzzParseEntry(f *testing.F) {
 		`{"type":"compaction","summary":"<read-files>\na\n</read-files>","firstKeptEntryIndex":1}`,
 		`{"type":"custom","customType":"model-snapshot","data":{"modelId":"m"}}`,
 		"undefined", `["a"]`, "", "{\"type\":\"x\",\"p\":\"\x01\"}", `{"type":`, "\x00\xff",
+		"{\"type\":\"message\",\"text\":\"ctrl\x01char\"}", "{\"type\":\t\"x\"}", `{"type":"x","t":"\u0001"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -32,7 +35,28 @@ func FuzzParseEntry(f *testing.F) {
 		if e != nil && e.Message != nil && !utf8.ValidString(e.Message.Text) {
 			t.Fatalf("derived text is not valid UTF-8: %q", e.Message.Text)
 		}
+		if e != nil {
+			checkRepaired(t, line, e.Repaired)
+		}
 	})
+}
+
+// checkRepaired holds a decoded line's repaired mark against encoding/json,
+// as strict as Node's JSON.parse: a line it finds valid is never marked
+// repaired, and one it rejects for a control character in a string (or
+// invalid UTF-8, which it takes) is.
+func checkRepaired(t *testing.T, line []byte, repaired bool) {
+	t.Helper()
+	var v any
+	err := json.Unmarshal(line, &v)
+	switch {
+	case err == nil && utf8.Valid(line) && repaired:
+		t.Fatalf("valid JSON marked repaired: %q", line)
+	case !utf8.Valid(line) && !repaired:
+		t.Fatalf("invalid UTF-8 not marked repaired: %q", line)
+	case err != nil && strings.Contains(err.Error(), "in string literal") && !repaired:
+		t.Fatalf("a control character in a string not marked repaired (%v): %q", err, line)
+	}
 }
 
 // checkLineError: a line parser returns a value, ErrBlank (for blank lines
@@ -68,6 +92,9 @@ func FuzzParseCronRun(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		run, err := ParseCronRun(line)
 		checkLineError(t, line, run != nil, err)
+		if run != nil {
+			checkRepaired(t, line, run.Repaired)
+		}
 	})
 }
 
@@ -161,6 +188,36 @@ func FuzzClassifySessionFile(f *testing.F) {
 		}
 		if !strings.Contains(name, ".checkpoint.") && checkpointRe().MatchString(name) {
 			t.Fatalf("%q matches the checkpoint pattern without .checkpoint.", name)
+		}
+	})
+}
+
+// FuzzConfigWorkspaces: any openclaw.json (JSON, JSON5 or garbage) gives
+// workspaces or an error, without panicking; each workspace is an absolute,
+// clean directory or says why it cannot be placed, for a normalized agent id.
+func FuzzConfigWorkspaces(f *testing.F) {
+	for _, s := range []string{
+		`{"agents":{"defaults":{"workspace":"~/.openclaw/workspace"},"list":[{"id":"main","default":true},{"id":"ops","workspace":"~/.openclaw/workspace-ops"}]}}`,
+		`{"agents":{"entries":{"main":{"workspace":"~/ws"},"ops":{"workspace":"/srv/ops"}}}}`,
+		"// c\n{agents: {list: [{id: 'Ops Team', workspace: 'rel',}, {id: 7, default: 1}],},}",
+		`{"agent":{"workspace":"${HOME}/x"}}`, `{"agents":[]}`, "", "{", `{"agents":{"list":[null,"x",{}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		list, err := ConfigWorkspaces(data, "/home/demo")
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, w := range list {
+			if seen[w.AgentID] || w.AgentID != normalizeAgentID(w.AgentID) {
+				t.Fatalf("agent %q twice or not normalized: %+v", w.AgentID, list)
+			}
+			seen[w.AgentID] = true
+			if (w.Dir == "") == (w.Problem == "") || w.Dir != "" && (!filepath.IsAbs(w.Dir) || filepath.Clean(w.Dir) != w.Dir) {
+				t.Fatalf("workspace %+v", w)
+			}
 		}
 	})
 }

@@ -26,9 +26,10 @@ func ParseEntry(line []byte) (*clawledger.Entry, error) {
 
 // parseObject parses one JSON-object line and hands the value to use (valid
 // only during the call). Invalid UTF-8 is replaced by U+FFFD, so derived
-// text is always valid UTF-8 (the caller keeps the raw bytes), and raw
-// control characters inside strings that the parser rejects are escaped and
-// the line parsed again; use learns the line was repaired.
+// text is always valid UTF-8 (the caller keeps the raw bytes). fastjson
+// takes raw control characters inside strings as they are, where Node's
+// JSON.parse rejects the line (and OpenClaw skips it): such a line is
+// decoded all the same, and use learns that it was repaired either way.
 func parseObject(line []byte, use func(v *fastjson.Value, repaired bool)) error {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
@@ -45,19 +46,12 @@ func parseObject(line []byte, use func(v *fastjson.Value, repaired bool)) error 
 	defer parsers.Put(p)
 	v, err := p.ParseBytes(line)
 	if err != nil {
-		fixed, ok := escapeControlChars(line)
-		if !ok {
-			return &MalformedError{Reason: jsonErrorReason(err)}
-		}
-		if v, err = p.ParseBytes(fixed); err != nil {
-			return &MalformedError{Reason: jsonErrorReason(err)}
-		}
-		repaired = true
+		return &MalformedError{Reason: jsonErrorReason(err)}
 	}
 	if v.Type() != fastjson.TypeObject {
 		return &MalformedError{Reason: "not a JSON object"}
 	}
-	use(v, repaired)
+	use(v, repaired || controlInString(line))
 	return nil
 }
 

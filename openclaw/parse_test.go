@@ -211,6 +211,56 @@ func TestParseEntry(t *testing.T) {
 	}
 }
 
+// TestRepairedLines: a line Node's JSON.parse rejects but that decodes all
+// the same (raw control characters inside a string, invalid UTF-8) is
+// marked repaired, never taken as clean; whitespace between tokens and
+// escaped control characters are clean JSON.
+func TestRepairedLines(t *testing.T) {
+	tests := []struct {
+		name, line string
+		repaired   bool
+	}{
+		{"clean", `{"type":"message","text":"plain"}`, false},
+		{"raw U+0001 in a string", "{\"type\":\"message\",\"text\":\"ctrl\x01char\"}", true},
+		{"raw tab in a string", "{\"type\":\"message\",\"text\":\"a\tb\"}", true},
+		{"raw newline in a key", "{\"type\":\"message\",\"te\nxt\":\"a\"}", true},
+		{"raw NUL after an escaped quote", "{\"type\":\"x\",\"t\":\"\\\"\x00\"}", true},
+		{"escaped control characters", `{"type":"message","text":"a\u0001b\tc\n"}`, false},
+		{"tabs between tokens", "{\"type\":\t\"message\",\r\"text\":\"a\"}", false},
+		{"control byte past the eighth", "{\"type\":\"message\",\"text\":\"abcdefghijklmnop\x1f\"}", true},
+		{"DEL and non-ASCII are text", "{\"type\":\"message\",\"text\":\"\x7f é 你好\"}", false},
+		{"invalid UTF-8", "{\"type\":\"message\",\"text\":\"caf\xe9\"}", true},
+	}
+	for _, tc := range tests {
+		e, err := ParseEntry([]byte(tc.line))
+		if err != nil {
+			t.Errorf("%s: ParseEntry: %v", tc.name, err)
+			continue
+		}
+		if e.Repaired != tc.repaired {
+			t.Errorf("%s: repaired %v, want %v", tc.name, e.Repaired, tc.repaired)
+		}
+		run, err := ParseCronRun([]byte(tc.line))
+		if err != nil || run.Repaired != tc.repaired {
+			t.Errorf("%s: as a cron run line: repaired %v (%v), want %v", tc.name, run != nil && run.Repaired, err, tc.repaired)
+		}
+	}
+}
+
+func TestHasControlByte(t *testing.T) {
+	for n := 0; n <= 17; n++ {
+		for _, c := range []byte{0x00, 0x01, 0x09, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0xc3, 0xff} {
+			for at := 0; at < n; at++ {
+				b := []byte(strings.Repeat("a", n))
+				b[at] = c
+				if got, want := hasControlByte(b), c < 0x20; got != want {
+					t.Errorf("%d bytes with %#x at %d: %v, want %v", n, c, at, got, want)
+				}
+			}
+		}
+	}
+}
+
 func TestParseEntryMalformed(t *testing.T) {
 	tests := []struct{ line, reason string }{
 		{"undefined", "literal undefined"},

@@ -1,6 +1,7 @@
 package openclaw
 
 import (
+	"io/fs"
 	"path"
 	"path/filepath"
 	"slices"
@@ -31,7 +32,7 @@ func WatchDirs(fsys FS, dir string) []string {
 	if add("agents") {
 		entries, _ := fsys.ReadDir(t.abs("agents"))
 		for _, e := range entries {
-			if add("agents/" + e.Name()) {
+			if e.Type()&fs.ModeSymlink == 0 && add("agents/"+e.Name()) { // a symlinked agent dir is not scanned
 				add("agents/" + e.Name() + "/sessions")
 				add("agents/" + e.Name() + "/agent") // its database (events name files; credentials are never opened)
 			}
@@ -42,11 +43,23 @@ func WatchDirs(fsys FS, dir string) []string {
 	if add("cron") {
 		add("cron/runs")
 	}
-	entries, _ := fsys.ReadDir(dir)
-	for _, e := range entries {
-		if name := e.Name(); isWorkspaceDir(name) && add(name) {
-			t.addMemoryDirs(fsys, name+"/memory", 0, add)
+	for _, w := range t.workspaceDirs(fsys) {
+		if w.rel == "." || add(w.rel) {
+			t.addMemoryDirs(fsys, workspaceRel(w.rel, "memory"), 0, add)
 		}
+	}
+	return out
+}
+
+// WorkspaceDirs lists the workspaces a Scan of a state dir reads: slash
+// paths relative to it, "../..." for one the config places outside it
+// (Affects knows those named workspace*; AffectsWorkspace tells what in any
+// workspace matters).
+func WorkspaceDirs(fsys FS, dir string) []string {
+	t := &Tree{Dir: dir}
+	var out []string
+	for _, w := range t.workspaceDirs(fsys) {
+		out = append(out, w.rel)
 	}
 	return out
 }
@@ -83,7 +96,8 @@ func Affects(rel string) bool {
 	name := parts[len(parts)-1]
 	switch n := len(parts); {
 	case n == 1:
-		return name == "agents" || name == "sessions" || name == "cron" || name == path.Dir(StateDatabaseRel) || isWorkspaceDir(name)
+		return name == "agents" || name == "sessions" || name == "cron" || name == path.Dir(StateDatabaseRel) || isWorkspaceDir(name) ||
+			slices.Contains(ConfigNames, name) // the config places workspaces
 	case parts[0] == "agents":
 		switch {
 		case n == 2:
@@ -105,12 +119,24 @@ func Affects(rel string) bool {
 		}
 		return n == 3 && parts[1] == "runs" && strings.HasSuffix(name, ".jsonl")
 	case isWorkspaceDir(parts[0]):
-		if n == 2 {
-			return name == "memory" || slices.Contains(WorkspaceNames, name)
-		}
-		return parts[1] == "memory" && n-2 <= maxMemoryDepth+1 && !strings.HasPrefix(name, ".")
+		return affectsWorkspace(parts[1:])
 	}
 	return false
+}
+
+// AffectsWorkspace reports whether a change to the entry at rel, a slash
+// path relative to a workspace, can change what a Scan finds in it.
+func AffectsWorkspace(rel string) bool {
+	rel = filepath.ToSlash(rel)
+	return rel != "." && affectsWorkspace(strings.Split(rel, "/"))
+}
+
+func affectsWorkspace(parts []string) bool {
+	name := parts[len(parts)-1]
+	if len(parts) == 1 {
+		return name == "memory" || slices.Contains(WorkspaceNames, name)
+	}
+	return parts[0] == "memory" && len(parts)-1 <= maxMemoryDepth+1 && !strings.HasPrefix(name, ".")
 }
 
 // isDatabase reports whether rel is the database db or its write-ahead log

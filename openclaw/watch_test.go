@@ -4,6 +4,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/clawledger/clawledger/internal/fixture"
@@ -98,13 +99,51 @@ func TestAffects(t *testing.T) {
 		{"workspace/notes/todo.md", false},
 		{"workspace/memory/2026-01-01.md", true},
 		{"workspace-ops/memory/deep/x.md", true},
-		{"openclaw.json", false},
+		{"openclaw.json", true}, // it places workspaces
+		{"openclaw.json.bak", false},
 		{".env", false},
 		{"credentials/whatsapp", false},
 		{"logs/gateway.log", false},
 	} {
 		if got := openclaw.Affects(tc.rel); got != tc.want {
 			t.Errorf("Affects(%q) = %v, want %v", tc.rel, got, tc.want)
+		}
+	}
+}
+
+// TestWatchConfiguredWorkspaces: the workspaces openclaw.json places
+// outside the state dir are watched too, with their memory directories, and
+// a change in one is recognized relative to it.
+func TestWatchConfiguredWorkspaces(t *testing.T) {
+	ws, err := fixture.WriteWorkspaces(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	watched := openclaw.WatchDirs(openclaw.OS, ws.StateDir)
+	roots := openclaw.WorkspaceDirs(openclaw.OS, ws.StateDir)
+	for rel := range ws.Files {
+		if !slices.Contains(watched, path.Dir(rel)) {
+			t.Errorf("%s is ingested but %s is not watched (watched: %v)", rel, path.Dir(rel), watched)
+		}
+		root := "" // the innermost workspace holding it (one may nest in another)
+		for _, r := range roots {
+			if strings.HasPrefix(rel, r+"/") && len(r) > len(root) {
+				root = r
+			}
+		}
+		if root == "" {
+			t.Errorf("%s: in no workspace of %v", rel, roots)
+			continue
+		}
+		if inner := strings.TrimPrefix(rel, root+"/"); !openclaw.AffectsWorkspace(inner) {
+			t.Errorf("a change to %s is not recognized", rel)
+		}
+	}
+	for _, never := range ws.Never {
+		for _, r := range roots {
+			if inner, ok := strings.CutPrefix(never, r+"/"); ok && openclaw.AffectsWorkspace(inner) {
+				t.Errorf("a change to %s is taken for one that matters", never)
+			}
 		}
 	}
 }

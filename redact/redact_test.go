@@ -16,6 +16,7 @@ func TestSecrets(t *testing.T) {
 		{"github classic", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "github_token"},
 		{"github fine-grained", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "github_token"},
 		{"slack", "xoxb-123456789012-abcdefghijkl", "slack_token"},
+		{"telegram bot", "curl https://api.telegram.org/bot123456789:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0/getMe", "telegram_bot_token"},
 		{"bearer", "Authorization: Bearer abcdefghijklmnop0123456789", "bearer_token"},
 		{"pem", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", "private_key"},
 		{"pem unterminated", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA", "private_key"},
@@ -41,6 +42,7 @@ func TestNoFalsePositives(t *testing.T) {
 		"the sk- prefix marks OpenAI keys",
 		"2026-11-21T10:36:37.499Z",
 		"call_17952573970062 toolu_01ABCDEF",
+		"at 10:36:AA in room 12",
 		"Bearer tokens are sent in headers",
 	} {
 		if kinds := SecretKinds(s); len(kinds) > 0 {

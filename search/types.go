@@ -13,7 +13,7 @@ type (
 	Chunk        = clawledger.Chunk
 	HitInfo      = clawledger.ChunkHit
 	LexicalMatch = clawledger.LexicalMatch
-	TermCount    = clawledger.TermCount
+	TermCount    = clawledger.DocFrequency
 	Corpus       = clawledger.Corpus
 	VectorMeta   = clawledger.VectorMeta
 	PendingChunk = clawledger.PendingChunk

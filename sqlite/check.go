@@ -33,6 +33,7 @@ var orphanChecks = []struct{ table, reason, where string }{
 	{"cron_runs", "its line is missing", `NOT EXISTS (SELECT 1 FROM lines l WHERE l.id = cron_runs.line_id)`},
 	{"session_index", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = session_index.source_id)`},
 	{"workspace_files", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = workspace_files.source_id)`},
+	{"workspace_versions", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = workspace_versions.source_id)`},
 	{"cron_jobs", "its state dir is missing", `NOT EXISTS (SELECT 1 FROM state_dirs d WHERE d.id = cron_jobs.state_dir_id)`},
 	{"episodic_capture_sources", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = episodic_capture_sources.source_id)`},
 	{"episodic_events_fts", "its event is missing", `rowid NOT IN (SELECT id FROM episodic_events)`},

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/pressly/goose/v3"
 
@@ -35,6 +36,8 @@ type DB struct {
 	holder clawledger.Holder // who this writer says it is
 
 	ckpt *checkpointer // copies the WAL into the database file (see checkpoint.go)
+
+	readStmts sync.Map // query -> *sql.Stmt prepared on the read pool (readStmt)
 
 	batch      *sql.Tx              // the open write transaction (see writer.go)
 	batchSize  int64                // bytes of lines written in it
@@ -243,6 +246,7 @@ func (db *DB) SchemaVersion(ctx context.Context) (int64, error) {
 func (db *DB) Close() error {
 	db.abort()
 	var errs []error
+	db.readStmts.Range(func(_, s any) bool { errs = append(errs, s.(*sql.Stmt).Close()); return true })
 	if db.ckpt != nil {
 		errs = append(errs, db.ckpt.close())
 	}

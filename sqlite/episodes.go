@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -358,7 +359,7 @@ func (db *DB) CaptureCursors(ctx context.Context) ([]*clawledger.CaptureCursor, 
 const captureLinesSQL = `SELECT l.id, l.offset, l.line_no, coalesce(l.entry_id, ''),
 	l.role, l.msg_ts_ms, l.text, l.model, l.stop_reason, l.error_message,
 	l.call_id, l.tool_name, l.is_error, l.error_text, l.duration_ms, l.exit_code,
-	CASE WHEN l.call_id IS NOT NULL THEN l.raw END,
+	CASE WHEN l.role IN ('user', 'assistant', 'toolResult') THEN l.raw END,
 	c.job_id, c.ts_ms, c.action, c.status, c.error, c.summary, c.session_id, c.session_key, c.run_at_ms, c.duration_ms,
 	c.model, c.provider, j.name, j.agent_id
 	FROM lines l
@@ -420,6 +421,13 @@ func captureSource(w wtx, cur *clawledger.CaptureCursor, limit int,
 	b.Lines += len(lines)
 	b.Events += len(events)
 	for _, e := range events {
+		held, err := heldUnderLegacyID(w, e, cur.Path)
+		if err != nil {
+			return fmt.Errorf("event %s: %w", e.EventID, err)
+		}
+		if held {
+			continue
+		}
 		ok, err := insertEvent(w, e)
 		if err != nil {
 			return fmt.Errorf("event %s: %w", e.EventID, err)
@@ -432,6 +440,25 @@ func captureSource(w wtx, cur *clawledger.CaptureCursor, limit int,
 	_, err = w.exec(`INSERT OR REPLACE INTO episodic_capture_sources(source_id, last_offset, turn_scope) VALUES(?, ?, ?)`,
 		cur.SourceID, cur.Offset, cur.TurnScope)
 	return err
+}
+
+// heldUnderLegacyID reports whether a ledger captured by an earlier release
+// holds a captured event already, under the id it derived from the entry id
+// (agent, session, entry id): the same entry of the same file, or one that
+// says the same (a copy), or one redacted since (never brought back). An
+// event of another file that says something else shared an entry id only:
+// it is new (the earlier rule lost it).
+func heldUnderLegacyID(w wtx, e *clawledger.Event, path string) (bool, error) {
+	if e.LegacyID == "" {
+		return false, nil
+	}
+	var held bool
+	err := w.queryRow(`SELECT redacted OR json_extract(refs_json, '$.path') IS ? OR (type = ? AND summary = ?)
+		FROM episodic_events WHERE event_id = ?`, path, string(e.Type), e.Summary, e.LegacyID).Scan(&held)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return held, err
 }
 
 // captureLines reads up to limit lines after cur with their derived rows;
@@ -470,6 +497,7 @@ func captureLines(w wtx, cur *clawledger.CaptureCursor, limit int) ([]clawledger
 		if role.Valid {
 			m := &clawledger.Message{Role: role.String, Timestamp: ts.Int64, Text: text.String, Model: model.String,
 				StopReason: stop.String, ErrorMessage: errMsg.String}
+			l.Digest = sha256.Sum256(raw)
 			if callID.Valid {
 				m.ToolCallID, m.ToolName, m.IsError, m.ErrorText = callID.String, toolName.String, isError.Bool, errText.String
 				m.DurationMs, m.ExitCode = nullInt(duration), nullInt(exit)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/transcript"
 )
 
 var _ clawledger.Reader = (*DB)(nil)
@@ -124,9 +126,9 @@ func (db *DB) FindSessions(ctx context.Context, ref string) ([]*clawledger.Sessi
 }
 
 // Entries streams a transcript's lines in file order, each with its entry
-// fields and whether it lies on the active branch.
+// fields and whether it lies on the path the default view shows.
 func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.EntryView) error) error {
-	branch, err := db.activeBranch(ctx, sourceID)
+	view, err := db.branches(ctx, sourceID)
 	if err != nil {
 		return err
 	}
@@ -144,7 +146,7 @@ func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.E
 			return err
 		}
 		v.Line.Status = clawledger.LineStatus(status)
-		v.OnBranch = v.Type == "session" || branch[v.EntryID]
+		v.OnBranch = v.Type == "session" || view.OnPath(v.EntryID)
 		if err := fn(v); err != nil {
 			return err
 		}
@@ -152,40 +154,44 @@ func (db *DB) Entries(ctx context.Context, sourceID int64, fn func(*clawledger.E
 	return rows.Err()
 }
 
-// activeBranch returns the entry ids on the path from the current leaf up
-// to the root.
-func (db *DB) activeBranch(ctx context.Context, sourceID int64) (map[string]bool, error) {
-	var leaf string
-	if err := db.r.QueryRowContext(ctx, `SELECT leaf_id FROM sessions WHERE source_id = ?`, sourceID).Scan(&leaf); err != nil {
-		if err == sql.ErrNoRows {
-			return map[string]bool{}, nil
-		}
+// Branches says what the default view of a transcript leaves out.
+func (db *DB) Branches(ctx context.Context, sourceID int64) (*clawledger.BranchSummary, error) {
+	view, err := db.branches(ctx, sourceID)
+	if err != nil {
 		return nil, err
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT entry_id, parent_id FROM lines
-		WHERE source_id = ? AND type IS NOT NULL AND entry_id <> ''`, sourceID)
+	return &view.Summary, nil
+}
+
+// branches applies the branch rule (transcript.Branches) to a transcript's
+// entry tree. Only the lines whose stored columns do not say enough (no
+// parent, leaf entries) are read whole.
+func (db *DB) branches(ctx context.Context, sourceID int64) (*transcript.View, error) {
+	var lines int64
+	if err := db.r.QueryRowContext(ctx, `SELECT line_count FROM sources WHERE id = ?`, sourceID).Scan(&lines); err != nil && err != sql.ErrNoRows {
+		return nil, err
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT entry_id, coalesce(parent_id, ''), line_no,
+		CASE WHEN coalesce(parent_id, '') = '' OR type = 'leaf' THEN raw END
+		FROM lines WHERE source_id = ? AND type IS NOT NULL AND entry_id <> '' ORDER BY offset`, sourceID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	parent := map[string]string{}
+	nodes := make([]transcript.Node, 0, lines)
+	var id, parent string
+	var line int64
+	var raw []byte
 	for rows.Next() {
-		var id, p string
-		if err := rows.Scan(&id, &p); err != nil {
+		if err := rows.Scan(&id, &parent, &line, &raw); err != nil {
 			return nil, err
 		}
-		if _, dup := parent[id]; !dup { // the first entry with an id wins (ids can repeat after a repair)
-			parent[id] = p
-		}
+		nodes = append(nodes, transcript.NodeOf(id, parent, line, raw))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := map[string]bool{}
-	for id := leaf; id != "" && !out[id]; id = parent[id] {
-		out[id] = true
-	}
-	return out, nil
+	return transcript.Branches(nodes), nil
 }
 
 // ExportSources lists the line-based sources an export writes.
@@ -224,10 +230,11 @@ func streamLines(ctx context.Context, q querier, sourceID int64, fn func(*clawle
 	return rows.Err()
 }
 
-// Status summarizes the ledger: per state dir counts, every malformed line
-// (up to malformedLimit; negative means all) and every pending tail.
+// Status summarizes the ledger: per state dir counts, every malformed and
+// every repaired line (up to malformedLimit of each; negative means all)
+// and every pending tail.
 func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Status, error) {
-	st := &clawledger.Status{StateDirs: []clawledger.StateDirStatus{}, Malformed: []clawledger.MalformedLine{}, Pending: []clawledger.PendingTail{}}
+	st := &clawledger.Status{StateDirs: []clawledger.StateDirStatus{}, Pending: []clawledger.PendingTail{}}
 	rows, err := db.r.QueryContext(ctx, `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0),
 		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'transcript' AND s.gone_at_ms = 0),
 		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'cron_runs' AND s.gone_at_ms = 0),
@@ -271,29 +278,12 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 		Scan(&st.Sources, &st.Lines, &st.Gone); err != nil {
 		return nil, err
 	}
-	var total int64
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM lines WHERE status = 1`).Scan(&total); err != nil {
+	if st.Malformed, st.MalformedMore, err = db.lineIssues(ctx, clawledger.LineMalformed, malformedLimit); err != nil {
 		return nil, err
 	}
-	mrows, err := db.r.QueryContext(ctx, `SELECT d.path, s.rel_path, l.line_no, coalesce(l.error, '') FROM lines l
-		JOIN sources s ON s.id = l.source_id JOIN state_dirs d ON d.id = s.state_dir_id
-		WHERE l.status = 1 ORDER BY d.path, s.rel_path, l.line_no LIMIT ?`, malformedLimit)
-	if err != nil {
+	if st.Repaired, st.RepairedMore, err = db.lineIssues(ctx, clawledger.LineRepaired, malformedLimit); err != nil {
 		return nil, err
 	}
-	for mrows.Next() {
-		var m clawledger.MalformedLine
-		if err := mrows.Scan(&m.StateDir, &m.Path, &m.Line, &m.Error); err != nil {
-			mrows.Close()
-			return nil, err
-		}
-		st.Malformed = append(st.Malformed, m)
-	}
-	mrows.Close()
-	if err := mrows.Err(); err != nil {
-		return nil, err
-	}
-	st.MalformedMore = total - int64(len(st.Malformed))
 	prows, err := db.r.QueryContext(ctx, `SELECT d.path, s.rel_path, s.pending_bytes FROM sources s
 		JOIN state_dirs d ON d.id = s.state_dir_id WHERE s.pending_bytes > 0 AND s.gone_at_ms = 0 ORDER BY d.path, s.rel_path`)
 	if err != nil {
@@ -308,6 +298,27 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 		st.Pending = append(st.Pending, p)
 	}
 	return st, prows.Err()
+}
+
+// lineIssues lists the lines of one status (up to limit; negative means
+// all) in file order, and how many more there are.
+func (db *DB) lineIssues(ctx context.Context, status clawledger.LineStatus, limit int) ([]clawledger.MalformedLine, int64, error) {
+	// the status is written into the query: a partial index (lines_malformed,
+	// lines_repaired) serves a literal, not a bound parameter
+	where := `l.status = ` + strconv.Itoa(int(status))
+	var total int64
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM lines l WHERE `+where).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	list, err := queryAll(ctx, db.r, func(row scanner) (m clawledger.MalformedLine, err error) {
+		return m, row.Scan(&m.StateDir, &m.Path, &m.Line, &m.Error)
+	}, `SELECT d.path, s.rel_path, l.line_no, coalesce(l.error, '') FROM lines l
+		JOIN sources s ON s.id = l.source_id JOIN state_dirs d ON d.id = s.state_dir_id
+		WHERE `+where+` ORDER BY d.path, s.rel_path, l.line_no LIMIT ?`, limit)
+	if list == nil {
+		list = []clawledger.MalformedLine{}
+	}
+	return list, total - int64(len(list)), err
 }
 
 func (db *DB) strings(ctx context.Context, q string, args ...any) ([]string, error) {

@@ -366,7 +366,7 @@ func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *cla
 // newest DFProbe matches lie among the newest chunks, which avoids walking
 // the posting list of a word found in half the corpus. A term whose
 // newest matches the caller holds (newest[i]) is not looked up again.
-func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, newest [][]int64) ([]clawledger.TermCount, clawledger.Corpus, error) {
+func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, newest [][]int64) ([]clawledger.DocFrequency, clawledger.Corpus, error) {
 	var c clawledger.Corpus
 	var chunks, tokens, maxID int64
 	if err := db.r.QueryRowContext(ctx, `SELECT chunks, tokens, (SELECT coalesce(max(id), 0) FROM search_chunks) FROM search_stats`).
@@ -377,7 +377,7 @@ func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, new
 	if chunks > 0 {
 		c.AvgLen = float64(tokens) / float64(chunks)
 	}
-	out := make([]clawledger.TermCount, len(terms))
+	out := make([]clawledger.DocFrequency, len(terms))
 	for i, t := range terms {
 		var ids []int64
 		if i < len(newest) && newest[i] != nil {
@@ -390,7 +390,7 @@ func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, new
 			}
 		}
 		n := len(ids)
-		out[i] = clawledger.TermCount{DF: float64(n), Exact: n < search.DFProbe}
+		out[i] = clawledger.DocFrequency{DF: float64(n), Exact: n < search.DFProbe}
 		if n == search.DFProbe && maxID >= ids[n-1] {
 			// n matches among the chunks with ids in [ids[n-1], maxID]
 			span := float64(maxID-ids[n-1]+1) * c.Chunks / float64(maxID)

@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"strconv"
+
+	"github.com/clawledger/clawledger/transcript"
 )
 
 // UserTexts returns up to n non-empty user message texts of each of these
@@ -57,13 +59,13 @@ func idList(ids []int64) string {
 }
 
 // TurnStarts returns the byte offsets of the user messages that open the
-// turns of a transcript, in file order: those on the active branch, or
-// with allBranches all of them.
+// turns of a transcript, in file order: those on the path the default view
+// shows, or with allBranches all of them.
 func (db *DB) TurnStarts(ctx context.Context, sourceID int64, allBranches bool) ([]int64, error) {
-	var branch map[string]bool
+	var view *transcript.View
 	if !allBranches {
 		var err error
-		if branch, err = db.activeBranch(ctx, sourceID); err != nil {
+		if view, err = db.branches(ctx, sourceID); err != nil {
 			return nil, err
 		}
 	}
@@ -80,7 +82,7 @@ func (db *DB) TurnStarts(ctx context.Context, sourceID int64, allBranches bool) 
 		if err := rows.Scan(&id, &off); err != nil {
 			return nil, err
 		}
-		if allBranches || branch[id] {
+		if allBranches || view.OnPath(id) {
 			out = append(out, off)
 		}
 	}

@@ -561,11 +561,18 @@ func replaceCronJobs(w wtx, stateDirID int64, jobs []clawledger.CronJob, srcs []
 	return nil
 }
 
-// PutWorkspaceFile stores a workspace file's content and its cursor.
+// PutWorkspaceFile stores a workspace file's content as its latest and, when
+// new, as one of its versions, with its cursor.
 func (db *DB) PutWorkspaceFile(ctx context.Context, src *clawledger.Source, f *clawledger.WorkspaceFile) error {
+	content := string(f.Content)
 	return db.within(ctx, func(w wtx) error {
 		if _, err := w.exec(`INSERT OR REPLACE INTO workspace_files(source_id, agent_id, size, mtime_ns, sha256, content)
-			VALUES(?, ?, ?, ?, ?, ?)`, src.ID, f.AgentID, f.Size, f.MtimeNs, f.SHA256, string(f.Content)); err != nil {
+			VALUES(?, ?, ?, ?, ?, ?)`, src.ID, f.AgentID, f.Size, f.MtimeNs, f.SHA256, content); err != nil {
+			return err
+		}
+		if _, err := w.exec(`INSERT INTO workspace_versions(source_id, sha256, size, mtime_ns, seen_ms, content)
+			VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(source_id, sha256) DO NOTHING`,
+			src.ID, f.SHA256, f.Size, f.MtimeNs, nowMs(), content); err != nil {
 			return err
 		}
 		return updateSource(w, src)

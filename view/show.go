@@ -11,9 +11,39 @@ import (
 // ShowHead is everything of show's answer but its list (entries, or items
 // when filtered), which is streamed after it.
 type ShowHead struct {
-	Session  Session `json:"session"`
-	Filtered bool    `json:"filtered"`
-	Around   *Around `json:"around,omitempty"`
+	Session  Session  `json:"session"`
+	Filtered bool     `json:"filtered"`
+	Around   *Around  `json:"around,omitempty"`
+	Omitted  *Omitted `json:"omitted,omitempty"`
+}
+
+// Omitted says what the default view left out: the entries of other
+// branches, by where each leaves the path shown ("at": "" and "line": 0
+// before its first entry).
+type Omitted struct {
+	Entries  int    `json:"entries"`
+	Branches int    `json:"branches"`
+	Forks    []Fork `json:"forks"`
+}
+
+// Fork is where left-out branches leave the path shown.
+type Fork struct {
+	At       string `json:"at"`
+	Line     int64  `json:"line"`
+	Branches int    `json:"branches"`
+	Entries  int    `json:"entries"`
+}
+
+// NewOmitted renders what the default view leaves out, nil when nothing.
+func NewOmitted(b *clawledger.BranchSummary) *Omitted {
+	if b == nil || b.Omitted == 0 {
+		return nil
+	}
+	o := &Omitted{Entries: b.Omitted, Branches: b.Branches, Forks: []Fork{}}
+	for _, f := range b.Forks {
+		o.Forks = append(o.Forks, Fork(f))
+	}
+	return o
 }
 
 // List is the JSON key of the streamed list.

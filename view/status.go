@@ -17,6 +17,8 @@ type Status struct {
 	Gone           int64           `json:"gone"`
 	MalformedTotal int64           `json:"malformed_total"`
 	Malformed      []MalformedLine `json:"malformed"`
+	RepairedTotal  int64           `json:"repaired_total"`
+	Repaired       []MalformedLine `json:"repaired"` // not valid JSON, decoded all the same
 	Pending        []PendingTail   `json:"pending"`
 }
 
@@ -34,7 +36,7 @@ type StateDir struct {
 	LastScan       *string  `json:"last_scan"`
 }
 
-// MalformedLine locates a malformed line.
+// MalformedLine locates a malformed (or repaired) line.
 type MalformedLine struct {
 	File  string `json:"file"`
 	Line  int64  `json:"line"`
@@ -51,17 +53,24 @@ type PendingTail struct {
 // found on this machine.
 func NewStatus(db string, schema int64, discovered []string, st *clawledger.Status) *Status {
 	out := &Status{DB: db, SchemaVersion: schema, Discovered: nonNil(discovered), Sources: st.Sources, Lines: st.Lines, Gone: st.Gone,
-		MalformedTotal: int64(len(st.Malformed)) + st.MalformedMore, Malformed: []MalformedLine{}, Pending: []PendingTail{}, StateDirs: []StateDir{}}
+		MalformedTotal: int64(len(st.Malformed)) + st.MalformedMore, Malformed: lineList(st.Malformed),
+		RepairedTotal: int64(len(st.Repaired)) + st.RepairedMore, Repaired: lineList(st.Repaired), Pending: []PendingTail{}, StateDirs: []StateDir{}}
 	for _, d := range st.StateDirs {
 		out.StateDirs = append(out.StateDirs, StateDir{Path: d.Path, Agents: d.Agents, Transcripts: d.Transcripts,
 			Sessions: d.Sessions, CronJobs: d.CronJobs, CronRunLogs: d.CronRunLogs, WorkspaceFiles: d.WorkspaceFiles,
 			Lines: d.Lines, Bytes: d.Bytes, LastScan: Time(d.LastScan)})
 	}
-	for _, m := range st.Malformed {
-		out.Malformed = append(out.Malformed, MalformedLine{File: File(m.StateDir, m.Path), Line: m.Line, Error: m.Error})
-	}
 	for _, p := range st.Pending {
 		out.Pending = append(out.Pending, PendingTail{File: File(p.StateDir, p.Path), Bytes: p.Bytes})
+	}
+	return out
+}
+
+// lineList lists malformed or repaired lines.
+func lineList(lines []clawledger.MalformedLine) []MalformedLine {
+	out := []MalformedLine{}
+	for _, m := range lines {
+		out = append(out, MalformedLine{File: File(m.StateDir, m.Path), Line: m.Line, Error: m.Error})
 	}
 	return out
 }

@@ -72,6 +72,9 @@ func (a *app) printIngest(out *view.Ingest) {
 	a.printf("ledger     %s\n", out.DB)
 	a.printf("files      %d scanned, %d ingested, %d re-read, %d renamed, %d gone, %d skipped (duplicates, locks)\n",
 		r.FilesScanned, r.FilesIngested, r.FilesReplaced, r.FilesRenamed, r.FilesGone, r.FilesSkipped)
+	if r.DatabasesScanned > 0 {
+		a.printf("databases  %d of those files: %d sessions, run logs and indexes in them ingested, %d re-read\n", r.DatabasesScanned, r.DBSourcesIngested, r.DBSourcesReplaced)
+	}
 	a.printf("lines      %d stored (%d malformed), %s read\n", r.LinesIngested, r.MalformedLines, humanBytes(r.BytesRead))
 	if r.PendingTails > 0 {
 		a.printf("pending    %d unterminated last line(s), %d bytes held back until their newline\n", r.PendingTails, r.PendingBytes)

@@ -32,10 +32,13 @@ func newShowCmd(a *app) *cobra.Command {
 	o := &showOptions{app: a, ShowRequest: ledger.ShowDefaults()}
 	cmd := &cobra.Command{
 		Use:   "show SESSION",
-		Short: "Show one session's transcript (active branch by default)",
+		Short: "Show one session's transcript (the current branch by default)",
 		Long: `Show one session: SESSION is a session id, a unique prefix of one, or a
-transcript path relative to its state dir. The active branch (root to the
-current leaf) is shown unless --all-branches is given.
+transcript path relative to its state dir. The conversation as it stands is
+shown: the path from its first entry to the current leaf (an entry OpenClaw
+wrote without a parent follows the entry before it). Entries on other
+branches, left by an edit or a rewind, are left out, and a line says how many
+and where they branch off; --all-branches shows every entry.
 
 --filtered keeps the conversation the way one re-reads it: user and assistant
 text; thinking dropped; tool calls reduced to the tool name and the one
@@ -58,7 +61,7 @@ step between a search hit and the full entry.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&o.AllBranches, "all-branches", false, "show every entry in file order, not only the active branch")
+	fl.BoolVar(&o.AllBranches, "all-branches", false, "show every entry in file order, other branches too")
 	fl.BoolVar(&o.Filtered, "filtered", false, "only the conversation: text, tool names and targets, failures, compactions, model changes")
 	fl.StringVar(&o.since, "since", "", "only entries since (YYYY-MM-DD, RFC 3339, or an age like 2h)")
 	fl.IntVar(&o.Last, "last", 0, "only the last N turns (a turn starts at a user message)")
@@ -68,16 +71,19 @@ step between a search hit and the full entry.`,
 	return cmd
 }
 
-// complete checks the flags and fills the request.
+// complete checks the flags and fills the request. How flags combine is
+// said in flags here; a value out of range (a negative --last, say) is the
+// service's to refuse, and comes first.
 func (o *showOptions) complete(cmd *cobra.Command, args []string, now time.Time) error {
 	var err error
 	if o.Since, err = ledger.ParseTime(o.since, now, time.Local); err != nil {
 		return err
 	}
+	inRange := o.Last >= 0 && o.Context >= 0
 	switch {
-	case o.Around != "" && (o.Since > 0 || o.Last > 0) && o.Last >= 0 && o.Context >= 0:
+	case inRange && o.Around != "" && (o.Since > 0 || o.Last > 0):
 		return usagef("--around cannot be combined with --since or --last")
-	case cmd.Flags().Changed("context") && o.Around == "" && o.Last >= 0 && o.Context >= 0:
+	case inRange && o.Around == "" && cmd.Flags().Changed("context"):
 		return usagef("--context goes with --around ENTRY")
 	}
 	o.Session, o.Refresh = args[0], o.refresh.policy()
@@ -186,7 +192,31 @@ func (s *showText) Head(h *view.ShowHead) error {
 	}
 	s.a.printf("usage    %d messages, %d tool calls (%d errors), %d tokens, %s, models %s\n\n",
 		j.Messages, j.ToolCalls, j.ToolErrors, j.Tokens.Total, money(j.Cost), strings.Join(j.Models, ", "))
+	if h.Omitted != nil {
+		s.a.printf("── %s\n\n", omittedNotice(h.Omitted))
+	}
 	return nil
+}
+
+// omittedNotice says in one line what the default view leaves out and why.
+func omittedNotice(o *view.Omitted) string {
+	var at []string
+	for _, f := range o.Forks {
+		if f.At == "" {
+			at = append(at, "before the first entry")
+		} else {
+			at = append(at, fmt.Sprintf("after line %d", f.Line))
+		}
+	}
+	entries, branches := "entries", "branches"
+	if o.Entries == 1 {
+		entries = "entry"
+	}
+	if o.Branches == 1 {
+		branches = "branch"
+	}
+	return fmt.Sprintf("not shown: %d %s on %d other %s, branching off %s (--all-branches shows every entry)",
+		o.Entries, entries, o.Branches, branches, strings.Join(at, ", "))
 }
 
 func (s *showText) Unit(u view.ShowUnit) error {

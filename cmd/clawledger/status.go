@@ -45,6 +45,12 @@ func statusRun(ctx context.Context, a *app) error {
 			a.printf("  %s:%d: %s\n", m.File, m.Line, m.Error)
 		}
 	}
+	if len(out.Repaired) > 0 {
+		a.printf("\nrepaired lines (%d): not valid JSON, decoded all the same:\n", out.RepairedTotal)
+		for _, m := range out.Repaired {
+			a.printf("  %s:%d: %s\n", m.File, m.Line, m.Error)
+		}
+	}
 	if len(out.Pending) > 0 {
 		a.printf("\npending tails (unterminated last lines, held back until their newline):\n")
 		for _, p := range out.Pending {

@@ -127,10 +127,16 @@ func (d *DB) Stable() error {
 }
 
 // readTables are the only tables this package reads (never the credential
-// tables auth_profile_store and auth_profile_state).
+// tables auth_profile_store and auth_profile_state; device_pairing_paired
+// is only counted; see audit.go for the audit tables).
 var readTables = []string{"schema_meta", "transcript_events", "transcript_rewrite_watermarks", "session_windows",
 	"session_nodes", "session_transcript_archives", "session_transcript_cold_archives", "cron_jobs",
-	"cron_run_receipts", "task_runs"}
+	"cron_run_receipts", "task_runs",
+	"audit_events", "diagnostic_events", "subagent_runs", "exec_approvals_config", "device_pairing_paired",
+	"trajectory_runtime_events", "session_participants",
+	// the memory index (memory.go): the SQLite era's, and the file era's memory/<agentId>.sqlite
+	"memory_index_meta", "memory_index_sources", "memory_index_chunks", "memory_embedding_cache", "memory_entry_origins",
+	"meta", "files", "chunks", "embedding_cache"}
 
 // loadSchema learns, in one query, which of the tables read here exist
 // and their columns.

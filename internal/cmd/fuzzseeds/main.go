@@ -1,6 +1,6 @@
 // Command fuzzseeds writes the committed seed corpora of the fuzz targets
 // (testdata/fuzz/<target>/ of openclaw and collect) from the edge-case
-// fixture, so the fuzzers start from every format variant the fixture
+// fixture (and the workspaces fixture's openclaw.json), so the fuzzers start from every format variant the fixture
 // holds. Run it from the module root after the fixture changes:
 //
 //	go run ./internal/cmd/fuzzseeds
@@ -76,6 +76,15 @@ func run() error {
 			seeds["openclaw/FuzzParseCronRun"] = append(seeds["openclaw/FuzzParseCronRun"], line)
 		}
 	}
+
+	wsHome := filepath.Join(home, "workspaces")
+	ws, err := fixture.WriteWorkspaces(wsHome)
+	if err != nil {
+		return err
+	}
+	config, _ := os.ReadFile(filepath.Join(ws.StateDir, "openclaw.json"))
+	config = bytes.ReplaceAll(config, []byte(wsHome), []byte("/home/demo")) // the same seed every run
+	seeds["openclaw/FuzzConfigWorkspaces"] = append(seeds["openclaw/FuzzConfigWorkspaces"], config)
 
 	for target, inputs := range seeds {
 		pkg, name, _ := strings.Cut(target, "/")

@@ -1,0 +1,228 @@
+package cortex
+
+import (
+	"bytes"
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/clawledger/clawledger"
+)
+
+// Topic keywords are TF-IDF over episode text. The term frequencies are
+// stored with each episode (its TopTerms most frequent content words); the
+// document frequencies come from every episode stored, when asked, so an
+// episode's keywords never depend on the order the cortex saw the ledger in.
+
+const (
+	// TopTerms is how many terms an episode keeps.
+	TopTerms = 16
+	// maxTermsHeld bounds the distinct words an open episode counts; past
+	// it the words seen once are dropped.
+	maxTermsHeld = 4096
+	minTermLen   = 3
+	maxTermLen   = 40
+)
+
+// stopwords are words too common in conversations with an agent to say
+// what an episode is about.
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+a about above after again against all also am an and any are aren't as at be because been before being below
+between both but by can cannot could did didn't do does doesn't doing don't down during each else even ever
+every few for from further get gets getting got had has have having he her here hers herself him himself his
+how however i if in into is isn't it it's its itself just let let's like ll made make makes many may me might
+more most much must my myself need needs no nor not now of off on once one only or other our ours ourselves
+out over own per please really same say says see seems shall she should so some such sure than thank thanks
+that that's the their theirs them themselves then there these they this those though through to too under
+until up upon us use used using very via want was wasn't way we well were weren't what when where which while
+who whom why will with within without won't would yes yet you your yours yourself yourselves
+okay ok hello hi hey done let's now new next first last also still already again right thing things something
+anything everything nothing lot lots bit good great fine sure yeah yep nope maybe probably actually basically
+going gonna want wants wanted know think looks look looking help tell give take put keep try trying tried
+able time times day today tomorrow yesterday work working worked run running ran check checked checking
+file files`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// isCJK reports whether r belongs to a script written without spaces.
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+// terms calls fn with the content words of s, lower case: words of
+// letters (digits allowed after the first letter), not stopwords, 3 to 40
+// bytes; CJK runs as overlapping bigrams. The word handed to fn is valid
+// during the call only.
+func terms(s string, fn func([]byte)) {
+	var word []byte
+	var cjk []rune
+	var bigram []byte
+	letterFirst := false
+	flushWord := func() {
+		if len(word) >= minTermLen && len(word) <= maxTermLen && letterFirst && !stopwords[string(word)] {
+			fn(word)
+		}
+		word = word[:0]
+	}
+	flushCJK := func() {
+		for i := 0; i+1 < len(cjk); i++ {
+			bigram = utf8.AppendRune(utf8.AppendRune(bigram[:0], cjk[i]), cjk[i+1])
+			fn(bigram)
+		}
+		cjk = cjk[:0]
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf { // ASCII: most of what agents write
+			i++
+			switch {
+			case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '\'' && len(word) > 0:
+				if len(cjk) > 0 {
+					flushCJK()
+				}
+				if len(word) == 0 {
+					letterFirst = c > '9'
+				}
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				word = append(word, c)
+			default:
+				flushWord()
+				flushCJK()
+			}
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		switch {
+		case r >= 0x1100 && isCJK(r):
+			flushWord()
+			cjk = append(cjk, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			flushCJK()
+			if len(word) == 0 {
+				letterFirst = unicode.IsLetter(r)
+			}
+			word = utf8.AppendRune(word, unicode.ToLower(r))
+		default:
+			flushWord()
+			flushCJK()
+		}
+	}
+	flushWord()
+	flushCJK()
+}
+
+// termCounter counts an episode's words.
+type termCounter map[string]int64
+
+func (tc termCounter) add(s string) {
+	terms(s, func(w []byte) {
+		w = bytes.TrimSuffix(bytes.TrimSuffix(w, []byte("'s")), []byte("'"))
+		if len(w) < minTermLen {
+			return
+		}
+		if n, ok := tc[string(w)]; ok {
+			tc[string(w)] = n + 1
+		} else if !stopwords[string(w)] {
+			tc[string(w)] = 1
+		}
+	})
+	if len(tc) > maxTermsHeld {
+		for w, n := range tc {
+			if n == 1 {
+				delete(tc, w)
+			}
+		}
+	}
+}
+
+// encode writes the counts as "term count" lines in term order: the state
+// of a long episode holds thousands, and one string is written and read
+// far faster than an object of as many keys.
+func (tc termCounter) encode() string {
+	keys := make([]string, 0, len(tc))
+	for w := range tc {
+		keys = append(keys, w)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, w := range keys {
+		b.WriteString(w)
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatInt(tc[w], 10))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// decodeTerms reads what encode wrote.
+func decodeTerms(s string) termCounter {
+	tc := termCounter{}
+	for line := range strings.SplitSeq(s, "\n") {
+		if w, n, ok := strings.Cut(line, " "); ok {
+			if c, err := strconv.ParseInt(n, 10, 64); err == nil {
+				tc[w] = c
+			}
+		}
+	}
+	return tc
+}
+
+// top returns the n most frequent terms (ties in term order).
+func (tc termCounter) top(n int) []clawledger.TermCount {
+	out := make([]clawledger.TermCount, 0, len(tc))
+	for w, c := range tc {
+		out = append(out, clawledger.TermCount{Term: w, Count: c})
+	}
+	slices.SortFunc(out, func(a, b clawledger.TermCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Term, b.Term))
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// Keyword is a topic keyword of an episode.
+type Keyword struct {
+	Term       string  `json:"term"`
+	Score      float64 `json:"score"`      // (1 + ln tf) * ln((1 + N) / (1 + df))
+	Confidence float64 `json:"confidence"` // score relative to the episode's best, in (0, 1]
+}
+
+// Keywords weighs an episode's terms against the corpus (episodes N, a
+// term's document frequency df) and returns the k best with a score above
+// zero: a term every episode has says nothing about this one.
+func Keywords(terms []clawledger.TermCount, episodes int64, df map[string]int64, k int) []Keyword {
+	var out []Keyword
+	for _, t := range terms {
+		if t.Count <= 0 {
+			continue
+		}
+		idf := math.Log(float64(1+episodes) / float64(1+df[t.Term]))
+		if s := (1 + math.Log(float64(t.Count))) * idf; s > 1e-9 {
+			out = append(out, Keyword{Term: t.Term, Score: round3(s)})
+		}
+	}
+	slices.SortFunc(out, func(a, b Keyword) int { return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Term, b.Term)) })
+	if len(out) > k {
+		out = out[:k]
+	}
+	for i := range out {
+		out[i].Confidence = round3(out[i].Score / out[0].Score)
+	}
+	return out
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

@@ -1,0 +1,283 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/collect"
+	"github.com/clawledger/clawledger/cortex"
+	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/search"
+	"github.com/clawledger/clawledger/sqlite"
+)
+
+// cortexLedger is a ledger of the cortex fixture with its cortex.
+func cortexLedger(t *testing.T, sessions int) (*sqlite.DB, *fixture.CortexManifest) {
+	t.Helper()
+	dir := t.TempDir()
+	m, err := fixture.WriteCortex(filepath.Join(dir, ".openclaw"), fixture.CortexOptions{Sessions: sessions, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "ledger.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ingestCortex(t, db, m.StateDir)
+	return db, m
+}
+
+func ingestCortex(t *testing.T, db *sqlite.DB, state string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := (&collect.Collector{Store: db, FS: openclaw.OS}).Run(ctx, []string{state}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&cortex.Builder{Ledger: db, Store: db}).Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCortexEntity(t *testing.T) {
+	db, m := cortexLedger(t, 12)
+	ctx := context.Background()
+	// a file every session of a project may touch, by its base name
+	var want []string
+	var name string
+	for _, s := range m.Sessions {
+		if name == "" && len(s.Files) > 0 {
+			name = path.Base(s.Files[0])
+		}
+	}
+	for _, s := range m.Sessions {
+		for _, f := range s.Files {
+			if path.Base(f) == name && !slices.Contains(want, s.ID) {
+				want = append(want, s.ID)
+			}
+		}
+	}
+	hits, err := db.CortexEntity(ctx, clawledger.EntityQuery{Value: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, h := range hits {
+		if h.Occurrence.Type != clawledger.FacetFile || path.Base(h.Occurrence.Value) != name {
+			t.Errorf("hit %+v is not %s", h.Occurrence, name)
+		}
+		if i > 0 && h.Episode.EndMs > hits[i-1].Episode.EndMs {
+			t.Errorf("hits not newest first")
+		}
+		if len(h.Occurrence.EntryIDs) == 0 || h.Occurrence.Count < int64(len(h.Occurrence.EntryIDs)) {
+			t.Errorf("hit without provenance: %+v", h.Occurrence)
+		}
+		if !slices.Contains(got, h.Episode.SessionID) {
+			got = append(got, h.Episode.SessionID)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("entity %s: sessions %v, want %v", name, got, want)
+	}
+	// the same by a longer suffix, by type, and for one agent only
+	full := hits[0].Occurrence.Value
+	suffix := path.Base(path.Dir(full)) + "/" + name
+	byType, err := db.CortexEntity(ctx, clawledger.EntityQuery{Type: clawledger.FacetFile, Value: suffix, Agent: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range byType {
+		if h.Episode.AgentID != "ops" || !strings.HasSuffix(h.Occurrence.Value, "/"+suffix) {
+			t.Errorf("hit %+v in episode of %s", h.Occurrence, h.Episode.AgentID)
+		}
+	}
+	// a URL's host, a peer, a topic word
+	for _, q := range []clawledger.EntityQuery{{Type: clawledger.FacetURL, Value: "stripe.com"}, {Value: "telegram:4000"}, {Type: clawledger.FacetTopic, Value: "billing"}} {
+		hits, err := db.CortexEntity(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 {
+			t.Errorf("%+v: no episode", q)
+		}
+	}
+	if hits, _ := db.CortexEntity(ctx, clawledger.EntityQuery{Value: "no-such-thing.txt"}); len(hits) != 0 {
+		t.Errorf("an unknown entity has %d hits", len(hits))
+	}
+}
+
+func TestCortexFacetsAndTopics(t *testing.T) {
+	db, _ := cortexLedger(t, 12)
+	ctx := context.Background()
+	top, err := db.CortexFacets(ctx, clawledger.FacetFilter{Top: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(top) != 5 {
+		t.Fatalf("%d facets", len(top))
+	}
+	for i := 1; i < len(top); i++ {
+		if top[i].Episodes > top[i-1].Episodes {
+			t.Errorf("facets not by episodes: %+v", top)
+		}
+	}
+	ops, err := db.CortexFacets(ctx, clawledger.FacetFilter{Type: clawledger.FacetTool, Agent: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := db.CortexFacets(ctx, clawledger.FacetFilter{Type: clawledger.FacetTool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) == 0 || ops[0].Episodes >= all[0].Episodes {
+		t.Errorf("ops tools %+v against all %+v", ops, all)
+	}
+	topics, err := db.CortexFacets(ctx, clawledger.FacetFilter{Type: clawledger.FacetTopic, Top: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(topics) != 10 || topics[0].Confidence != 1 {
+		t.Fatalf("topics %+v", topics)
+	}
+	// an episode's keywords: its words weighed against every episode's
+	eps, err := db.CortexEpisodes(ctx, clawledger.EpisodeFilter{Limit: 1})
+	if err != nil || len(eps) != 1 {
+		t.Fatal(eps, err)
+	}
+	ep := eps[0]
+	var terms []string
+	for _, tc := range ep.Terms {
+		terms = append(terms, tc.Term)
+	}
+	n, df, err := db.CortexTerms(ctx, "", terms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kws := cortex.Keywords(ep.Terms, n, df, 3)
+	if len(kws) == 0 || kws[0].Confidence != 1 {
+		t.Fatalf("keywords %+v of episode %q", kws, ep.Summary.Ask)
+	}
+	for _, k := range kws {
+		if df[k.Term] == 0 || df[k.Term] > n || k.Confidence <= 0 || k.Confidence > 1 {
+			t.Errorf("keyword %+v (df %d of %d)", k, df[k.Term], n)
+		}
+	}
+}
+
+// embedFake gives every text a vector from its length.
+type embedFake struct{ calls int }
+
+func (e *embedFake) Space() clawledger.EmbeddingSpace {
+	return clawledger.EmbeddingSpace{Provider: "fake", Model: "len", Key: "1"}
+}
+
+func (e *embedFake) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	e.calls += len(texts)
+	out := make([][]float32, len(texts))
+	for i, s := range texts {
+		out[i] = []float32{float32(len(s)), 1, 0}
+	}
+	return out, nil
+}
+
+func TestEpisodeVectors(t *testing.T) {
+	dir := t.TempDir()
+	m := fixture.NewCortex(filepath.Join(dir, ".openclaw"), fixture.CortexOptions{Sessions: 4, Seed: 2})
+	if err := m.Write(func(s *fixture.CortexSession) int { return len(s.Lines) - 4 }); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "ledger.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	ingestCortex(t, db, m.StateDir)
+	e := &embedFake{}
+	space := search.SpaceString(e.Space())
+	vs, err := db.EpisodeVectors(ctx, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := search.EmbedPending(ctx, vs, e, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, _ := db.CortexEpisodes(ctx, clawledger.EpisodeFilter{})
+	if n != len(eps) || n == 0 {
+		t.Fatalf("embedded %d of %d episodes", n, len(eps))
+	}
+	x := search.NewVectorIndex(0)
+	if err := db.LoadEpisodeVectors(ctx, x); err != nil || x.Len() != n {
+		t.Fatalf("loaded %d vectors of %d: %v", x.Len(), n, err)
+	}
+	// the last lines extend each session's last episode: only those need a new vector
+	if err := m.Write(nil); err != nil {
+		t.Fatal(err)
+	}
+	ingestCortex(t, db, m.StateDir)
+	if left, err := vs.CountUnembedded(ctx); err != nil || left != int64(len(m.Sessions)) {
+		t.Errorf("%d episodes without a current vector after appending to each session, want %d (%v)", left, len(m.Sessions), err)
+	}
+	x = search.NewVectorIndex(0)
+	if err := db.LoadEpisodeVectors(ctx, x); err != nil || x.Len() != n-len(m.Sessions) {
+		t.Errorf("loaded %d vectors, want %d current ones (%v)", x.Len(), n-len(m.Sessions), err)
+	}
+	// another embedding space drops the vectors
+	if vs, err = db.EpisodeVectors(ctx, "other/space/1"); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := vs.CountUnembedded(ctx); left != int64(n) {
+		t.Errorf("%d episodes without a vector in a new space, want %d", left, n)
+	}
+}
+
+// TestCortexDropsRemovedSources: a transcript the ledger no longer holds
+// leaves the cortex with the next update.
+func TestCortexDropsRemovedSources(t *testing.T) {
+	db, m := cortexLedger(t, 3)
+	ctx := context.Background()
+	eps, _ := db.CortexEpisodes(ctx, clawledger.EpisodeFilter{})
+	victim := eps[0].SourceID
+	raw, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(db.Path, "_pragma=busy_timeout(5000)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range []string{`DELETE FROM lines WHERE source_id = ?`, `DELETE FROM sessions WHERE source_id = ?`, `DELETE FROM sources WHERE id = ?`} {
+		if _, err := raw.Exec(q, victim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingestCortex(t, db, m.StateDir+"-none")
+	after, _ := db.CortexEpisodes(ctx, clawledger.EpisodeFilter{})
+	for _, ep := range after {
+		if ep.SourceID == victim {
+			t.Fatalf("episode %d of a removed transcript is still there", ep.ID)
+		}
+	}
+	if len(after) == 0 || len(after) >= len(eps) {
+		t.Errorf("%d episodes left of %d", len(after), len(eps))
+	}
+	var progress int
+	if err := raw.QueryRow(`SELECT count(*) FROM cortex_sources WHERE source_id = ?`, victim).Scan(&progress); err != nil || progress != 0 {
+		t.Errorf("the removed transcript's progress row is still there (%d, %v)", progress, err)
+	}
+	facets, _ := db.CortexFacets(ctx, clawledger.FacetFilter{})
+	for _, f := range facets {
+		hits, _ := db.CortexEntity(ctx, clawledger.EntityQuery{Type: f.Type, Value: f.Value})
+		if len(hits) == 0 {
+			t.Errorf("facet %s %q has no episode left", f.Type, f.Value)
+		}
+	}
+}
