@@ -211,6 +211,15 @@ func (f *fakeService) Show(_ context.Context, q ledger.ShowRequest, w ledger.Sho
 	if q.Around != "" {
 		h.Around = &view.Around{Entry: q.Around, Context: q.Context}
 	}
+	off := 0
+	for _, l := range s.lines {
+		if !l.onBranch {
+			off++
+		}
+	}
+	if off > 0 && !q.AllBranches && q.Around == "" {
+		h.Omitted = &view.Omitted{Entries: off, Branches: 1, Forks: []view.Fork{{At: "u2", Line: 8, Branches: 1, Entries: off}}}
+	}
 	if err := w.Head(h); err != nil {
 		return err
 	}

@@ -390,6 +390,22 @@ func (s *Server) pageSession(w http.ResponseWriter, r *http.Request) error {
 	} else if len(units) > 0 {
 		v.Tail = units[len(units)-1].Line()
 	}
+	if o := v.Head.Omitted; o != nil {
+		for _, f := range o.Forks {
+			u := r.URL.Query()
+			u.Del("page")
+			u.Del("at")
+			u.Set("all_branches", "1")
+			link := "/sessions/" + url.PathEscape(ref) + "?"
+			if f.Line > 0 {
+				u.Set("at", strconv.FormatInt(f.Line, 10))
+				link += u.Encode() + "#L" + strconv.FormatInt(f.Line, 10)
+			} else {
+				link += u.Encode()
+			}
+			v.Forks = append(v.Forks, forkLink{Line: f.Line, Branches: f.Branches, Entries: f.Entries, URL: link})
+		}
+	}
 	v.ViewURLs = map[string]string{}
 	for name, set := range map[string][2]string{"full": {"view", ""}, "filtered": {"view", "filtered"},
 		"branch": {"all_branches", ""}, "all": {"all_branches", "1"}} {

@@ -65,6 +65,8 @@ func TestSessionPage(t *testing.T) {
 	if strings.Contains(body, "an abandoned reply") {
 		t.Error("the current branch shows another branch's entry")
 	}
+	// what the current branch leaves out, and links to where it branches off
+	contains(t, "the branch notice", body, `Not shown: 1 entry on 1 other branch, branching off <a href="/sessions/s-alpha?all_branches=1&amp;at=8#L8">after line 8</a>`)
 	_, all := get(t, s, "/sessions/s-alpha?all_branches=1")
 	contains(t, "all branches", all, "an abandoned reply", `<span class="badge">other branch</span>`, `↳ continues L8`)
 
