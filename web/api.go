@@ -32,17 +32,61 @@ func (s *Server) routes(mux *http.ServeMux) {
 			}
 		})
 	}
-	api("GET /api/v1/status", s.apiStatus)
-	api("GET /api/v1/doctor", s.apiDoctor)
+	api("GET /api/v1/status", read(s, func(p *params, _ *http.Request) struct{} { p.only(); return struct{}{} },
+		func(ctx context.Context, _ struct{}) (*view.Status, error) { return s.svc.Status(ctx) }))
+	api("GET /api/v1/doctor", read(s, func(p *params, _ *http.Request) ledger.DoctorRequest {
+		p.only("quick")
+		return ledger.DoctorRequest{Quick: p.flag("quick")}
+	}, s.svc.Doctor))
 	api("GET /api/v1/sessions", s.apiSessions)
 	api("GET /api/v1/sessions/{session}", s.apiShow)
-	api("GET /api/v1/search", s.apiSearch)
-	api("GET /api/v1/usage/{kind}", s.apiUsage)
-	api("GET /api/v1/tools", s.apiTools)
-	api("GET /api/v1/episodes", s.apiEpisodes)
-	api("GET /api/v1/episodes/replay/{session}", s.apiReplay)
-	api("POST /api/v1/episodes", s.apiAppend)
-	api("POST /api/v1/episodes/redact", s.apiRedact)
+	api("GET /api/v1/search", read(s, func(p *params, _ *http.Request) ledger.SearchRequest {
+		p.only("q", "mode", "agent", "session", "role", "source", "since", "until", "limit", "per_session")
+		req := p.searchRequest()
+		if req.Query == "" {
+			p.fail(clawledger.FieldErrorf("q", "is needed: the words to search for"))
+		}
+		req.Refresh = s.refresh
+		return req
+	}, s.svc.Search))
+	api("GET /api/v1/usage/{kind}", read(s, func(p *params, r *http.Request) ledger.UsageRequest {
+		period := r.PathValue("kind")
+		if _, ok := view.UsageRowsKey[period]; !ok {
+			p.fail(notFoundf("no usage report %q: daily, weekly, monthly, session or model", period))
+		}
+		p.only("since", "until", "agent", "timezone", "week_start", "breakdown")
+		req := p.usageRequest(period)
+		req.Refresh = s.refresh
+		return req
+	}, s.svc.Usage))
+	api("GET /api/v1/tools", read(s, func(p *params, _ *http.Request) ledger.ToolsRequest {
+		p.only("since", "until", "agent")
+		req := p.toolsRequest()
+		req.Refresh = s.refresh
+		return req
+	}, s.svc.Tools))
+	api("GET /api/v1/episodes", read(s, func(p *params, _ *http.Request) ledger.EventsRequest {
+		p.only("scope", "global", "session_id", "agent_id", "types", "from", "to", "text", "limit", "include_payload")
+		return p.eventsRequest()
+	}, s.svc.QueryEvents))
+	api("GET /api/v1/episodes/replay/{session}", read(s, func(p *params, r *http.Request) ledger.ReplayRequest {
+		p.only("scope", "global", "limit", "include_payload")
+		return p.replayRequest(r.PathValue("session"))
+	}, s.svc.ReplayEvents))
+	api("POST /api/v1/episodes", func(w http.ResponseWriter, r *http.Request) error {
+		res, err := s.appendEvent(w, r)
+		if err == nil {
+			s.sendJSON(w, r, res)
+		}
+		return err
+	})
+	api("POST /api/v1/episodes/redact", func(w http.ResponseWriter, r *http.Request) error {
+		_, res, err := s.redactEvents(w, r)
+		if err == nil {
+			s.sendJSON(w, r, res)
+		}
+		return err
+	})
 	api("GET /api/v1/events", s.apiEvents)
 	api("/api/", func(http.ResponseWriter, *http.Request) error {
 		return notFoundf("no such endpoint (see the API reference in the README)")
@@ -52,32 +96,23 @@ func (s *Server) routes(mux *http.ServeMux) {
 
 func query(r *http.Request) *params { return newParams(r.URL.Query()) }
 
-func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) error {
-	p := query(r)
-	if p.only(); p.err != nil {
-		return p.err
+// read answers a read of the API: request reads the parameters it knows
+// into the service's request (failing p on a bad or unknown one), and the
+// service's answer goes out as JSON.
+func read[Q, A any](s *Server, request func(*params, *http.Request) Q, call func(context.Context, Q) (A, error)) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p := query(r)
+		req := request(p, r)
+		if p.err != nil {
+			return p.err
+		}
+		res, err := call(r.Context(), req)
+		if err != nil {
+			return err
+		}
+		s.sendJSON(w, r, res)
+		return nil
 	}
-	st, err := s.svc.Status(r.Context())
-	if err != nil {
-		return err
-	}
-	s.sendJSON(w, r, st)
-	return nil
-}
-
-func (s *Server) apiDoctor(w http.ResponseWriter, r *http.Request) error {
-	p := query(r)
-	p.only("quick")
-	req := ledger.DoctorRequest{Quick: p.flag("quick")}
-	if p.err != nil {
-		return p.err
-	}
-	d, err := s.svc.Doctor(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	s.sendJSON(w, r, d)
-	return nil
 }
 
 func (s *Server) apiSessions(w http.ResponseWriter, r *http.Request) error {
@@ -226,91 +261,6 @@ func (s *Server) apiShow(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
-	p := query(r)
-	p.only("q", "mode", "agent", "session", "role", "source", "since", "until", "limit", "per_session")
-	req := p.searchRequest()
-	if p.err != nil {
-		return p.err
-	}
-	if req.Query == "" {
-		return clawledger.FieldErrorf("q", "is needed: the words to search for")
-	}
-	req.Refresh = s.refresh
-	res, err := s.svc.Search(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	s.sendJSON(w, r, res)
-	return nil
-}
-
-func (s *Server) apiUsage(w http.ResponseWriter, r *http.Request) error {
-	p := query(r)
-	p.only("since", "until", "agent", "timezone", "week_start", "breakdown")
-	period := r.PathValue("kind")
-	if _, ok := view.UsageRowsKey[period]; !ok {
-		return notFoundf("no usage report %q: daily, weekly, monthly, session or model", period)
-	}
-	req := p.usageRequest(period)
-	if p.err != nil {
-		return p.err
-	}
-	req.Refresh = s.refresh
-	u, err := s.svc.Usage(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	s.sendJSON(w, r, u)
-	return nil
-}
-
-func (s *Server) apiTools(w http.ResponseWriter, r *http.Request) error {
-	p := query(r)
-	p.only("since", "until", "agent")
-	req := p.toolsRequest()
-	if p.err != nil {
-		return p.err
-	}
-	req.Refresh = s.refresh
-	t, err := s.svc.Tools(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	s.sendJSON(w, r, t)
-	return nil
-}
-
-func (s *Server) apiEpisodes(w http.ResponseWriter, r *http.Request) error {
-	p := query(r)
-	p.only("scope", "global", "session_id", "agent_id", "types", "from", "to", "text", "limit", "include_payload")
-	req := p.eventsRequest()
-	if p.err != nil {
-		return p.err
-	}
-	res, err := s.svc.QueryEvents(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	s.sendJSON(w, r, res)
-	return nil
-}
-
-func (s *Server) apiReplay(w http.ResponseWriter, r *http.Request) error {
-	p := query(r)
-	p.only("scope", "global", "limit", "include_payload")
-	req := p.replayRequest(r.PathValue("session"))
-	if p.err != nil {
-		return p.err
-	}
-	res, err := s.svc.ReplayEvents(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	s.sendJSON(w, r, res)
-	return nil
-}
-
 // writable fails on a read-only server.
 func (s *Server) writable() error {
 	if !s.allowWrites {
@@ -360,20 +310,17 @@ type appendBody struct {
 	AllowSecrets bool            `json:"allow_secrets"`
 }
 
-func (s *Server) apiAppend(w http.ResponseWriter, r *http.Request) error {
+// appendEvent appends the event a write (JSON or a form) gives, on a
+// server that takes writes.
+func (s *Server) appendEvent(w http.ResponseWriter, r *http.Request) (*view.Appended, error) {
 	if err := s.writable(); err != nil {
-		return err
+		return nil, err
 	}
 	req, err := appendRequest(w, r)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res, err := s.svc.AppendEvent(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	s.sendJSON(w, r, res)
-	return nil
+	return s.svc.AppendEvent(r.Context(), req)
 }
 
 // appendRequest reads an append from a JSON body or a form.
@@ -397,20 +344,18 @@ func appendRequest(w http.ResponseWriter, r *http.Request) (ledger.AppendRequest
 	return req, p.err
 }
 
-func (s *Server) apiRedact(w http.ResponseWriter, r *http.Request) error {
+// redactEvents redacts the events a write (JSON or a form) names, on a
+// server that takes writes.
+func (s *Server) redactEvents(w http.ResponseWriter, r *http.Request) (*ledger.RedactRequest, *view.Redacted, error) {
 	if err := s.writable(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	req, err := redactRequest(w, r)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	res, err := s.svc.RedactEvents(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	s.sendJSON(w, r, res)
-	return nil
+	return &req, res, err
 }
 
 // redactRequest reads a redaction from a JSON body (the fields of

@@ -892,14 +892,7 @@ func (s *Server) pageReplay(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) postAppend(w http.ResponseWriter, r *http.Request) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
-	q, err := appendRequest(w, r)
-	if err != nil {
-		return err
-	}
-	res, err := s.svc.AppendEvent(r.Context(), q)
+	res, err := s.appendEvent(w, r)
 	if err != nil {
 		return err
 	}
@@ -909,14 +902,7 @@ func (s *Server) postAppend(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) postRedact(w http.ResponseWriter, r *http.Request) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
-	q, err := redactRequest(w, r)
-	if err != nil {
-		return err
-	}
-	res, err := s.svc.RedactEvents(r.Context(), q)
+	q, res, err := s.redactEvents(w, r)
 	if err != nil {
 		return err
 	}

@@ -40,14 +40,21 @@ func apiServer(t *testing.T, db string, states []string, writes bool) *httptest.
 // apiGet returns the body of a GET that must answer 200.
 func apiGet(t *testing.T, ts *httptest.Server, path string) string {
 	t.Helper()
-	res, err := http.Get(ts.URL + path)
+	req, _ := http.NewRequest("GET", ts.URL+path, nil)
+	return answer(t, req)
+}
+
+// answer returns the body of a request that must answer 200.
+func answer(t *testing.T, req *http.Request) string {
+	t.Helper()
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	if res.StatusCode != 200 {
-		t.Fatalf("GET %s: %d %s", path, res.StatusCode, b)
+		t.Fatalf("%s %s: %d %s", req.Method, req.URL.Path, res.StatusCode, b)
 	}
 	return string(b)
 }
@@ -156,16 +163,7 @@ func TestEpisodesAPIEqualsCLI(t *testing.T) {
 		req, _ := http.NewRequest("POST", ts.URL+path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-CSRF-Token", csrf)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		if res.StatusCode != 200 {
-			t.Fatalf("POST %s: %d %s", path, res.StatusCode, b)
-		}
-		return string(b)
+		return answer(t, req)
 	}
 	got := post("/api/v1/episodes", `{"scope":"project:core","session_id":"sess-9","agent_id":"main","type":"ops.decision","summary":"by the API","event_id":"`+evID(9)+`","ts_ms":1773480009000}`)
 	want := ok(t, db, "episodes", "append", "--json", "--event-id", evID(9), "--ts-ms", "1773480009000", "--scope", "project:core",
