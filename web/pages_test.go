@@ -130,6 +130,13 @@ func TestTail(t *testing.T) {
 	s, _ := testServer(t, func(c *Config) { c.Watching = true })
 	_, page := get(t, s, "/sessions/s-alpha")
 	contains(t, "a live session page", page, `data-live="session"`, `data-tail="13"`)
+	_, overview := get(t, s, "/")
+	contains(t, "a live overview", overview, `data-live="overview"`, `id="live-totals"`, `id="live-charts"`, `id="live-active"`)
+	// without a watch in the server nothing would tell the pages
+	quiet, _ := testServer(t, nil)
+	if _, page := get(t, quiet, "/sessions/s-alpha"); strings.Contains(page, "data-live") {
+		t.Error("a page offers live updates from a server without a watch")
+	}
 	res, body := get(t, s, "/sessions/s-alpha/tail?after=9")
 	if res.StatusCode != 200 || !strings.HasPrefix(body, `<section id="entries" data-tail="13">`) {
 		t.Fatalf("tail: %d %.80s", res.StatusCode, body)

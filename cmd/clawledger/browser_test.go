@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/clawledger/clawledger/internal/fixture"
@@ -162,6 +163,7 @@ func TestBrowser(t *testing.T) {
 			b.readAndSearch(srv.url)
 			if !vp.mobile {
 				b.live(srv.url, transcript)
+				b.dark(srv.url)
 			}
 			if pwned := value(b, chromedp.Evaluate[any]("window.__pwned")); pwned != nil {
 				t.Fatalf("a hostile message ran script: window.__pwned = %v", pwned)
@@ -231,10 +233,15 @@ func (b *browser) readAndSearch(url string) {
 	if h := value(b, chromedp.Text(chromedp.CSS("h1"))); h != "Overview" {
 		t.Fatalf("overview heading %q", h)
 	}
+	// the script puts times in the browser's time zone (the server's UTC text stays as the title)
+	if title := value(b, chromedp.Evaluate[string](`(document.querySelector("main time") || {}).title || ""`)); !strings.HasSuffix(title, " UTC") {
+		t.Errorf("a time was not put in the browser's zone (title %q)", title)
+	}
 	b.screenshot("overview")
 
 	b.do(chromedp.Click(chromedp.CSS(`.top nav a[href="/sessions"]`)), chromedp.WaitVisible(chromedp.CSS("table.list tbody tr")))
 	b.screenshot("sessions")
+	b.fits()
 	b.do(chromedp.Click(chromedp.CSS(`table.list a[href="/sessions/`+hostileSession+`"]`)), chromedp.WaitVisible(chromedp.CSS("#entries #L2")))
 	text := value(b, chromedp.TextContent(chromedp.CSS("#entries")))
 	for _, want := range []string{`<script>window.__pwned=1</script>`, `<img src=x onerror="window.__pwned=2">`, "That is only text to me.", "<b>hi</b>"} {
@@ -246,6 +253,7 @@ func (b *browser) readAndSearch(url string) {
 		t.Errorf("a message became %d elements", n)
 	}
 	b.screenshot("session")
+	b.fits()
 
 	// "/" focuses the search box; the query goes with Enter
 	b.do(chromedp.KeyEvent("/"))
@@ -302,4 +310,26 @@ func (b *browser) live(url, transcript string) {
 	}
 	t.Logf("a new message showed on the open page %v after it was written", time.Since(start).Round(10*time.Millisecond))
 	b.screenshot("live")
+}
+
+// fits fails when the page is wider than the window (at 375 px a page
+// must not scroll sideways; its wide tables scroll in their own box).
+func (b *browser) fits() {
+	b.t.Helper()
+	if wide := value(b, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > innerWidth`)); wide {
+		b.t.Errorf("%s: the page is wider than the window", value(b, chromedp.Location()))
+	}
+}
+
+// dark draws a session in the dark color scheme the system may prefer.
+func (b *browser) dark(url string) {
+	b.do(chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+		return err
+	}), chromedp.Navigate(url+"/sessions/"+hostileSession), chromedp.WaitVisible(chromedp.CSS("#entries")))
+	if bg := value(b, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`)); bg != "rgb(21, 23, 26)" {
+		b.t.Errorf("in the dark scheme the page's background is %s", bg)
+	}
+	b.screenshot("dark")
 }
