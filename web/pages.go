@@ -59,7 +59,7 @@ func timezone(r *http.Request) string {
 	}
 	if c, err := r.Cookie("tz"); err == nil {
 		if tz, err := url.QueryUnescape(c.Value); err == nil {
-			if _, err := time.LoadLocation(tz); err == nil {
+			if _, err := ledger.LoadLocation(tz); err == nil {
 				return tz
 			}
 		}
@@ -67,8 +67,9 @@ func timezone(r *http.Request) string {
 	return ""
 }
 
+// location is a time zone as the service reads it; local when it reads none.
 func location(tz string) *time.Location {
-	if loc, err := time.LoadLocation(tz); err == nil && tz != "" {
+	if loc, err := ledger.LoadLocation(tz); err == nil {
 		return loc
 	}
 	return time.Local
@@ -354,12 +355,10 @@ type item struct {
 	Anchor bool
 }
 
-// forkLink links to where another branch leaves the path shown.
+// forkLink links to where other branches leave the path shown.
 type forkLink struct {
-	Line     int64
-	Branches int
-	Entries  int
-	URL      string
+	Line int64 // 0: before the first entry
+	URL  string
 }
 
 // entriesPerPage is how many entries a session page shows: a long
@@ -403,7 +402,7 @@ func (s *Server) pageSession(w http.ResponseWriter, r *http.Request) error {
 			} else {
 				link += u.Encode()
 			}
-			v.Forks = append(v.Forks, forkLink{Line: f.Line, Branches: f.Branches, Entries: f.Entries, URL: link})
+			v.Forks = append(v.Forks, forkLink{Line: f.Line, URL: link})
 		}
 	}
 	v.ViewURLs = map[string]string{}

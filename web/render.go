@@ -107,8 +107,6 @@ var funcs = template.FuncMap{
 	"ms":         duration,
 	"shortTime":  shortTime,
 	"sessionURL": sessionURL,
-	"lineURL":    lineURL,
-	"marks":      marks,
 	"add":        func(a, b int) int { return a + b },
 	"deref":      deref,
 	"derefInt":   func(p *int64) int64 { return *p },
