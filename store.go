@@ -239,6 +239,11 @@ type Writer interface {
 	PutWorkspaceFile(ctx context.Context, src *Source, f *WorkspaceFile) error
 	// SetAgents records the agents found in a state dir.
 	SetAgents(ctx context.Context, stateDirID int64, agents []string) error
+	// Failures lists the files of a state dir read whole that could not be
+	// used as they were, by fingerprint; SetFailure records one (nil: the
+	// source's file is usable again).
+	Failures(ctx context.Context, stateDirID int64) ([]FileFailure, error)
+	SetFailure(ctx context.Context, sourceID int64, f *FileFailure) error
 	// Flush makes everything written so far durable. Writes are batched
 	// into one transaction until then; a failed write rolls the whole batch
 	// back (never half of a source: its lines, derived rows and cursor go

@@ -555,8 +555,8 @@ type statSignal struct {
 	statted chan struct{}
 }
 
-func (s *statSignal) Stat(name string) (fs.FileInfo, error) {
-	fi, err := s.FS.Stat(name)
+func (s *statSignal) Lstat(name string) (fs.FileInfo, error) {
+	fi, err := s.FS.Lstat(name)
 	if filepath.Base(name) == s.target {
 		s.once.Do(func() { close(s.statted) })
 	}

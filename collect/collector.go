@@ -26,6 +26,10 @@ import (
 type Store interface {
 	clawledger.Writer
 	SetAgents(ctx context.Context, stateDirID int64, agents []string) error
+	// Failures and SetFailure remember the files read whole that could
+	// not be used as they were (failures.go).
+	Failures(ctx context.Context, stateDirID int64) ([]clawledger.FileFailure, error)
+	SetFailure(ctx context.Context, sourceID int64, f *clawledger.FileFailure) error
 }
 
 // Progress receives the collector's progress in bytes.
@@ -52,7 +56,17 @@ type Collector struct {
 	ChunkBytes int64
 	Now        func() time.Time
 
-	prescans map[string]prescan // by absolute state dir
+	prescans map[string]prescan            // by absolute state dir
+	confines map[string]*openclaw.Confined // by absolute state dir: its scan's (confine.go)
+}
+
+// confined returns how a state dir's paths are resolved: as its last scan
+// resolved them.
+func (c *Collector) confined(dir string) *openclaw.Confined {
+	if cf := c.confines[dir]; cf != nil {
+		return cf
+	}
+	return openclaw.Confine(c.FS, dir)
 }
 
 // prescan is a scan Prescan started.
@@ -229,6 +243,7 @@ type dirPlan struct {
 	// so the ledger holds every file as it is: nothing to do
 	unchanged bool
 	byRel     map[string]*clawledger.Source // every source known, by path
+	failed    failures                      // files remembered as unusable (failures.go)
 	work      []*work
 	cron      []*work // jobs.json and its state sidecar, handled together
 	dbs       []*dbPlan
@@ -272,8 +287,16 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	if err != nil {
 		return nil, err
 	}
+	if c.confines == nil {
+		c.confines = map[string]*openclaw.Confined{}
+	}
+	c.confines[abs] = tree.Confined
 	for _, p := range tree.Problems {
 		c.warn(rep, abs, p.Rel, "%s", p.Err)
+	}
+	failed, err := c.loadFailures(ctx, id, abs, tree, rep)
+	if err != nil {
+		return nil, err
 	}
 	scanWarnings := len(rep.Warnings)
 	rep.FilesSkipped += len(tree.Skipped)
@@ -282,7 +305,7 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 		// files and databases were all seen as they are
 		rep.FilesScanned += len(tree.Files) + len(tree.Databases)
 		rep.DatabasesScanned += len(tree.Databases)
-		return &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, unchanged: true}, nil
+		return &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, unchanged: true, failed: failed}, nil
 	}
 	if err := c.Store.SetAgents(ctx, id, tree.Agents); err != nil {
 		return nil, err
@@ -295,7 +318,7 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	for _, s := range known {
 		byRel[s.Rel] = s
 	}
-	p := &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, byRel: byRel, warnedFrom: scanWarnings}
+	p := &dirPlan{dir: abs, id: id, tree: tree, scanned: pre.started, digest: digest, byRel: byRel, warnedFrom: scanWarnings, failed: failed}
 	present, unreadable := c.planDatabases(ctx, p, rep)
 	for _, f := range tree.Files {
 		present[f.Rel] = true
@@ -336,7 +359,7 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 			}
 		}
 		src.StateDir = abs
-		if unchanged(src, f.Info) {
+		if unchanged(src, f.Info) || failed.unchanged(f.Rel, f.Info) {
 			continue
 		}
 		w := &work{src: src, found: f, estimate: f.Info.Size() - src.Cursor.Offset}
@@ -384,7 +407,7 @@ func unchanged(src *clawledger.Source, fi fs.FileInfo) bool {
 // sameHead reports whether the file at rel starts with the bytes a source
 // was fingerprinted with (so a matching inode is a rename, not a reuse).
 func (c *Collector) sameHead(src *clawledger.Source, dir, rel string) bool {
-	f, err := c.FS.Open(filepath.Join(dir, filepath.FromSlash(rel)))
+	f, _, err := c.confined(dir).Open(filepath.Join(dir, filepath.FromSlash(rel)))
 	if err != nil {
 		return false
 	}
@@ -422,6 +445,7 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 		}
 		if w.found.Compressed || (w.src.Kind != clawledger.KindTranscript && w.src.Kind != clawledger.KindCronRuns) {
 			c.Progress.Add(w.estimate)
+			err = c.handled(ctx, p, w.src, err, rep)
 		}
 		if err != nil {
 			var fe *fileError
@@ -441,6 +465,9 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 	for _, s := range p.gone {
 		s.GoneAt = now
 		if err := c.Store.UpdateSource(ctx, s); err != nil {
+			return err
+		}
+		if err := c.forget(ctx, p, s); err != nil {
 			return err
 		}
 		switch s.Kind {

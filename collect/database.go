@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"path"
 	"path/filepath"
@@ -63,7 +64,7 @@ func (rep *Report) countedDatabase(d *dbPlan) {
 
 // openDatabase opens one database and reads its summary.
 func (c *Collector) openDatabase(ctx context.Context, dir string, found openclaw.Database) (*dbPlan, error) {
-	db, err := agentdb.Open(ctx, filepath.Join(dir, filepath.FromSlash(found.Rel)))
+	db, err := c.openConfined(ctx, dir, found.Rel)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +84,32 @@ func (c *Collector) openDatabase(ctx context.Context, dir string, found openclaw
 		return nil, err
 	}
 	return d, nil
+}
+
+// openConfined opens a database by the symlink rule (openclaw.Confined):
+// by its resolved path, checked afterwards to be the file resolved, and
+// with the cold archives it names opened by the rule too. SQLite opens the
+// file by its path itself, so a symlink swapped in for a directory on the
+// way between the two checks is the one race left (docs/reliability.md).
+func (c *Collector) openConfined(ctx context.Context, dir, rel string) (*agentdb.DB, error) {
+	cf := c.confined(dir)
+	real, want, err := cf.Resolve(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, err
+	}
+	db, err := agentdb.Open(ctx, real)
+	if err != nil {
+		return nil, err
+	}
+	if got, err := c.FS.Lstat(real); err != nil || !sameFile(got, want) {
+		db.Close()
+		return nil, fmt.Errorf("the database changed while it was opened; try again")
+	}
+	db.OpenFile = func(p string) (io.ReadCloser, error) {
+		f, _, err := cf.Open(p)
+		return f, err
+	}
+	return db, nil
 }
 
 func (d *dbPlan) summarize(ctx context.Context) (err error) {
@@ -599,7 +626,7 @@ func (c *Collector) planDatabaseCron(ctx context.Context, p *dirPlan, d *dbPlan)
 		if job.ID == "" {
 			job.ID = j.JobID
 		}
-		if s := strings.TrimSpace(string(j.StateJSON)); s != "" && s != "{}" {
+		if s := strings.TrimSpace(string(j.StateJSON)); s != "" && s != "{}" && openclaw.CheckDepth(j.StateJSON) == nil {
 			job.State = append([]byte(nil), j.StateJSON...)
 		}
 		jobs = append(jobs, job)

@@ -61,7 +61,8 @@ func filesDigest(t *openclaw.Tree) []byte {
 }
 
 // filesDigest is the plan's digest when the run left every file's source
-// matching the file as scanned, and read every database without a warning
+// matching the file as scanned (or the file remembered as failed as it
+// is, failures.go), and read every database without a warning
 // (rep's warnings about the dir since its scan), each left alone for
 // quietTime before the scan; nil otherwise (a file changed while it was
 // read, could not be read, or was read only in part; a database could not
@@ -81,7 +82,7 @@ func (p *dirPlan) filesDigest(rep *Report) []byte {
 		}
 	}
 	for _, f := range p.tree.Files {
-		if src := p.byRel[f.Rel]; src == nil || !unchanged(src, f.Info) {
+		if src := p.byRel[f.Rel]; (src == nil || !unchanged(src, f.Info)) && !p.failed.unchanged(f.Rel, f.Info) {
 			return nil
 		}
 	}

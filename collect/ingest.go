@@ -2,9 +2,11 @@ package collect
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -19,14 +21,10 @@ import (
 	rule "github.com/clawledger/clawledger/transcript" // the error rule
 )
 
+// open opens a source's file by the symlink rule (openclaw.Confined).
 func (c *Collector) open(src *clawledger.Source) (openclaw.File, fs.FileInfo, error) {
-	f, err := c.FS.Open(filepath.Join(src.StateDir, filepath.FromSlash(src.Rel)))
+	f, fi, err := c.confined(src.StateDir).Open(filepath.Join(src.StateDir, filepath.FromSlash(src.Rel)))
 	if err != nil {
-		return nil, nil, &fileError{err}
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, nil, &fileError{err}
 	}
 	if !fi.Mode().IsRegular() {
@@ -34,6 +32,13 @@ func (c *Collector) open(src *clawledger.Source) (openclaw.File, fs.FileInfo, er
 		return nil, nil, &fileError{fmt.Errorf("not a regular file")}
 	}
 	return f, fi, nil
+}
+
+// sameFile reports whether two stats are of the same file (device and inode).
+func sameFile(a, b fs.FileInfo) bool {
+	ad, ai := openclaw.FileID(a)
+	bd, bi := openclaw.FileID(b)
+	return ad == bd && ai == bi
 }
 
 func statCursor(fi fs.FileInfo) clawledger.Cursor {
@@ -473,9 +478,16 @@ func (c *Collector) ingestIndex(ctx context.Context, w *work, rep *Report) error
 		return err
 	}
 	defer f.Close()
+	if fi.Size() > openclaw.MaxIndexBytes {
+		return &contentError{fmt.Errorf("session index ignored: %v", &openclaw.TooBigError{Size: fi.Size(), Max: openclaw.MaxIndexBytes}), fi}
+	}
 	entries, err := openclaw.ParseSessionIndex(f)
-	if err != nil {
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe): // reading it failed: try again next time
 		return &fileError{fmt.Errorf("session index ignored: %v", err)}
+	case err != nil:
+		return &contentError{fmt.Errorf("session index ignored: %v", err), fi}
 	}
 	w.src.Cursor, w.src.GoneAt = statCursor(fi), 0
 	if err := c.Store.ReplaceIndex(ctx, w.src, entries); err != nil {
@@ -495,7 +507,7 @@ func (c *Collector) ingestWorkspace(ctx context.Context, w *work, rep *Report) e
 	}
 	defer f.Close()
 	if fi.Size() > MaxWorkspaceBytes {
-		return &fileError{fmt.Errorf("workspace file of %d bytes is over the %d MiB limit; skipped", fi.Size(), MaxWorkspaceBytes>>20)}
+		return &contentError{fmt.Errorf("workspace file of %d bytes is over the %d MiB limit; skipped", fi.Size(), MaxWorkspaceBytes>>20), fi}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxWorkspaceBytes))
 	if err != nil {
@@ -512,60 +524,72 @@ func (c *Collector) ingestWorkspace(ctx context.Context, w *work, rep *Report) e
 }
 
 // ingestCronJobs re-reads cron/jobs.json and its jobs-state.json sidecar
-// when either changed, and replaces the state dir's jobs.
+// when either changed, and replaces the state dir's jobs. A jobs.json that
+// cannot be read or used leaves the file-era jobs stored as they were; one
+// that cannot be used is remembered (failures.go), and read again with its
+// sidecar once it changes.
 func (c *Collector) ingestCronJobs(ctx context.Context, p *dirPlan, rep *Report) error {
 	changed := map[string]*clawledger.Source{}
 	for _, w := range p.cron {
 		changed[w.src.Rel] = w.src
 	}
-	data := map[string][]byte{}
+	var jobs []clawledger.CronJob
+	var states map[string]json.RawMessage
+	jobsOK := true // no jobs.json, or one read and parsed
 	var srcs []*clawledger.Source
 	var curs []clawledger.Cursor // theirs once the jobs are stored (a source's cursor says what the ledger holds)
 	for _, found := range p.tree.Files {
 		if found.Kind != clawledger.KindCronJobs {
 			continue
 		}
-		src := changed[found.Rel]
-		if src == nil {
-			src = &clawledger.Source{StateDir: p.dir, Rel: found.Rel}
-		}
-		f, fi, err := c.open(src)
-		if err != nil {
-			c.warn(rep, p.dir, found.Rel, "%v", err)
+		isJobs := found.Rel == "cron/jobs.json"
+		if p.failed.unchanged(found.Rel, found.Info) { // reported from memory, not read again
+			jobsOK = jobsOK && !isJobs
 			continue
 		}
-		b, err := io.ReadAll(io.LimitReader(f, MaxWorkspaceBytes))
-		f.Close()
-		if err != nil {
-			c.warn(rep, p.dir, found.Rel, "%v", err)
-			continue
-		}
-		data[found.Rel] = b
-		rep.BytesRead += int64(len(b))
-		if changed[found.Rel] != nil {
+		src := cmp.Or(changed[found.Rel], p.byRel[found.Rel])
+		fi, err := c.readCronFile(src, func(b []byte) (err error) {
+			rep.BytesRead += int64(len(b))
+			if isJobs {
+				if jobs, err = openclaw.ParseCronJobs(b); err != nil {
+					return fmt.Errorf("cron jobs ignored: %v", err)
+				}
+			} else if states, err = openclaw.ParseCronState(b); err != nil {
+				return fmt.Errorf("cron job state ignored: %v", err)
+			}
+			return nil
+		})
+		switch {
+		case err != nil:
+			jobsOK = jobsOK && !isJobs
+		case changed[found.Rel] != nil:
 			srcs, curs = append(srcs, src), append(curs, statCursor(fi))
 		}
-	}
-	var jobs []clawledger.CronJob
-	if b, ok := data["cron/jobs.json"]; ok {
-		var err error
-		if jobs, err = openclaw.ParseCronJobs(b); err != nil {
-			c.warn(rep, p.dir, "cron/jobs.json", "cron jobs ignored: %v", err)
-			if len(p.dbJobs) == 0 {
-				return nil
+		if err := c.handled(ctx, p, src, err, rep); err != nil {
+			var fe *fileError
+			if !errors.As(err, &fe) {
+				return err
 			}
+			c.warn(rep, p.dir, found.Rel, "%v", fe.err)
 		}
 	}
-	if b, ok := data["cron/jobs-state.json"]; ok {
-		states, err := openclaw.ParseCronState(b)
-		if err != nil {
-			c.warn(rep, p.dir, "cron/jobs-state.json", "cron job state ignored: %v", err)
+	for i := range jobs {
+		if st, ok := states[jobs[i].ID]; ok {
+			jobs[i].State = st
 		}
-		for i := range jobs {
-			if st, ok := states[jobs[i].ID]; ok {
-				jobs[i].State = st
+	}
+	for i, cur := range curs {
+		srcs[i].Cursor, srcs[i].GoneAt = cur, 0
+	}
+	if !jobsOK && len(p.dbJobs) == 0 {
+		// the jobs stay as they were; the sidecar read is not needed again
+		// before jobs.json changes, which has both read again
+		for _, src := range srcs {
+			if err := c.Store.UpdateSource(ctx, src); err != nil {
+				return err
 			}
 		}
+		return nil
 	}
 	// the state database (SQLite era) is authoritative for the jobs it holds
 	if len(p.dbJobs) > 0 {
@@ -581,10 +605,31 @@ func (c *Collector) ingestCronJobs(ctx context.Context, p *dirPlan, rep *Report)
 		}
 		jobs = merged
 	}
-	for i, cur := range curs {
-		srcs[i].Cursor, srcs[i].GoneAt = cur, 0
-	}
 	rep.FilesIngested += len(srcs) // the state database's jobs count with it (planDatabaseCron)
 	srcs = append(srcs, p.dbJobSrcs...)
 	return c.Store.ReplaceCronJobs(ctx, p.id, jobs, srcs)
+}
+
+// readCronFile reads one cron file whole and hands it to parse: a
+// *fileError when it cannot be read, a *contentError when it is over its
+// cap or parse fails.
+func (c *Collector) readCronFile(src *clawledger.Source, parse func([]byte) error) (fs.FileInfo, error) {
+	f, fi, err := c.open(src)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := openclaw.ReadWhole(f, openclaw.MaxCronBytes)
+	var tb *openclaw.TooBigError
+	switch {
+	case errors.As(err, &tb):
+		tb.Size = fi.Size()
+		return fi, &contentError{fmt.Errorf("cron file ignored: %v", tb), fi}
+	case err != nil:
+		return fi, &fileError{err}
+	}
+	if err := parse(b); err != nil {
+		return fi, &contentError{err, fi}
+	}
+	return fi, nil
 }

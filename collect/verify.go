@@ -74,7 +74,7 @@ func CheckCursor(src *clawledger.Source, lines, maxLineNo, malformed, bytes, noB
 // writes.
 func CheckFile(fsys openclaw.FS, src *clawledger.Source, deep bool) FileCheck {
 	if dbRel, _, ok := openclaw.SplitDatabaseRel(src.Rel); ok {
-		if _, err := fsys.Stat(filepath.Join(src.StateDir, filepath.FromSlash(dbRel))); errors.Is(err, fs.ErrNotExist) {
+		if _, _, err := openclaw.Confine(fsys, src.StateDir).Resolve(filepath.Join(src.StateDir, filepath.FromSlash(dbRel))); errors.Is(err, fs.ErrNotExist) {
 			return FileCheck{State: FileMissing, Detail: "its database vanished since the last ingest; the next ingest flags it gone and keeps its lines"}
 		}
 		return FileCheck{State: FileOK}
@@ -83,7 +83,11 @@ func CheckFile(fsys openclaw.FS, src *clawledger.Source, deep bool) FileCheck {
 		return FileCheck{State: FileOK} // an archive stored from its database row: no file of its own
 	}
 	archived := strings.HasSuffix(src.Rel, ".zst")
-	f, err := fsys.Open(filepath.Join(src.StateDir, filepath.FromSlash(src.Rel)))
+	cf := openclaw.Confine(fsys, src.StateDir)
+	if strings.HasPrefix(src.Rel, "../") { // a workspace the config places outside the state dir
+		cf = openclaw.ConfineStateDir(fsys, src.StateDir)
+	}
+	f, _, err := cf.Open(filepath.Join(src.StateDir, filepath.FromSlash(src.Rel)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && archived:
 		return FileCheck{State: FileOK} // an archive stored from a database row may have no file

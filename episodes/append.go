@@ -106,7 +106,12 @@ func checkID(field, s string) (string, error) {
 // Prepare validates an input and builds the event to store: scope, type,
 // ids and JSON are checked, credentials rejected (or masked with
 // AllowSecrets), emails and phone numbers in the payload masked, and
-// over-cap values rejected (or cut with Truncate).
+// over-cap values rejected (or cut with Truncate). Every stored text is
+// checked for credentials: the ids, the summary, every string of the
+// payload and refs (keys included), and every value of a member named like
+// a credential (password, secret, token, ...); text is matched normalized
+// (NFKC, without zero-width and other invisible code points), so a
+// credential hidden by one is found too. A scope holding one is refused.
 func Prepare(in Input, opt AppendOptions) (*AppendResult, error) {
 	if opt.Limits == (Limits{}) {
 		opt.Limits = DefaultLimits
@@ -116,6 +121,11 @@ func Prepare(in Input, opt AppendOptions) (*AppendResult, error) {
 		CreatedAt: opt.Now.UTC().Format(TimeLayout)}
 	res.Event = e
 	var err error
+	// a scope is never masked (a mask is no valid scope): one holding a
+	// credential is refused, whatever the options
+	if kinds := redact.SecretKinds(in.Scope); len(kinds) > 0 {
+		return nil, invalidf("scope holds what looks like a credential (%s): remove it", strings.Join(kinds, ", "))
+	}
 	if e.Scope, err = NormalizeScope(in.Scope); err != nil {
 		return nil, err
 	}
@@ -125,7 +135,13 @@ func Prepare(in Input, opt AppendOptions) (*AppendResult, error) {
 	if e.SessionID, err = checkID("session id", in.SessionID); err != nil {
 		return nil, err
 	}
+	if e.SessionID, err = res.guardText("session id", e.SessionID, opt.AllowSecrets); err != nil {
+		return nil, err
+	}
 	if e.AgentID, err = checkID("agent id", in.AgentID); err != nil {
+		return nil, err
+	}
+	if e.AgentID, err = res.guardText("agent id", e.AgentID, opt.AllowSecrets); err != nil {
 		return nil, err
 	}
 	switch {
@@ -198,7 +214,13 @@ func (r *AppendResult) boundedJSON(field, raw string, limit int, t clawledger.Ev
 		return nil, err
 	}
 	var kinds []string
-	if v, err = MapStrings(v, func(s string) string {
+	if v, err = MapMembers(v, func(key, s string) string {
+		// a member named like a credential (password, token, ...) holds
+		// one, whatever it looks like
+		if masked, ok := redact.SecretField(key, s); ok {
+			kinds = appendNew(kinds, redact.KindSecretField)
+			return masked
+		}
 		if k := redact.SecretKinds(s); len(k) > 0 {
 			kinds = appendNew(kinds, k...)
 			s = redact.Secrets(s)

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/jsondepth"
 )
 
 // Limits caps an event's fields, in bytes.
@@ -33,6 +34,11 @@ func (l Limits) PayloadCap(t clawledger.EventType) int {
 // TruncatedKey marks a truncated JSON value: {"_truncated":{"original_bytes":N}, ...}.
 const TruncatedKey = "_truncated"
 
+// MaxJSONDepth bounds how deeply a payload or refs value may nest: the
+// collector's bound on what it reads (openclaw.MaxJSONDepth), far below
+// what SQLite's JSON functions refuse (1000 levels), which index them.
+const MaxJSONDepth = 300
+
 // ellipsis ends a shortened string.
 const ellipsis = "…"
 
@@ -45,6 +51,9 @@ func CompactJSON(field, raw string) (json.RawMessage, error) {
 	}
 	if !utf8.ValidString(raw) {
 		return nil, invalidf("%s is not valid UTF-8", field)
+	}
+	if jsondepth.Check([]byte(raw), MaxJSONDepth) != nil {
+		return nil, invalidf("%s nests deeper than %d levels", field, MaxJSONDepth)
 	}
 	if !json.Valid([]byte(raw)) {
 		var v any
@@ -61,12 +70,21 @@ func CompactJSON(field, raw string) (json.RawMessage, error) {
 // MapStrings rewrites every string of a JSON value (object keys included)
 // through f, keeping the value's structure and key order.
 func MapStrings(raw json.RawMessage, f func(string) string) (json.RawMessage, error) {
+	return MapMembers(raw, func(_, s string) string { return f(s) })
+}
+
+// MapMembers is MapStrings whose f also learns the key of the object
+// member a string belongs to: the nearest member the string is the value
+// of or lies inside (in an array, say); "" for object keys themselves and
+// for strings outside any member.
+func MapMembers(raw json.RawMessage, f func(key, s string) string) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var b bytes.Buffer
 	type frame struct {
 		object bool
-		n      int // tokens written inside
+		n      int    // tokens written inside
+		key    string // an object's current member, an array's enclosing one
 	}
 	var stack []frame
 	for {
@@ -82,8 +100,11 @@ func MapStrings(raw json.RawMessage, f func(string) string) (json.RawMessage, er
 			b.WriteByte(byte(d))
 			continue
 		}
+		isKey, member := false, ""
 		if n := len(stack); n > 0 {
 			top := &stack[n-1]
+			isKey = top.object && top.n%2 == 0
+			member = top.key
 			switch {
 			case top.n == 0:
 			case top.object && top.n%2 == 1:
@@ -96,9 +117,18 @@ func MapStrings(raw json.RawMessage, f func(string) string) (json.RawMessage, er
 		switch t := tok.(type) {
 		case json.Delim:
 			b.WriteByte(byte(t))
-			stack = append(stack, frame{object: t == '{'})
+			inner := frame{object: t == '{'}
+			if !inner.object {
+				inner.key = member
+			}
+			stack = append(stack, inner)
 		case string:
-			writeJSONString(&b, f(t))
+			if isKey {
+				stack[len(stack)-1].key = t
+				writeJSONString(&b, f("", t))
+			} else {
+				writeJSONString(&b, f(member, t))
+			}
 		case json.Number:
 			b.WriteString(t.String())
 		case bool:

@@ -336,9 +336,16 @@ func (c *capturer) add(ce *capturedEvent) {
 }
 
 // bounded clips and masks every string of m (its keys are ours), drops
-// empty values and encodes it cut to limit; nil when nothing is left.
+// empty values and encodes it cut to limit; nil when nothing is left. The
+// value of a member named like a credential (a tool call's "password"
+// argument, say) is masked whatever it looks like.
 func bounded(m map[string]any, limit int, mask func(string) string) json.RawMessage {
-	clipMask := func(s string) string { return mask(clipText(s, limit)) }
+	clipMask := func(key, s string) string {
+		if masked, ok := redact.SecretField(key, s); ok {
+			return masked
+		}
+		return mask(clipText(s, limit))
+	}
 	for k, v := range m {
 		switch x := v.(type) {
 		case nil:
@@ -347,10 +354,10 @@ func bounded(m map[string]any, limit int, mask func(string) string) json.RawMess
 			if x == "" {
 				delete(m, k)
 			} else {
-				m[k] = clipMask(x)
+				m[k] = clipMask(k, x)
 			}
 		case json.RawMessage:
-			if masked, err := MapStrings(x, clipMask); err == nil {
+			if masked, err := MapMembers(x, clipMask); err == nil {
 				m[k] = masked
 			} else {
 				delete(m, k) // never stored unmasked

@@ -16,6 +16,7 @@ import (
 
 	"github.com/titanous/json5"
 
+	"github.com/clawledger/clawledger/internal/jsondepth"
 	"github.com/clawledger/clawledger/redact"
 )
 
@@ -41,7 +42,7 @@ func DecodeConfig(data []byte) (any, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, ErrConfigTooLarge
 	}
-	if depth(data) > MaxConfigDepth {
+	if jsondepth.Check(data, MaxConfigDepth) != nil {
 		return nil, ErrConfigTooDeep
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
@@ -85,41 +86,6 @@ func trivia(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// depth is the deepest nesting of objects and arrays in a JSON5 text,
-// outside strings and comments: json5's decoder recurses without a bound.
-func depth(data []byte) int {
-	var d, max int
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; c {
-		case '{', '[':
-			if d++; d > max {
-				max = d
-			}
-		case '}', ']':
-			d--
-		case '"', '\'':
-			for i++; i < len(data) && data[i] != c; i++ {
-				if data[i] == '\\' {
-					i++
-				}
-			}
-		case '/':
-			if i+1 < len(data) && data[i+1] == '/' {
-				for i < len(data) && data[i] != '\n' {
-					i++
-				}
-			} else if i+1 < len(data) && data[i+1] == '*' {
-				end := bytes.Index(data[i+2:], []byte("*/"))
-				if end < 0 {
-					return max
-				}
-				i += end + 3
-			}
-		}
-	}
-	return max
 }
 
 // normalize turns json5 numbers into json.Numbers and gives every number

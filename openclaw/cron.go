@@ -13,8 +13,12 @@ import (
 )
 
 // decodeLenient decodes standard JSON, falling back to JSON5 (OpenClaw reads
-// its own files with JSON5, so hand-edited files may use it).
+// its own files with JSON5, so hand-edited files may use it), once data is
+// known to nest no deeper than MaxJSONDepth.
 func decodeLenient(data []byte, v any) error {
+	if err := CheckDepth(data); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(data, v); err == nil {
 		return nil
 	}
@@ -47,8 +51,12 @@ type rawCronJob struct {
 	State       json.RawMessage `json:"state"`
 }
 
-// CronJobFromJSON decodes one job object.
+// CronJobFromJSON decodes one job object (a database's job_json); one
+// nested deeper than MaxJSONDepth is refused.
 func CronJobFromJSON(raw []byte) (clawledger.CronJob, error) {
+	if err := CheckDepth(raw); err != nil {
+		return clawledger.CronJob{}, err
+	}
 	var r rawCronJob
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return clawledger.CronJob{}, err

@@ -11,7 +11,7 @@ import (
 // each, through its descriptor (fstatat), as find does: resolving every
 // entry's full path again costs a scan of thousands of files a third more.
 func (osFS) OpenDir(name string) (Dir, error) {
-	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -23,16 +23,17 @@ type osDir struct {
 	name string
 }
 
-// Stat is os.Stat of the entry (following symlinks), with the same FileInfo.
-func (d *osDir) Stat(name string) (fs.FileInfo, error) {
+// Lstat is os.Lstat of the entry (not following a symlink), with the same
+// FileInfo.
+func (d *osDir) Lstat(name string) (fs.FileInfo, error) {
 	fi := &statInfo{name: name}
 	for {
-		err := unix.Fstatat(d.fd, name, &fi.sys, 0)
+		err := unix.Fstatat(d.fd, name, &fi.sys, unix.AT_SYMLINK_NOFOLLOW)
 		if err == nil {
 			return fi, nil
 		}
 		if err != unix.EINTR {
-			return nil, &fs.PathError{Op: "stat", Path: d.name + "/" + name, Err: err}
+			return nil, &fs.PathError{Op: "lstat", Path: d.name + "/" + name, Err: err}
 		}
 	}
 }

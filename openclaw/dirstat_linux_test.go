@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestDirStat: a Dir's Stat says what os.Stat says, symlinks, directories
+// TestDirStat: a Dir's Lstat says what os.Lstat says, symlinks, directories
 // and errors included.
 func TestDirStat(t *testing.T) {
 	dir := t.TempDir()
@@ -25,10 +25,10 @@ func TestDirStat(t *testing.T) {
 	must(err)
 	defer d.Close()
 	for _, name := range []string{"a.jsonl", "d.jsonl", "link.jsonl", "dangling.jsonl", "loop.jsonl", "absent.jsonl"} {
-		want, werr := os.Stat(filepath.Join(dir, name))
-		got, gerr := d.Stat(name)
+		want, werr := os.Lstat(filepath.Join(dir, name))
+		got, gerr := d.Lstat(name)
 		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("%s: Stat error %v, os.Stat %v", name, gerr, werr)
+			t.Fatalf("%s: Lstat error %v, os.Lstat %v", name, gerr, werr)
 		}
 		if werr != nil {
 			continue
@@ -37,7 +37,7 @@ func TestDirStat(t *testing.T) {
 		wd, wi := FileID(want)
 		if got.Name() != want.Name() || got.Size() != want.Size() || got.Mode() != want.Mode() || !got.ModTime().Equal(want.ModTime()) ||
 			got.IsDir() != want.IsDir() || gd != wd || gi != wi || gi == 0 {
-			t.Errorf("%s: Stat %v %d %v %v (%d, %d); os.Stat %v %d %v %v (%d, %d)", name, got.Name(), got.Size(), got.Mode(), got.ModTime(), gd, gi,
+			t.Errorf("%s: Lstat %v %d %v %v (%d, %d); os.Lstat %v %d %v %v (%d, %d)", name, got.Name(), got.Size(), got.Mode(), got.ModTime(), gd, gi,
 				want.Name(), want.Size(), want.Mode(), want.ModTime(), wd, wi)
 		}
 	}

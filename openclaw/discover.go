@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/clawledger/clawledger"
 )
@@ -95,7 +96,10 @@ type Problem struct {
 
 // Tree is everything a scan found in one state directory.
 type Tree struct {
-	Dir       string
+	Dir string
+	// Confined resolves the tree's paths by the symlink rule (confine.go):
+	// the scan stats, and the collector opens, only through it.
+	Confined  *Confined
 	Agents    []string
 	Files     []Found    // files to ingest (transcripts, run logs, indexes, cron, workspace)
 	Databases []Database // SQLite-era databases (2026.7+)
@@ -133,17 +137,22 @@ var WorkspaceNames = []string{"MEMORY.md", "memory.md", "SOUL.md", "USER.md", "I
 
 // Scan walks one state directory. It lists only the directories OpenClaw
 // writes sessions, cron and workspace files to, stats only files it may
-// ingest, and never touches credential paths.
-func Scan(fsys FS, dir string) *Tree {
-	t := &Tree{Dir: dir}
+// ingest, and never touches credential paths: every symlink is resolved by
+// the rule of confine.go, whose roots are the state dir and workspaces
+// (absolute paths of the workspaces the scan reads outside it).
+func Scan(fsys FS, dir string, workspaces ...string) *Tree {
+	t := &Tree{Dir: dir, Confined: Confine(fsys, dir, workspaces...)}
 	agentsDir := "agents"
 	if entries, err := t.readDir(fsys, agentsDir); err == nil {
 		for _, e := range entries {
 			rel := agentsDir + "/" + e.Name()
 			if e.Type()&fs.ModeSymlink != 0 {
 				// agents/<x> -> ../agents, or -> another agent: its target
-				// is listed already, or is no agent of this state dir
-				t.Skipped = append(t.Skipped, Found{Rel: rel, Class: clawledger.ClassSkipped, Reason: "a symlinked agent directory; not followed"})
+				// is listed already, or is no agent of this state dir; one
+				// that leads where the symlink rule refuses is warned about
+				if _, _, err := t.Confined.Resolve(t.abs(rel)); t.noLinkProblem(rel, err) {
+					t.Skipped = append(t.Skipped, Found{Rel: rel, Class: clawledger.ClassSkipped, Reason: "a symlinked agent directory; not followed"})
+				}
 				continue
 			}
 			if !t.isDir(fsys, e, rel) {
@@ -156,7 +165,7 @@ func Scan(fsys FS, dir string) *Tree {
 	}
 	t.scanDatabase(fsys, StateDatabaseRel, DatabaseState, "")
 	// very old installs kept transcripts directly in <state>/sessions/
-	if fi, err := fsys.Stat(t.abs("sessions")); err == nil && fi.IsDir() {
+	if _, fi, err := t.Confined.Resolve(t.abs("sessions")); t.noLinkProblem("sessions", err) && err == nil && fi.IsDir() {
 		if !slices.Contains(t.Agents, "main") {
 			t.Agents = append(t.Agents, "main")
 		}
@@ -170,15 +179,63 @@ func Scan(fsys FS, dir string) *Tree {
 
 func (t *Tree) abs(rel string) string { return filepath.Join(t.Dir, filepath.FromSlash(rel)) }
 
+// readDir lists the directory at rel, resolved by the symlink rule.
 func (t *Tree) readDir(fsys FS, rel string) ([]fs.DirEntry, error) {
-	entries, err := fsys.ReadDir(t.abs(rel))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Problems = append(t.Problems, Problem{Rel: rel, Err: err.Error()})
-	}
+	_, entries, err := t.listDir(fsys, rel)
 	return entries, err
 }
 
-// isDir follows symlinks, reporting loops and dangling links as problems.
+// listDir is readDir that also returns the directory's resolved path.
+func (t *Tree) listDir(fsys FS, rel string) (string, []fs.DirEntry, error) {
+	real, fi, err := t.Confined.Resolve(t.abs(rel))
+	if err == nil && !fi.IsDir() {
+		err = &fs.PathError{Op: "readdir", Path: t.abs(rel), Err: syscall.ENOTDIR}
+	}
+	var entries []fs.DirEntry
+	if err == nil {
+		entries, err = fsys.ReadDir(real)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Problems = append(t.Problems, problemOf(t, rel, err))
+	}
+	return real, entries, err
+}
+
+// noLinkProblem records err when it is a symlink the rule refuses, and
+// reports whether it was not (other errors are the caller's).
+func (t *Tree) noLinkProblem(rel string, err error) bool {
+	if !IsLinkError(err) {
+		return true
+	}
+	t.Problems = append(t.Problems, problemOf(t, rel, err))
+	return false
+}
+
+// problemOf is the problem err is with the file at rel: a refused symlink
+// is named by its own path, not its target's.
+func problemOf(t *Tree, rel string, err error) Problem {
+	var le *LinkError
+	if !errors.As(err, &le) {
+		return Problem{Rel: rel, Err: err.Error()}
+	}
+	if r, ok := t.relOf(le.Link); ok {
+		rel = r
+	}
+	return Problem{Rel: rel, Err: "a symlink that " + le.Reason + "; not followed"}
+}
+
+// relOf is the slash path of an absolute path below the state dir.
+func (t *Tree) relOf(p string) (string, bool) {
+	for _, dir := range []string{t.Dir, t.Confined.roots[0].real} {
+		if within(p, dir) {
+			return rel(p, dir), true
+		}
+	}
+	return "", false
+}
+
+// isDir follows symlinks by the rule, reporting refused links, loops and
+// dangling links as problems.
 func (t *Tree) isDir(fsys FS, e fs.DirEntry, rel string) bool {
 	if IsCredentialPath(rel) {
 		return false
@@ -186,33 +243,51 @@ func (t *Tree) isDir(fsys FS, e fs.DirEntry, rel string) bool {
 	if e.Type()&fs.ModeSymlink == 0 {
 		return e.IsDir()
 	}
-	fi, err := fsys.Stat(t.abs(rel))
+	_, fi, err := t.Confined.Resolve(t.abs(rel))
 	if err != nil {
-		t.Problems = append(t.Problems, Problem{Rel: rel, Err: err.Error()})
+		t.Problems = append(t.Problems, problemOf(t, rel, err))
 		return false
 	}
 	return fi.IsDir()
 }
 
-// statFile stats a candidate file, following symlinks; directories and other
-// non-regular files named like transcripts are reported as problems.
+// statFile stats a candidate file by the symlink rule; directories and
+// other non-regular files named like data files are reported as problems.
 func (t *Tree) statFile(fsys FS, rel string) (fs.FileInfo, bool) {
-	fi, p := t.stat(rel, func() (fs.FileInfo, error) { return fsys.Stat(t.abs(rel)) })
+	_, fi, ok := t.resolveFile(rel)
+	return fi, ok
+}
+
+// resolveFile is statFile that also returns the file's resolved path.
+func (t *Tree) resolveFile(rel string) (string, fs.FileInfo, bool) {
+	var real string
+	fi, p := t.stat(rel, func() (fs.FileInfo, error) {
+		var fi fs.FileInfo
+		var err error
+		real, fi, err = t.Confined.Resolve(t.abs(rel))
+		return fi, err
+	})
 	if p != nil {
 		t.Problems = append(t.Problems, *p)
 	}
-	return fi, fi != nil
+	return real, fi, fi != nil
 }
 
-// stat is statFile without recording the problem, for concurrent use.
-func (t *Tree) stat(rel string, stat func() (fs.FileInfo, error)) (fs.FileInfo, *Problem) {
+// stat is statFile without recording the problem, for concurrent use:
+// lstat stats the file without following a symlink (or resolves it by the
+// rule); a symlink it returns is then resolved by the rule.
+func (t *Tree) stat(rel string, lstat func() (fs.FileInfo, error)) (fs.FileInfo, *Problem) {
 	if IsCredentialPath(rel) {
 		return nil, nil
 	}
-	fi, err := stat()
+	fi, err := lstat()
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		_, fi, err = t.Confined.Resolve(t.abs(rel))
+	}
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, &Problem{Rel: rel, Err: err.Error()}
+			p := problemOf(t, rel, err)
+			return nil, &p
 		}
 		return nil, nil
 	}
@@ -234,20 +309,20 @@ type scanned struct {
 }
 
 func (t *Tree) scanSessions(fsys FS, rel, agent string, legacy bool) {
-	entries, err := t.readDir(fsys, rel)
+	dir, entries, err := t.listDir(fsys, rel)
 	if err != nil {
 		return
 	}
 	// a sessions directory holds thousands of files: they are classified and
 	// stat'ed on every core (a no-op ingest is mostly this), then recorded
-	// in directory order
+	// in directory order; dir is resolved, and a symlink in it is resolved
+	// by the rule (stat)
 	out := make([]scanned, len(entries))
-	dir := t.abs(rel)
-	stat := func(name string) (fs.FileInfo, error) { return fsys.Stat(dir + string(filepath.Separator) + name) }
+	lstat := func(name string) (fs.FileInfo, error) { return fsys.Lstat(dir + string(filepath.Separator) + name) }
 	if dfs, ok := fsys.(dirFS); ok {
 		if d, err := dfs.OpenDir(dir); err == nil {
 			defer d.Close()
-			stat = d.Stat
+			lstat = d.Lstat
 		}
 	}
 	parallel(len(entries), func(i int) {
@@ -267,7 +342,7 @@ func (t *Tree) scanSessions(fsys FS, rel, agent string, legacy bool) {
 				s.f.Class = clawledger.ClassLegacy
 			}
 		}
-		s.f.Info, s.problem = t.stat(frel, func() (fs.FileInfo, error) { return stat(name) })
+		s.f.Info, s.problem = t.stat(frel, func() (fs.FileInfo, error) { return lstat(name) })
 		s.ok = s.f.Info != nil
 	})
 	for _, s := range out {
@@ -305,15 +380,27 @@ func parallel(n int, fn func(i int)) {
 }
 
 // scanDatabase stats one database file and its -wal file, if any (a
-// write changes one of the two); never its -shm, which readers write to.
+// write changes one of the two); never its -shm, which readers write to. A
+// database with a symlink beside it for its -wal, -shm or -journal file is
+// not read: SQLite would open whatever the symlink names.
 func (t *Tree) scanDatabase(fsys FS, rel, role, agent string) {
-	if fi, ok := t.statFile(fsys, rel); ok {
-		d := Database{Rel: rel, Role: role, AgentID: agent, Info: fi}
-		if wal, err := fsys.Stat(t.abs(rel + "-wal")); err == nil && wal.Mode().IsRegular() {
-			d.WAL = wal
-		}
-		t.Databases = append(t.Databases, d)
+	real, fi, ok := t.resolveFile(rel)
+	if !ok {
+		return
 	}
+	d := Database{Rel: rel, Role: role, AgentID: agent, Info: fi}
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		side, err := fsys.Lstat(real + suffix)
+		switch {
+		case err != nil:
+		case side.Mode()&fs.ModeSymlink != 0:
+			t.Problems = append(t.Problems, Problem{Rel: rel + suffix, Err: "a symlink beside a database; not followed, and the database not read"})
+			return
+		case suffix == "-wal" && side.Mode().IsRegular():
+			d.WAL = side
+		}
+	}
+	t.Databases = append(t.Databases, d)
 }
 
 func (t *Tree) scanCron(fsys FS) {
@@ -401,7 +488,7 @@ func (t *Tree) workspaceDirs(fsys FS) []workspaceDir {
 			continue
 		}
 		rel = filepath.ToSlash(rel)
-		if fi, err := fsys.Stat(w.Dir); err != nil || !fi.IsDir() || IsCredentialPath(rel) {
+		if _, fi, err := t.Confined.Resolve(w.Dir); !t.noLinkProblem(rel, err) || err != nil || !fi.IsDir() || IsCredentialPath(rel) {
 			continue // not created yet (or not a directory): nothing to read
 		}
 		out = append(out, workspaceDir{rel, w.AgentID})
@@ -424,7 +511,7 @@ func workspaceRel(rel, name string) string {
 func (t *Tree) scanWorkspace(fsys FS, rel, agent string) {
 	for _, wn := range WorkspaceNames {
 		frel := workspaceRel(rel, wn)
-		if fi, err := fsys.Stat(t.abs(frel)); err == nil && fi.Mode().IsRegular() {
+		if _, fi, err := t.Confined.Resolve(t.abs(frel)); t.noLinkProblem(frel, err) && err == nil && fi.Mode().IsRegular() {
 			t.Files = append(t.Files, Found{Rel: frel, Kind: clawledger.KindWorkspace, AgentID: agent, Info: fi})
 		}
 	}
@@ -432,13 +519,14 @@ func (t *Tree) scanWorkspace(fsys FS, rel, agent string) {
 }
 
 // configWorkspaces reads the workspaces the state dir's config file (the
-// first of ConfigNames there, which it returns) gives the agents. A config
-// that cannot be read is one problem, and the workspaces in the state dir
-// are read all the same.
+// first of ConfigNames there, which it returns) gives the agents, through
+// the symlink rule, and adds them to the tree's confinement. A config that
+// cannot be read is one problem, and the workspaces in the state dir are
+// read all the same.
 func (t *Tree) configWorkspaces(fsys FS) (string, []AgentWorkspace) {
 	for _, name := range ConfigNames {
-		data, _, err := readSmall(fsys, t.abs(name), MaxConfigBytes)
-		if err == nil && data == nil { // no such file
+		data, err := t.readConfig(name)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		var out []AgentWorkspace
@@ -446,17 +534,41 @@ func (t *Tree) configWorkspaces(fsys FS) (string, []AgentWorkspace) {
 			out, err = ConfigWorkspaces(data, configHome(t.Dir))
 		}
 		if err != nil {
-			t.Problems = append(t.Problems, Problem{Rel: name, Err: fmt.Sprintf("config not read (%v): the workspaces it names outside the state dir are not read", err)})
+			if t.noLinkProblem(name, err) {
+				t.Problems = append(t.Problems, Problem{Rel: name, Err: fmt.Sprintf("config not read (%v): the workspaces it names outside the state dir are not read", err)})
+			}
 			return name, nil
 		}
+		var dirs []string
 		for _, w := range out {
 			if w.Problem != "" {
 				t.Problems = append(t.Problems, Problem{Rel: name, Err: fmt.Sprintf("agent %s's workspace %s", w.AgentID, w.Problem)})
+			} else {
+				dirs = append(dirs, w.Dir)
 			}
 		}
+		t.Confined = t.Confined.With(dirs...)
 		return name, out
 	}
 	return "", nil
+}
+
+// ConfineStateDir is the confinement a scan of the state dir dir uses: the
+// state dir and the workspaces its config places outside it.
+func ConfineStateDir(fsys FS, dir string) *Confined {
+	t := &Tree{Dir: dir, Confined: Confine(fsys, dir)}
+	t.configWorkspaces(fsys)
+	return t.Confined
+}
+
+// readConfig reads the config file name by the symlink rule, bounded.
+func (t *Tree) readConfig(name string) ([]byte, error) {
+	f, _, err := t.Confined.Open(t.abs(name))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadWhole(f, MaxConfigBytes)
 }
 
 // configHome is the home directory a leading ~ in the config of the state

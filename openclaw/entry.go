@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -141,6 +142,9 @@ func isText(b []byte) bool {
 // jsonErrorReason turns a parser error into a short reason.
 func jsonErrorReason(err error) string {
 	s := strings.TrimPrefix(err.Error(), "cannot parse JSON: ")
+	if strings.Contains(s, "too big depth") { // fastjson's MaxDepth
+		return fmt.Sprintf("JSON nested deeper than %d levels", MaxJSONDepth)
+	}
 	tail := ""
 	if i := strings.Index(s, "; unparsed tail: "); i >= 0 {
 		s, tail = s[:i], s[i+len("; unparsed tail: "):]

@@ -19,3 +19,6 @@ func FileID(fi fs.FileInfo) (dev, ino uint64) {
 	}
 	return 0, 0
 }
+
+// oNoFollow makes an open fail on a symlink.
+const oNoFollow = syscall.O_NOFOLLOW

@@ -8,10 +8,16 @@ import (
 
 // FS is the file system as the collector sees it. Every access to a state
 // directory goes through it, so tests can prove which paths were touched.
-// It must be safe for concurrent use (Scan stats files in parallel).
+// It must be safe for concurrent use (Scan stats files in parallel). Paths
+// in a state dir are resolved by Confined (confine.go) with Lstat and
+// Readlink before anything follows a symlink.
 type FS interface {
 	ReadDir(name string) ([]fs.DirEntry, error)
 	Stat(name string) (fs.FileInfo, error)
+	Lstat(name string) (fs.FileInfo, error)
+	Readlink(name string) (string, error)
+	// Open opens a file for reading, failing when the last component of
+	// its path is a symlink (O_NOFOLLOW where the system has it).
 	Open(name string) (File, error)
 }
 
@@ -26,7 +32,7 @@ type File interface {
 
 // Dir is a directory opened to stat its entries (see dirFS).
 type Dir interface {
-	Stat(name string) (fs.FileInfo, error) // an entry, following symlinks
+	Lstat(name string) (fs.FileInfo, error) // an entry, not following a symlink
 	Close() error
 }
 
@@ -43,4 +49,6 @@ type osFS struct{}
 
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
-func (osFS) Open(name string) (File, error)             { return os.Open(name) }
+func (osFS) Lstat(name string) (fs.FileInfo, error)     { return os.Lstat(name) }
+func (osFS) Readlink(name string) (string, error)       { return os.Readlink(name) }
+func (osFS) Open(name string) (File, error)             { return openNoFollow(name) }

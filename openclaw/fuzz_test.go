@@ -221,3 +221,55 @@ func FuzzConfigWorkspaces(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWholeFileJSON feeds nested and oversized documents to every parser
+// of a file read whole and of a database's JSON column: a fuzzed value
+// wrapped in depth levels of arrays, objects or JSON5 objects, read as a
+// session index (capped at 4 KiB here, so that oversized documents are
+// cheap to make), cron/jobs.json, its state sidecar, a session node's
+// entry_json and a cron job's job_json. None may panic or
+// overflow its stack; a document nested deeper than MaxJSONDepth is
+// refused by each as too deep, and an index over its cap as too big.
+func FuzzWholeFileJSON(f *testing.F) {
+	defer func(m int64) { indexCap = m }(indexCap)
+	indexCap = 4 << 10
+	for _, s := range []struct {
+		value string
+		depth uint16
+		shape uint8
+	}{
+		{`{"sessionId":"a","updatedAt":1}`, 1, 1}, {`1`, 299, 0}, {`1`, 301, 1}, {`"x"`, 4000, 2},
+		{`{"id":"j","schedule":{}}`, 2, 0}, {`// c` + "\n" + `{a:'[[['}`, 50, 2}, {`]]]]`, 10, 0},
+	} {
+		f.Add([]byte(s.value), s.depth, s.shape)
+	}
+	f.Fuzz(func(t *testing.T, value []byte, depth uint16, shape uint8) {
+		depth %= 5000 // deep enough to go over the bound, cheap enough for 30,000 runs
+		wrap := [][2]string{{"[", "]"}, {`{"k":`, "}"}, {"{k:", ",}"}}[shape%3]
+		doc := []byte(strings.Repeat(wrap[0], int(depth)) + string(value) + strings.Repeat(wrap[1], int(depth)))
+		deep := CheckDepth(doc) != nil
+		refused := func(name string, err error) {
+			if deep && !IsTooDeep(err) {
+				t.Fatalf("%s of a document nested over %d levels: %v", name, MaxJSONDepth, err)
+			}
+		}
+		_, err := ParseSessionIndex(bytes.NewReader(doc))
+		var tb *TooBigError
+		switch {
+		case len(doc) > int(indexCap):
+			if !errors.As(err, &tb) && !IsTooDeep(err) {
+				t.Fatalf("an index of %d bytes over a %d-byte cap: %v", len(doc), indexCap, err)
+			}
+		default:
+			refused("ParseSessionIndex", err)
+		}
+		_, err = ParseCronJobs(doc)
+		refused("ParseCronJobs", err)
+		_, err = ParseCronState(doc)
+		refused("ParseCronState", err)
+		_, err = IndexEntryFromJSON("k", doc)
+		refused("IndexEntryFromJSON", err)
+		_, err = CronJobFromJSON(doc)
+		refused("CronJobFromJSON", err)
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/jsondepth"
 	"github.com/titanous/json5"
 )
 
@@ -45,9 +46,19 @@ type rawIndexEntry struct {
 	} `json:"tokenCounts"`
 }
 
-// IndexEntryFromJSON decodes one SessionEntry object, applying the field
-// renames OpenClaw applies on load.
+// IndexEntryFromJSON decodes one SessionEntry object (a database's
+// entry_json), applying the field renames OpenClaw applies on load; one
+// nested deeper than MaxJSONDepth is refused.
 func IndexEntryFromJSON(key string, raw []byte) (clawledger.IndexEntry, error) {
+	if err := CheckDepth(raw); err != nil {
+		return clawledger.IndexEntry{}, err
+	}
+	return indexEntryFromJSON(key, raw)
+}
+
+// indexEntryFromJSON is IndexEntryFromJSON of an entry of a document
+// already checked.
+func indexEntryFromJSON(key string, raw []byte) (clawledger.IndexEntry, error) {
 	var r rawIndexEntry
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return clawledger.IndexEntry{}, err
@@ -100,30 +111,33 @@ func IndexEntryFromJSON(key string, raw []byte) (clawledger.IndexEntry, error) {
 	return e, nil
 }
 
-// MaxIndexBytes bounds how much of a sessions.json the JSON5 fallback reads.
-const MaxIndexBytes = 256 << 20
+// indexCap is MaxIndexBytes, but in tests.
+var indexCap int64 = MaxIndexBytes
 
 // ParseSessionIndex reads a sessions.json: a flat object sessionKey ->
 // SessionEntry, or the wrapped {"version":2,"agents":{...}} shape. Standard
 // JSON is decoded one entry at a time (indexes reach tens of MB); anything
 // else falls back to a JSON5 parse, as OpenClaw's own loader does. Entries
-// without a session id are dropped.
+// without a session id are dropped. An index over MaxIndexBytes, or nested
+// deeper than MaxJSONDepth, is refused (a *TooBigError, IsTooDeep).
 func ParseSessionIndex(r io.ReadSeeker) ([]clawledger.IndexEntry, error) {
-	entries, err := streamIndex(r)
-	if err == nil {
+	entries, err := streamIndex(jsondepth.Reader(&capReader{r: r, max: indexCap}, MaxJSONDepth))
+	switch {
+	case err == nil:
 		return entries, nil
+	case IsTooDeep(err), isTooBig(err):
+		return nil, err
 	}
 	if _, serr := r.Seek(0, io.SeekStart); serr != nil {
 		return nil, err
 	}
-	// the JSON5 fallback needs the whole document; indexes seen in the
-	// field reach 42 MB, so a bound far above that keeps memory in check
-	data, rerr := io.ReadAll(io.LimitReader(r, MaxIndexBytes+1))
+	// the JSON5 fallback needs the whole document
+	data, rerr := ReadWhole(r, indexCap)
 	if rerr != nil {
 		return nil, rerr
 	}
-	if len(data) > MaxIndexBytes {
-		return nil, fmt.Errorf("sessions index is not JSON and too big (over %d MiB) to read as JSON5: %v", MaxIndexBytes>>20, err)
+	if err := CheckDepth(data); err != nil {
+		return nil, err
 	}
 	var doc map[string]any
 	if jerr := json5.Unmarshal(data, &doc); jerr != nil {
@@ -139,7 +153,7 @@ func ParseSessionIndex(r io.ReadSeeker) ([]clawledger.IndexEntry, error) {
 			continue
 		}
 		b, _ := json.Marshal(obj)
-		if e, err := IndexEntryFromJSON(key, b); err == nil && e.SessionID != "" {
+		if e, err := indexEntryFromJSON(key, b); err == nil && e.SessionID != "" {
 			out = append(out, e)
 		}
 	}
@@ -172,7 +186,7 @@ func decodeIndexValue(dec *json.Decoder, key string, out *[]clawledger.IndexEntr
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil // "version": 2 and the like
 	}
-	e, err := IndexEntryFromJSON(key, raw)
+	e, err := indexEntryFromJSON(key, raw)
 	if err == nil && e.SessionID != "" {
 		*out = append(*out, e)
 	}

@@ -127,7 +127,8 @@ func argumentsOf(v *fastjson.Value) json.RawMessage {
 	}
 	if v.Type() == fastjson.TypeString {
 		b, _ := v.StringBytes()
-		if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' && fastjson.ValidateBytes(t) == nil {
+		// fastjson's validator recurses without a bound: check the depth first
+		if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' && CheckDepth(t) == nil && fastjson.ValidateBytes(t) == nil {
 			return append(json.RawMessage(nil), t...)
 		}
 	}

@@ -14,15 +14,16 @@ import (
 // Scan reads (slash paths relative to it; "." is the state dir itself).
 // Every change a Scan would see is a change of an entry of one of them, so
 // watching them, and nothing else, is enough. Credential directories are
-// never listed.
+// never listed, nor is a directory a symlink leads to that Scan refuses.
 func WatchDirs(fsys FS, dir string) []string {
-	t := &Tree{Dir: dir}
+	t := &Tree{Dir: dir, Confined: Confine(fsys, dir)}
 	out := []string{"."}
 	add := func(rel string) bool {
 		if IsCredentialPath(rel) {
 			return false
 		}
-		fi, err := fsys.Stat(t.abs(rel))
+		// a symlinked directory is watched where the rule lets a scan read it
+		_, fi, err := t.Confined.Resolve(t.abs(rel))
 		if err != nil || !fi.IsDir() {
 			return false
 		}
@@ -56,7 +57,7 @@ func WatchDirs(fsys FS, dir string) []string {
 // (Affects knows those named workspace*; AffectsWorkspace tells what in any
 // workspace matters).
 func WorkspaceDirs(fsys FS, dir string) []string {
-	t := &Tree{Dir: dir}
+	t := &Tree{Dir: dir, Confined: Confine(fsys, dir)}
 	var out []string
 	for _, w := range t.workspaceDirs(fsys) {
 		out = append(out, w.rel)

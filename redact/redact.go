@@ -46,7 +46,9 @@ var secretPatterns = []pattern{
 	{"telegram_bot_token", lazy(`\d{6,12}:AA[A-Za-z0-9_-]{33}\b`)},
 	{"jwt", lazy(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
 	{"bearer_token", lazy(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}`)},
-	{"credential_assignment", lazy(`(?i)\b(?:api[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|password|passwd)\b["']?\s*[:=]\s*["']?[^\s"',;]{8,}`)},
+	// a name that says credential, as a whole word or the end of one
+	// (aws_secret_access_key), then "=" or ":" and a value
+	{"credential_assignment", lazy(`(?i)\b(?:[a-z0-9]+[_-])*(?:api[_-]?key|secret(?:[_-]access)?[_-]?key|(?:access|auth|refresh|session)[_-]?token|client[_-]?secret|password|passwd)\b["']?\s*[:=]\s*["']?[^\s"',;]{8,}`)},
 }
 
 var piiPatterns = []pattern{
@@ -59,18 +61,20 @@ var piiPatterns = []pattern{
 // ignore case). Most text holds no credential, and a substring search costs
 // a fraction of running the regexp over the whole text.
 var mayMatch = map[string]func(t *text) bool{
-	"private_key":           func(t *text) bool { return strings.Contains(t.s, "PRIVATE KEY") },
-	"anthropic_key":         func(t *text) bool { return strings.Contains(t.s, "sk-ant-") },
-	"openai_key":            func(t *text) bool { return strings.Contains(t.s, "sk-") },
-	"aws_access_key":        func(t *text) bool { return containsAny(t.s, "AKIA", "ASIA", "ABIA", "ACCA") },
-	"github_token":          func(t *text) bool { return containsAny(t.s, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_") },
-	"slack_token":           func(t *text) bool { return strings.Contains(t.s, "xox") },
-	"google_api_key":        func(t *text) bool { return strings.Contains(t.s, "AIza") },
-	"stripe_key":            func(t *text) bool { return containsAny(t.s, "k_live_", "k_test_") },
-	"telegram_bot_token":    func(t *text) bool { return strings.Contains(t.s, ":AA") },
-	"jwt":                   func(t *text) bool { return strings.Contains(t.s, "eyJ") },
-	"bearer_token":          func(t *text) bool { return strings.Contains(t.lower(), "bearer") },
-	"credential_assignment": func(t *text) bool { return containsAny(t.lower(), "key", "token", "passw") },
+	"private_key":        func(t *text) bool { return strings.Contains(t.s, "PRIVATE KEY") },
+	"anthropic_key":      func(t *text) bool { return strings.Contains(t.s, "sk-ant-") },
+	"openai_key":         func(t *text) bool { return strings.Contains(t.s, "sk-") },
+	"aws_access_key":     func(t *text) bool { return containsAny(t.s, "AKIA", "ASIA", "ABIA", "ACCA") },
+	"github_token":       func(t *text) bool { return containsAny(t.s, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_") },
+	"slack_token":        func(t *text) bool { return strings.Contains(t.s, "xox") },
+	"google_api_key":     func(t *text) bool { return strings.Contains(t.s, "AIza") },
+	"stripe_key":         func(t *text) bool { return containsAny(t.s, "k_live_", "k_test_") },
+	"telegram_bot_token": func(t *text) bool { return strings.Contains(t.s, ":AA") },
+	"jwt":                func(t *text) bool { return strings.Contains(t.s, "eyJ") },
+	"bearer_token":       func(t *text) bool { return strings.Contains(t.lower(), "bearer") },
+	// "cret" (of client_secret), not "secret": an 's' is in most words,
+	// and a search for a word starting with it costs BenchmarkAll twice over
+	"credential_assignment": func(t *text) bool { return containsAny(t.lower(), "key", "token", "passw", "cret") },
 	"email":                 func(t *text) bool { return strings.Contains(t.s, "@") },
 	"phone":                 func(t *text) bool { return hasDigitGroups(t.s) },
 }
@@ -115,16 +119,26 @@ func hasDigitGroups(s string) bool {
 	return false
 }
 
+// find matches the patterns against s as a reader sees it (normalize.go)
+// and returns the matches' spans in s.
 func find(s string, pats []pattern) []Match {
 	var out []Match
-	t := &text{s: s}
+	f := fold(s)
+	m := s
+	if f != nil {
+		m = f.s
+	}
+	t := &text{s: m}
 	for _, p := range pats {
 		if may := mayMatch[p.kind]; may != nil && !may(t) {
 			continue
 		}
-		for _, loc := range p.re().FindAllStringIndex(s, -1) {
-			if standaloneKinds[p.kind] && !standalone(s, loc[0], loc[1]) {
+		for _, loc := range p.re().FindAllStringIndex(m, -1) {
+			if standaloneKinds[p.kind] && !standalone(m, loc[0], loc[1]) {
 				continue
+			}
+			if f != nil {
+				loc[0], loc[1] = f.span(loc[0], loc[1])
 			}
 			out = append(out, Match{Kind: p.kind, Start: loc[0], End: loc[1]})
 		}

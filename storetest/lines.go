@@ -135,3 +135,27 @@ func testReadersSeeCommits(t *testing.T, h *harness) {
 		t.Errorf("status after the flush: %d lines of %d sources, want 2 of 1", st.Lines, st.Sources)
 	}
 }
+
+// testFileFailures: a file read whole that could not be used is
+// remembered by its fingerprint until it is forgotten.
+func testFileFailures(t *testing.T, h *harness) {
+	dir := h.stateDir("/state")
+	src := h.source(dir, "agents/main/sessions/sessions.json", clawledger.KindIndex, clawledger.ClassIndex)
+	w := h.writer()
+	f := &clawledger.FileFailure{Dev: 1, Inode: 2, Size: 3, MtimeNs: 4, Message: "does not parse"}
+	if err := w.SetFailure(h.ctx, src.ID, f); err != nil {
+		t.Fatal(err)
+	}
+	h.flush()
+	got, err := w.Failures(h.ctx, dir)
+	if err != nil || len(got) != 1 || got[0].SourceID != src.ID || got[0].Rel != src.Rel || got[0].Inode != 2 || got[0].Message != f.Message {
+		t.Fatalf("failures: %+v, %v", got, err)
+	}
+	if err := w.SetFailure(h.ctx, src.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.flush()
+	if got, err := w.Failures(h.ctx, dir); err != nil || len(got) != 0 {
+		t.Errorf("after forgetting: %+v, %v", got, err)
+	}
+}

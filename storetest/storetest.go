@@ -37,6 +37,7 @@ func Run(t *testing.T, newLedger func(t *testing.T) clawledger.Location) {
 		{"WriteModes", testWriteModes},
 		{"ReplaceIsAtomic", testReplaceIsAtomic},
 		{"ReadersSeeCommits", testReadersSeeCommits},
+		{"FileFailures", testFileFailures},
 		{"UsageCopiesCountedOnce", testUsageCopiesCountedOnce},
 		{"UsageCopiesOfReReadFiles", testUsageCopiesOfReReadFiles},
 		{"RedactionLeavesNoText", testRedactionLeavesNoText},

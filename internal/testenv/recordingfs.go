@@ -33,4 +33,6 @@ func (r *RecordingFS) note(p string) {
 
 func (r *RecordingFS) ReadDir(p string) ([]fs.DirEntry, error) { r.note(p); return r.FS.ReadDir(p) }
 func (r *RecordingFS) Stat(p string) (fs.FileInfo, error)      { r.note(p); return r.FS.Stat(p) }
+func (r *RecordingFS) Lstat(p string) (fs.FileInfo, error)     { r.note(p); return r.FS.Lstat(p) }
+func (r *RecordingFS) Readlink(p string) (string, error)       { r.note(p); return r.FS.Readlink(p) }
 func (r *RecordingFS) Open(p string) (openclaw.File, error)    { r.note(p); return r.FS.Open(p) }

@@ -16,6 +16,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -32,6 +33,11 @@ type DB struct {
 	// process had it open) and was read without locks; see Stable.
 	Immutable bool
 
+	// OpenFile opens a file the database names (a cold archive) for
+	// reading; nil opens it with os.Open. A collector sets it to open by
+	// its symlink rule (openclaw.Confined).
+	OpenFile func(path string) (io.ReadCloser, error)
+
 	db      *sql.DB
 	stamp   fileStamp
 	columns map[string]map[string]bool // table -> its columns
@@ -47,7 +53,7 @@ type fileStamp struct {
 }
 
 func stampOf(path string) (fileStamp, error) {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return fileStamp{}, err
 	}
@@ -62,14 +68,22 @@ func stampOf(path string) (fileStamp, error) {
 // locks, no side files), and Stable tells whether it stayed untouched. A
 // database that has a -wal file is live and read through SQLite's normal
 // read-only locking, which never blocks OpenClaw's writer.
+//
+// The path must not be a symlink, nor may its -wal, -shm or -journal file
+// be one: SQLite would open what they name.
 func Open(ctx context.Context, path string) (*DB, error) {
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		if fi, err := os.Lstat(path + suffix); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("its %s file is a symlink; not opened", suffix)
+		}
+	}
 	wal, err := isWAL(path)
 	if err != nil {
 		return nil, err
 	}
 	d := &DB{Path: path, columns: map[string]map[string]bool{}}
 	params := []string{"mode=ro", "_pragma=query_only(1)"}
-	if _, err := os.Stat(path + "-wal"); wal && errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(path + "-wal"); wal && errors.Is(err, fs.ErrNotExist) {
 		d.Immutable = true
 		params = append(params, "immutable=1")
 	} else {
@@ -94,7 +108,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 
 // isWAL reads the database header: bytes 18 and 19 are 2 in WAL mode.
 func isWAL(path string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
 	if err != nil {
 		return false, err
 	}
@@ -120,7 +134,7 @@ func (d *DB) Stable() error {
 	if err != nil || st.size != d.stamp.size || !st.mtime.Equal(d.stamp.mtime) {
 		return ErrChanged
 	}
-	if _, err := os.Stat(d.Path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(d.Path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
 		return ErrChanged
 	}
 	return nil

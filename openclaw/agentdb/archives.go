@@ -179,7 +179,7 @@ func (d *DB) ColdEvents(ctx context.Context, c ColdArchive, fn func(*Event) erro
 			return err
 		}
 		// bounded by OpenClaw's own limit on cold archives (64 MiB + 1 MiB)
-		if blob, err = readBounded(path, 65<<20); err != nil {
+		if blob, err = d.readBounded(path, 65<<20); err != nil {
 			return err
 		}
 	}
@@ -206,8 +206,12 @@ func (d *DB) ColdEvents(ctx context.Context, c ColdArchive, fn func(*Event) erro
 	return nil
 }
 
-func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+func (d *DB) readBounded(path string, max int64) ([]byte, error) {
+	open := d.OpenFile
+	if open == nil {
+		open = func(p string) (io.ReadCloser, error) { return os.Open(p) }
+	}
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}

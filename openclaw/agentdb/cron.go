@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/clawledger/clawledger/openclaw"
 )
 
 // CronJob is a row of the state database's cron_jobs: the job as
@@ -133,7 +135,9 @@ func (d *DB) cronRuns(ctx context.Context, q querier) ([]CronRun, map[string]boo
 			}
 			var detail map[string]json.RawMessage
 			finished := false
-			if json.Unmarshal([]byte(s[7].String), &detail) == nil && jsonString(detail["kind"]) == "cron-run" && s[1].String != "" {
+			// a detail nested too deep reads as one that is not JSON
+			if openclaw.CheckDepth([]byte(s[7].String)) == nil && json.Unmarshal([]byte(s[7].String), &detail) == nil &&
+				jsonString(detail["kind"]) == "cron-run" && s[1].String != "" {
 				switch jsonString(detail["status"]) {
 				case "ok", "error", "skipped":
 					finished = true
