@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/sanitize"
 	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
 )
@@ -430,11 +431,11 @@ func sessionTitle(h *view.ShowHead) string {
 	if h == nil {
 		return "Session"
 	}
-	t := cmp.Or(h.Session.Name, h.Session.FirstUserMessage, h.Session.SessionID)
+	t := []rune(cmp.Or(h.Session.Name, h.Session.FirstUserMessage, h.Session.SessionID))
 	if len(t) > 60 {
-		t = t[:60] + "…"
+		t = append(t[:60], '…')
 	}
-	return t
+	return sanitize.Line(string(t))
 }
 
 func pageURL(r *http.Request, n int) string {

@@ -209,3 +209,20 @@ func TestOtherPages(t *testing.T) {
 		t.Errorf("a bad sort: %d", res.StatusCode)
 	}
 }
+
+// TestControlCharactersShown: a bidi override or a terminal escape in a
+// message is shown, not acted on (it would reorder what is read).
+func TestControlCharactersShown(t *testing.T) {
+	s, f := testServer(t, nil)
+	f.add("s-bidi", "main", "", "a \u202eevil\u202c title", []fakeLine{
+		{`{"type":"message","id":"b1","parentId":null,"message":{"role":"user","content":"pay \u202e0001\u202c now \u001b[2J"}}`, true},
+	}, 0)
+	for _, path := range []string{"/sessions/s-bidi", "/sessions", "/search?q=pay"} {
+		_, body := get(t, s, path)
+		if strings.ContainsAny(body, "\u202e\u202c\u001b") {
+			t.Errorf("%s holds a control character as it is", path)
+		}
+	}
+	_, body := get(t, s, "/sessions/s-bidi")
+	contains(t, "the session", body, `pay \u202e0001\u202c now ␛[2J`)
+}

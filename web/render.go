@@ -15,6 +15,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/clawledger/clawledger/internal/sanitize"
 	"github.com/clawledger/clawledger/search"
 	"github.com/clawledger/clawledger/view"
 )
@@ -113,6 +114,7 @@ var funcs = template.FuncMap{
 	"join":       strings.Join,
 	"query":      func(k, v string) string { return url.QueryEscape(k) + "=" + url.QueryEscape(v) },
 	"payload":    func(p *json.RawMessage) string { return string(*p) },
+	"shown":      sanitize.Text,
 }
 
 // shortNumber is a count in a few characters: 950, 12.3k, 4.5M.
@@ -198,25 +200,26 @@ type segment struct {
 	Mark bool
 }
 
-// marks cuts a snippet at the search engine's match marks.
+// marks cuts a snippet at the search engine's match marks, its control
+// characters shown, not acted on.
 func marks(s string) []segment {
 	var out []segment
 	for s != "" {
 		i := strings.Index(s, search.MarkStart)
 		if i < 0 {
-			out = append(out, segment{Text: s})
+			out = append(out, segment{Text: sanitize.Text(s)})
 			break
 		}
 		if i > 0 {
-			out = append(out, segment{Text: s[:i]})
+			out = append(out, segment{Text: sanitize.Text(s[:i])})
 		}
 		s = s[i+len(search.MarkStart):]
 		j := strings.Index(s, search.MarkEnd)
 		if j < 0 {
-			out = append(out, segment{Text: s, Mark: true})
+			out = append(out, segment{Text: sanitize.Text(s), Mark: true})
 			break
 		}
-		out = append(out, segment{Text: s[:j], Mark: true})
+		out = append(out, segment{Text: sanitize.Text(s[:j]), Mark: true})
 		s = s[j+len(search.MarkEnd):]
 	}
 	return out

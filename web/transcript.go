@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/sanitize"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/transcript"
 	"github.com/clawledger/clawledger/view"
@@ -125,16 +126,17 @@ func blocks(content json.RawMessage) []rawBlock {
 	return bs
 }
 
-// clip bounds a text shown inline.
+// clip bounds a text shown inline, its control characters (terminal
+// escapes, bidi overrides that reorder what is read) shown, not acted on.
 func clip(s string, n int) string {
 	if len(s) <= n {
-		return s
+		return sanitize.Text(s)
 	}
 	cut := n
 	for cut > 0 && !utf8Start(s[cut]) {
 		cut--
 	}
-	return s[:cut] + fmt.Sprintf("\n… (%d more bytes in the raw line)", len(s)-cut)
+	return sanitize.Text(s[:cut]) + fmt.Sprintf("\n… (%d more bytes in the raw line)", len(s)-cut)
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
