@@ -106,6 +106,9 @@ func (a *app) rootCommand() *cobra.Command {
 		newReindexCmd(a),
 		newEmbedCmd(a),
 		newServeCmd(a),
+		newConfigCmd(a),
+		newAuditCmd(a),
+		newInventoryCmd(a),
 	)
 	return root
 }
