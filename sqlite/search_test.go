@@ -114,11 +114,24 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	l.write("workspace/MEMORY.md", []byte("# Memory\n\n- the narwhal key lives in vault\n"))
 	l.write("workspace/SOUL.md", []byte("narwhal soul, not memory\n"))
 	st := l.ingest()
-	if st.Docs != 3 || st.Chunks != 3 {
+	if st.Docs != 4 || st.Chunks != 4 {
 		t.Fatalf("first update: %+v", st)
 	}
-	if hits := l.search(search.Request{Query: "narwhal"}, nil); len(hits) != 1 || hits[0].Path != "workspace/MEMORY.md" || hits[0].StartLine != 1 || hits[0].EndLine != 3 {
+	// every workspace file is searchable: the memory files as memory, the
+	// others (SOUL.md) as workspace files
+	if hits := l.search(search.Request{Query: "narwhal", Filter: search.Filter{Source: search.SourceMemory}}, nil); len(hits) != 1 ||
+		hits[0].Path != "workspace/MEMORY.md" || hits[0].StartLine != 1 || hits[0].EndLine != 3 || hits[0].Kind != search.KindMemory {
 		t.Errorf("memory hit: %+v", hits)
+	}
+	if hits := l.search(search.Request{Query: "narwhal", Filter: search.Filter{Source: search.SourceWorkspace}}, nil); len(hits) != 1 ||
+		hits[0].Path != "workspace/SOUL.md" || hits[0].Kind != search.KindWorkspace || hits[0].Role != search.KindWorkspace {
+		t.Errorf("workspace hit: %+v", hits)
+	}
+	if hits := l.search(search.Request{Query: "narwhal"}, nil); len(hits) != 2 {
+		t.Errorf("narwhal hits: %q", texts(hits))
+	}
+	if hits := l.search(search.Request{Query: "narwhal", Filter: search.Filter{Source: search.SourceSessions}}, nil); len(hits) != 0 {
+		t.Errorf("narwhal hits in sessions: %q", texts(hits))
 	}
 	if st := l.ingest(); st != (search.IndexStats{}) {
 		t.Errorf("nothing changed, yet %+v", st)
@@ -168,7 +181,7 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	if st := l.ingest(); st.Removed != 1 || st.Chunks != 1 {
 		t.Errorf("memory change: %+v", st)
 	}
-	if hits := l.search(search.Request{Query: "narwhal"}, nil); len(hits) != 0 {
+	if hits := l.search(search.Request{Query: "narwhal", Filter: search.Filter{Source: search.SourceMemory}}, nil); len(hits) != 0 {
 		t.Errorf("old memory text found: %q", texts(hits))
 	}
 
@@ -176,7 +189,7 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	if err := l.db.ClearSearchIndex(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st := l.ingest(); st.Docs != 3 {
+	if st := l.ingest(); st.Docs != 4 {
 		t.Errorf("rebuild: %+v", st)
 	}
 	if hits := l.search(search.Request{Query: "dolphin OR octopus OR seal"}, nil); len(hits) != 3 {

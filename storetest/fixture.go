@@ -52,7 +52,7 @@ func testKnownFixture(t *testing.T, h *harness) {
 	var err error
 	a.Ingest, err = svc.Ingest(h.ctx, ledger.IngestRequest{}) // changes nothing, indexes
 	must(err)
-	a.Status, err = svc.Status(h.ctx)
+	a.Status, err = svc.Status(h.ctx, ledger.StatusRequest{})
 	must(err)
 	a.Sessions, err = svc.Sessions(h.ctx, ledger.SessionsRequest{})
 	must(err)

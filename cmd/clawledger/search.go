@@ -87,7 +87,8 @@ func (o *searchOptions) complete(args []string, now time.Time) error {
 		return err
 	}
 	o.Refresh = o.refresh.policy()
-	return nil
+	o.StateDirs, err = o.scope()
+	return err
 }
 
 func searchRun(ctx context.Context, o *searchOptions) error {
@@ -127,7 +128,7 @@ func (a *app) printSearch(query string, res *search.Result, explain bool) {
 		h := &res.Hits[i]
 		if g := h.Explain.SessionGroup; g > 0 && g != group {
 			group = g
-			if h.Kind == search.KindMemory {
+			if search.FileKind(h.Kind) {
 				a.printf("── %s\n", h.Path)
 			} else {
 				a.printf("── session %s (%s)\n", h.SessionID, h.Path)
@@ -140,8 +141,8 @@ func (a *app) printSearch(query string, res *search.Result, explain bool) {
 			when = strings.Replace(when, "T", " ", 1)
 		}
 		var where string
-		if h.Kind == search.KindMemory {
-			parts = append(parts, "memory")
+		if search.FileKind(h.Kind) {
+			parts = append(parts, h.Kind)
 			where = fmt.Sprintf("%s:%d-%d", h.Path, h.StartLine, h.EndLine)
 		} else {
 			parts = append(parts, h.Role)
