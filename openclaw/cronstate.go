@@ -43,7 +43,6 @@ func ParseCronJobState(raw json.RawMessage) CronState {
 }
 
 type rawSchedule struct {
-	Kind    flexString      `json:"kind"`
 	Expr    flexString      `json:"expr"`
 	Cron    flexString      `json:"cron"`
 	TZ      flexString      `json:"tz"`
@@ -67,15 +66,16 @@ func CronScheduleText(raw json.RawMessage) string {
 	if CheckDepth(raw) != nil || json.Unmarshal(raw, &s) != nil {
 		return string(raw)
 	}
+	// by what the schedule holds: kinds other than cron, every and at
+	// ("interval" in older jobs) say the same with other names
 	switch {
-	case s.Kind == "cron" || s.Kind == "" && (s.Expr != "" || s.Cron != ""):
+	case s.Expr != "" || s.Cron != "":
 		return strings.TrimSpace("cron " + cmp.Or(string(s.Expr), string(s.Cron)) + " " + string(s.TZ))
-	case s.Kind == "every" || s.Kind == "" && s.EveryMs > 0:
+	case s.EveryMs > 0:
 		return "every " + Interval(int64(s.EveryMs))
-	case s.Kind == "at" || s.Kind == "" && (len(s.AtMs) > 0 || len(s.At) > 0):
-		if t := firstTimestamp(s.AtMs, s.At); t != 0 {
-			return "at " + time.UnixMilli(t).UTC().Format(time.RFC3339)
-		}
+	}
+	if t := firstTimestamp(s.AtMs, s.At); t != 0 {
+		return "at " + time.UnixMilli(t).UTC().Format(time.RFC3339)
 	}
 	return string(raw)
 }

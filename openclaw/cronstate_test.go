@@ -16,6 +16,7 @@ func TestCronScheduleText(t *testing.T) {
 		{`{"kind":"at","atMs":1795338000000}`, "at 2026-11-22T09:00:00Z"},
 		{`{"kind":"at","at":"2026-11-22T09:00:00Z"}`, "at 2026-11-22T09:00:00Z"},
 		{`"*/5 * * * *"`, "cron */5 * * * *"},
+		{`{"kind":"interval","everyMs":60000}`, "every 1m"},
 		{`{"kind":"lunar","phase":"full"}`, `{"kind":"lunar","phase":"full"}`},
 		{``, ""},
 		{`null`, ""},

@@ -128,7 +128,6 @@ the ledger first saw it, when it was stored, and which one is current.`}[verb],
 	if verb == "show" {
 		fl.StringVar(&o.Version, "version", "", "the version with this sha256 (or a prefix of 6+ characters)")
 		fl.StringVar(&o.at, "at", "", "the version current at this time (YYYY-MM-DD, RFC 3339, or an age like 7d)")
-		cmd.MarkFlagsMutuallyExclusive("version", "at")
 	}
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	return cmd
