@@ -67,7 +67,8 @@ type toRead struct {
 // call's own (scope) when it names them; else the given or discovered ones
 // and those the ledger remembers, but for a remembered one that no longer
 // exists. The bundled sample is read only while no real state dir is
-// found, and dropped once one is.
+// found (none is none for a ledger that holds real data), and dropped once
+// one is.
 func (s *Service) readPlan(ctx context.Context, st clawledger.Reader, scope, given []string) (*toRead, error) {
 	held, err := st.StateDirList(ctx)
 	if err != nil {
@@ -103,7 +104,9 @@ func (s *Service) readPlan(ctx context.Context, st clawledger.Reader, scope, giv
 		for _, d := range samples {
 			p.dirs = append(p.dirs, d.Path)
 		}
-	case scope == nil:
+	case scope == nil && len(held) == 0:
+		// a ledger holding real data, if only of state dirs gone since,
+		// never takes the sample
 		p.none = true
 	}
 	return p, nil
