@@ -49,7 +49,7 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (*view.Ingest, 
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.collect(ctx, st, c, p, prescanned, true)
+	out, err := s.run(ctx, st, c, p, prescanned, true)
 	if err != nil {
 		return nil, err
 	}
@@ -97,12 +97,15 @@ func (s *Service) Watch(ctx context.Context, req WatchRequest) error {
 		return err
 	}
 	defer st.Close()
-	dirs := func() ([]string, error) {
+	plan := func() (*toRead, error) {
 		given, err := s.stateDirs()
 		if err != nil {
 			return nil, err
 		}
-		p, err := s.readPlan(ctx, st, scope, given)
+		return s.readPlan(ctx, st, scope, given)
+	}
+	dirs := func() ([]string, error) {
+		p, err := plan()
 		if err != nil {
 			return nil, err
 		}
@@ -110,11 +113,7 @@ func (s *Service) Watch(ctx context.Context, req WatchRequest) error {
 	}
 	// what the first batch reads: the sample is dropped once a real state
 	// dir is found, a state dir the ledger holds that is gone is said
-	given, err := s.stateDirs()
-	if err != nil {
-		return err
-	}
-	p, err := s.readPlan(ctx, st, scope, given)
+	p, err := plan()
 	if err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func (s *Service) refresh(ctx context.Context, r Refresh, scope []string) (behin
 	if err != nil || len(p.dirs) == 0 {
 		return 0, err
 	}
-	out, err := s.collect(ctx, st, c, p, prescanned, false)
+	out, err := s.run(ctx, st, c, p, prescanned, false)
 	if err != nil {
 		return 0, err
 	}

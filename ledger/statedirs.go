@@ -137,12 +137,12 @@ func dirExists(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// collect runs an ingest (else a query's refresh) of st as p plans it:
+// run runs an ingest (else a query's refresh) of st as p plans it:
 // the planned state dirs, dropping the bundled sample once a real state
 // dir is found; an ingest reads the sample when no state dir exists
 // (written to SampleDir, and marked) and says which state dirs the ledger
 // holds are gone. The collector has prescanned some of the dirs already.
-func (s *Service) collect(ctx context.Context, st clawledger.Store, c *collect.Collector, p *toRead, prescanned []string, ingest bool) (*view.Ingest, error) {
+func (s *Service) run(ctx context.Context, st clawledger.Store, c *collect.Collector, p *toRead, prescanned []string, ingest bool) (*view.Ingest, error) {
 	out := &view.Ingest{DB: s.Location.String(), MissingStateDirs: p.missing}
 	for _, d := range p.missing {
 		if ingest {

@@ -108,10 +108,10 @@ func TestNewUserText(t *testing.T) {
 	}
 	out := c.ok("sessions", "--no-refresh")
 	if !strings.Contains(out, "ALL MSGS") || !strings.Contains(out, "orphan") ||
-		!strings.Contains(out, "\norphan   the session index does not name it") {
+		!strings.Contains(out, "\norphan   the session index (sessions.json") {
 		t.Errorf("sessions (an orphan: no index):\n%s", out)
 	}
-	if help := c.ok("sessions", "--help"); !strings.Contains(help, "orphan   a transcript the session index") {
+	if help := c.ok("sessions", "--help"); !strings.Contains(help, "  orphan   the session index (sessions.json, or the SQLite era's session tables) does not name it") {
 		t.Errorf("sessions --help does not explain orphan:\n%s", help)
 	}
 	out = c.ok("usage", "--no-refresh")

@@ -32,15 +32,7 @@ without the envelope OpenClaw's gateway wrapped them in, such as
 keep), line and message counts (ALL MSGS: user, assistant and tool result
 messages), tokens, cost and flags:
 
-  deleted  a .deleted archive (the session was deleted; its lines are kept)
-  reset    a .reset archive (the session was reset; a new one took its key)
-  orphan   a transcript the session index (sessions.json, or the SQLite
-           era's session tables) does not name: a /new or a reset gave its
-           key to a newer session, or the index lost it. Still listed and
-           counted: the file is the record
-  topic    a topic (thread) of a session
-  fork     a branch of another session
-  gone     the file no longer exists; the ledger keeps its lines
+` + flagHelp() + `
 
 --project NAME finds the sessions of a project: the header cwd is matched
 against NAME (case-insensitive; - _ . and spaces ignored; any path component
@@ -128,14 +120,24 @@ func (a *app) printSessions(out *view.Sessions, agent string, project bool) {
 	a.printFlagLegend(list)
 }
 
-// flagLegend says what each flag of the sessions table means.
+// flagLegend says what each flag of the sessions table means (under the
+// table, and in the help).
 var flagLegend = []struct{ flag, meaning string }{
 	{"deleted", "a .deleted archive of a deleted session"},
 	{"reset", "a .reset archive of a session that was reset"},
-	{"orphan", "the session index does not name it (a /new or a reset gave its key to a newer session, or the index lost it)"},
+	{"orphan", "the session index (sessions.json, or the SQLite era's session tables) does not name it: a /new or a reset gave its key to a newer session, or the index lost it (listed and counted all the same: the file is the record)"},
 	{"topic", "a topic (thread) of a session"},
 	{"fork", "a branch of another session"},
 	{"gone", "the file no longer exists; its lines are kept"},
+}
+
+// flagHelp is the legend of every flag, for the help.
+func flagHelp() string {
+	var b strings.Builder
+	for _, l := range flagLegend {
+		fmt.Fprintf(&b, "  %-8s %s\n", l.flag, l.meaning)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // printFlagLegend explains the flags the table shows.
