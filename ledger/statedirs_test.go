@@ -15,7 +15,9 @@ type heldDirs struct {
 	dirs []clawledger.StateDirInfo
 }
 
-func (h heldDirs) StateDirList(context.Context) ([]clawledger.StateDirInfo, error) { return h.dirs, nil }
+func (h heldDirs) StateDirList(context.Context) ([]clawledger.StateDirInfo, error) {
+	return h.dirs, nil
+}
 
 // TestReadPlan: which state dirs an ingest or a refresh reads. A call's
 // own state dirs alone; else the given or discovered ones and those the
