@@ -10,9 +10,15 @@ import (
 )
 
 // StateDirList lists the state dirs the ledger holds, by path, with their
-// agents.
+// agents. A writer reads them on its own connection (an ingest or a
+// query's refresh asks before it reads: a reader connection would parse
+// the schema for a few rows).
 func (db *DB) StateDirList(ctx context.Context) ([]clawledger.StateDirInfo, error) {
-	list, err := queryAll(ctx, db.r, func(r scanner) (d clawledger.StateDirInfo, err error) {
+	q, err := db.smallRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := queryAll(ctx, q, func(r scanner) (d clawledger.StateDirInfo, err error) {
 		var agents string
 		err = r.Scan(&d.ID, &d.Path, &d.LastScan, &d.Sample, &agents)
 		if err == nil {
