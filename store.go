@@ -414,10 +414,10 @@ type Reader interface {
 	Lines(ctx context.Context, sourceID int64, fn func(*Line) error) error
 	// StateDirList lists the state dirs the ledger holds, by path.
 	StateDirList(ctx context.Context) ([]StateDirInfo, error)
-	// CronJobs lists the cron jobs f selects, by state dir and name, with
+	// CronJobStats lists the cron jobs f selects, by state dir and name, with
 	// what their stored runs say; a job known only from its runs is listed
 	// too (Defined false).
-	CronJobs(ctx context.Context, f CronFilter) ([]*CronJobStat, error)
+	CronJobStats(ctx context.Context, f CronFilter) ([]*CronJobStat, error)
 	// CronRuns lists the finished runs f selects, newest first.
 	CronRuns(ctx context.Context, f CronFilter) ([]*CronRunRecord, error)
 	// WorkspaceFiles lists the workspace files f selects, by state dir and path.

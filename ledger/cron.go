@@ -28,7 +28,7 @@ func (s *Service) Cron(ctx context.Context, req CronRequest) (*view.Cron, error)
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := a.r.CronJobs(ctx, clawledger.CronFilter{StateDirs: a.dirs, Agent: req.Agent})
+	jobs, err := a.r.CronJobStats(ctx, clawledger.CronFilter{StateDirs: a.dirs, Agent: req.Agent})
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (s *Service) CronRuns(ctx context.Context, req CronRunsRequest) (*view.Cron
 // both), else a unique prefix of an id. It is not found when it names
 // none (the message lists the jobs), invalid when a prefix names several.
 func cronJob(ctx context.Context, r clawledger.Reader, ref string, f clawledger.CronFilter) ([]string, error) {
-	jobs, err := r.CronJobs(ctx, f)
+	jobs, err := r.CronJobStats(ctx, f)
 	if err != nil {
 		return nil, err
 	}

@@ -83,9 +83,9 @@ func (db *DB) CronRuns(ctx context.Context, f clawledger.CronFilter) ([]*clawled
 	return queryAll(ctx, db.r, scanCronRun, q, args...)
 }
 
-// CronJobs lists the cron jobs f selects with what their runs say, by
+// CronJobStats lists the cron jobs f selects with what their runs say, by
 // state dir and name; a job known only from its runs is listed too.
-func (db *DB) CronJobs(ctx context.Context, f clawledger.CronFilter) ([]*clawledger.CronJobStat, error) {
+func (db *DB) CronJobStats(ctx context.Context, f clawledger.CronFilter) ([]*clawledger.CronJobStat, error) {
 	where, args := cronWhere(f, "k.dir", "k.job_id")
 	type key struct {
 		dir int64

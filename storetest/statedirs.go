@@ -106,7 +106,7 @@ func testStateDirFilters(t *testing.T, h *harness) {
 		if err != nil || cron.Runs != int64(map[int]int{0: 2, 1: 1, 2: 2}[len(c.dirs)]) {
 			t.Errorf("cron usage of %v: %+v, %v", c.dirs, cron, err)
 		}
-		jobs, err := r.CronJobs(h.ctx, clawledger.CronFilter{StateDirs: c.dirs})
+		jobs, err := r.CronJobStats(h.ctx, clawledger.CronFilter{StateDirs: c.dirs})
 		if err != nil || len(jobs) != map[int]int{0: 2, 1: 1, 2: 2}[len(c.dirs)] || jobs[0].Defined || jobs[0].Runs != 1 || jobs[0].LastRun == nil {
 			t.Errorf("cron jobs of %v: %+v, %v", c.dirs, jobs, err)
 		}
