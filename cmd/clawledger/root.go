@@ -108,6 +108,7 @@ func (a *app) rootCommand() *cobra.Command {
 		newCronCmd(a),
 		newWorkspaceCmd(a),
 		newForgetCmd(a),
+		newServeCmd(a),
 	)
 	return root
 }
