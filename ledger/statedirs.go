@@ -144,8 +144,8 @@ func dirExists(path string) bool {
 // holds are gone. The collector has prescanned some of the dirs already.
 func (s *Service) run(ctx context.Context, st clawledger.Store, c *collect.Collector, p *toRead, prescanned []string, ingest bool) (*view.Ingest, error) {
 	out := &view.Ingest{DB: s.Location.String(), MissingStateDirs: p.missing}
-	for _, d := range p.missing {
-		if ingest {
+	if ingest {
+		for _, d := range p.missing {
 			s.observer().StateDirMissing(d)
 		}
 	}
@@ -173,6 +173,9 @@ func (s *Service) run(ctx context.Context, st clawledger.Store, c *collect.Colle
 			return nil, err
 		}
 		if err := st.MarkSample(ctx, id); err != nil {
+			return nil, err
+		}
+		if err := st.Flush(ctx); err != nil { // with the lines: a crash leaves no unmarked sample
 			return nil, err
 		}
 	}
