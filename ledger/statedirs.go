@@ -175,7 +175,7 @@ func (s *Service) run(ctx context.Context, st clawledger.Store, c *collect.Colle
 		if err := st.MarkSample(ctx, id); err != nil {
 			return nil, err
 		}
-		if err := st.Flush(ctx); err != nil { // with the lines: a crash leaves no unmarked sample
+		if err := st.Flush(ctx); err != nil { // durable now, not when a derived layer next flushes
 			return nil, err
 		}
 	}
