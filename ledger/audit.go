@@ -28,7 +28,7 @@ var ErrSeveralStateDirs = errors.New("several state dirs")
 // auditReader returns the ledger's audit trail, refreshed first as req
 // says.
 func (s *Service) auditReader(ctx context.Context, refresh Refresh) (clawledger.AuditReader, error) {
-	if _, err := s.refresh(ctx, refresh); err != nil {
+	if _, err := s.refresh(ctx, refresh, nil); err != nil {
 		return nil, err
 	}
 	r, err := s.read(ctx)

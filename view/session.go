@@ -9,6 +9,9 @@ import (
 // Sessions is the answer of sessions.
 type Sessions struct {
 	Sessions []Session `json:"sessions"`
+	// KnownAgents, when none of the sessions asked for an agent's and the
+	// ledger holds no such agent, are the agents it holds.
+	KnownAgents []string `json:"known_agents,omitempty"`
 }
 
 // Session is one transcript: its summary, its index fields and flags.

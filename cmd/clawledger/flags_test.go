@@ -52,6 +52,9 @@ func TestFlags(t *testing.T) {
 	search.Since, search.Until, search.Limit, search.PerSession = localMs(2026, 3, 1), localMs(2026, 3, 3), 3, 1
 	search.Mode, search.Fusion, search.MMR, search.MMRLambda, search.Decay = "lexical", "rrf", true, 0.5, true
 	search.HalfLifeDays, search.MinScore, search.Exhaustive, search.Explain = 7, 0.1, true, true
+	state, _ := filepath.Abs(t.TempDir()) // --state: a state dir given, abs
+	runs := ledger.CronRunsDefaults()
+	runs.Job, runs.Agent, runs.Since, runs.Limit, runs.StateDirs, runs.Refresh = "digest", "ops", localMs(2026, 3, 1), 5, []string{state}, query
 	for _, c := range []struct {
 		args []string
 		want any // the request the options carry
@@ -110,6 +113,26 @@ func TestFlags(t *testing.T) {
 				Kind: []string{"config", "openclaw.tool"}}},
 		{[]string{"inventory"}, ledger.InventoryRequest{Refresh: query}},
 		{[]string{"inventory", "--no-refresh"}, ledger.InventoryRequest{}},
+		// --state limits what a command reads and reports on
+		{[]string{"sessions", "--state", state}, ledger.SessionsRequest{Refresh: query, StateDirs: []string{state}}},
+		{[]string{"usage", "--state", state, "--no-refresh"}, ledger.UsageRequest{Period: "daily", WeekStart: "sunday", StateDirs: []string{state}}},
+		{[]string{"tools", "--state", state}, ledger.ToolsRequest{Refresh: query, StateDirs: []string{state}}},
+		{[]string{"show", "a1", "--state", state}, ledger.ShowRequest{Session: "a1", Context: 5, Refresh: query, StateDirs: []string{state}}},
+		{[]string{"ingest", "--state", state}, ledger.IngestRequest{StateDirs: []string{state}}},
+		{[]string{"status", "--state", state}, ledger.StatusRequest{StateDirs: []string{state}}},
+		{[]string{"status"}, ledger.StatusRequest{}},
+		{[]string{"cron", "--agent", "main", "--no-refresh"}, ledger.CronRequest{Agent: "main"}},
+		{[]string{"cron"}, ledger.CronRequest{Refresh: query}},
+		{[]string{"cron", "runs", "digest", "--agent", "ops", "--since", "2026-03-01", "--limit", "5", "--state", state}, runs},
+		{[]string{"cron", "runs"}, ledger.CronRunsRequest{Limit: 50, Refresh: query}},
+		{[]string{"workspace"}, ledger.WorkspaceRequest{Refresh: query}},
+		{[]string{"workspace", "list", "--agent", "ops", "--no-refresh"}, ledger.WorkspaceRequest{Agent: "ops"}},
+		{[]string{"workspace", "show", "SOUL.md", "--agent", "main", "--version", "abcdef12"},
+			ledger.WorkspaceFileRequest{File: "SOUL.md", Agent: "main", Version: "abcdef12", Refresh: query}},
+		{[]string{"workspace", "show", "MEMORY.md", "--at", "2026-03-01", "--no-refresh"},
+			ledger.WorkspaceFileRequest{File: "MEMORY.md", At: localMs(2026, 3, 1)}},
+		{[]string{"workspace", "history", "memory/2026-03-14.md"}, ledger.WorkspaceFileRequest{File: "memory/2026-03-14.md", Refresh: query}},
+		{[]string{"forget", state}, ledger.ForgetRequest{StateDir: state}},
 	} {
 		opts, err := parseFlags(t, c.args...)
 		if err != nil {
@@ -121,7 +144,6 @@ func TestFlags(t *testing.T) {
 		}
 	}
 	// one --state names the state dir a command about one is about
-	state := t.TempDir()
 	opts, err := parseFlags(t, "--state", state, "inventory")
 	if err != nil || request(opts).(ledger.InventoryRequest).StateDir != state {
 		t.Errorf("inventory --state: %+v, %v", opts, err)
@@ -171,6 +193,11 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"config", "show", "--at", "soon"}, `cannot read time "soon"`},
 		{[]string{"config", "diff", "a", "b", "c"}, "accepts at most 2 arg(s)"},
 		{[]string{"config", "diff", "xyz"}, `"xyz" is neither a version`},
+		{[]string{"sessions", "--state", filepath.Join(dir, "nope")}, "state directory " + filepath.Join(dir, "nope")},
+		{[]string{"cron", "runs", "a", "b"}, "accepts at most 1 arg(s), received 2"},
+		{[]string{"workspace", "show"}, "accepts 1 arg(s), received 0"},
+		{[]string{"workspace", "show", "SOUL.md", "--at", "then"}, `cannot read time "then"`},
+		{[]string{"forget"}, "accepts 1 arg(s), received 0"},
 	} {
 		_, err := parseFlags(t, append([]string{"--db", filepath.Join(dir, "ledger.db")}, c.args...)...)
 		if err == nil || exitCode(err) != exitUsage || !strings.Contains(userMessage(context.Background(), err), c.msg) {

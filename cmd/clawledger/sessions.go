@@ -26,8 +26,13 @@ func newSessionsCmd(a *app) *cobra.Command {
 		Use:   "sessions",
 		Short: "List sessions (every transcript, not only those the index names)",
 		Long: `List sessions, newest activity first: every transcript of every agent, with
-its index fields, first and last user messages, line and message counts,
-tokens, cost and flags (deleted, reset, orphan, topic, fork, gone).
+its index fields, first and last user messages (as the user wrote them:
+without the envelope OpenClaw's gateway wrapped them in, such as
+"[Sat 2026-11-21 10:36 UTC] ... [message_id: ...]", which the raw lines
+keep), line and message counts (ALL MSGS: user, assistant and tool result
+messages), tokens, cost and flags:
+
+` + flagHelp() + `
 
 --project NAME finds the sessions of a project: the header cwd is matched
 against NAME (case-insensitive; - _ . and spaces ignored; any path component
@@ -66,7 +71,8 @@ func (o *sessionsOptions) complete(cmd *cobra.Command, now time.Time) error {
 		return err
 	}
 	o.Refresh = o.refresh.policy()
-	return nil
+	o.StateDirs, err = o.scope()
+	return err
 }
 
 func sessionsRun(ctx context.Context, o *sessionsOptions) error {
@@ -81,16 +87,21 @@ func sessionsRun(ctx context.Context, o *sessionsOptions) error {
 	if o.json {
 		return o.printJSON(out)
 	}
-	o.printSessions(out.Sessions, o.Project != "")
+	o.printSessions(out, o.Agent, o.Project != "")
 	return nil
 }
 
-func (a *app) printSessions(list []view.Session, project bool) {
+func (a *app) printSessions(out *view.Sessions, agent string, project bool) {
+	list := out.Sessions
 	if len(list) == 0 {
-		a.printf("no sessions\n")
+		if out.KnownAgents != nil {
+			a.printf("no sessions: the ledger holds no agent %q (its agents: %s)\n", agent, strings.Join(out.KnownAgents, ", "))
+		} else {
+			a.printf("no sessions\n")
+		}
 		return
 	}
-	headers := []string{"LAST ACTIVITY", "AGENT", "SESSION", "MSGS", "TOKENS", "COST", "FLAGS"}
+	headers := []string{"LAST ACTIVITY", "AGENT", "SESSION", "ALL MSGS", "TOKENS", "COST", "FLAGS"}
 	if project {
 		headers = append(headers, "MATCHED BY")
 	}
@@ -111,6 +122,45 @@ func (a *app) printSessions(list []view.Session, project bool) {
 		tw.row(append(cells, oneLineText(j.FirstUserMessage, 60))...)
 	}
 	tw.flush()
+	a.printFlagLegend(list)
+}
+
+// flagLegend says what each flag of the sessions table means (under the
+// table, and in the help).
+var flagLegend = []struct{ flag, meaning string }{
+	{"deleted", "a .deleted archive of a deleted session"},
+	{"reset", "a .reset archive of a session that was reset"},
+	{"orphan", "the session index (sessions.json, or the SQLite era's session tables) does not name it: a /new or a reset gave its key to a newer session, or the index lost it (listed and counted all the same: the file is the record)"},
+	{"topic", "a topic (thread) of a session"},
+	{"fork", "a branch of another session"},
+	{"gone", "the file no longer exists; its lines are kept"},
+}
+
+// flagHelp is the legend of every flag, for the help.
+func flagHelp() string {
+	var b strings.Builder
+	for _, l := range flagLegend {
+		fmt.Fprintf(&b, "  %-8s %s\n", l.flag, l.meaning)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// printFlagLegend explains the flags the table shows.
+func (a *app) printFlagLegend(list []view.Session) {
+	shown := ""
+	for _, j := range list {
+		shown += "," + flagString(j.Flags) + ","
+	}
+	first := true
+	for _, l := range flagLegend {
+		if strings.Contains(shown, ","+l.flag+",") {
+			if first {
+				a.printf("\n")
+				first = false
+			}
+			a.printf("%-8s %s\n", l.flag, l.meaning)
+		}
+	}
 }
 
 func matchString(m *view.ProjectMatch) string {

@@ -41,6 +41,9 @@ exception, traceback, "No such file or directory", ...).`,
 				return err
 			}
 			o.Refresh = o.refresh.policy()
+			if o.StateDirs, err = o.scope(); err != nil {
+				return err
+			}
 			return a.runs(o, func() error { return toolsRun(cmd.Context(), o) })
 		},
 	}
