@@ -1,0 +1,126 @@
+package ledger
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/searchbench"
+	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/view"
+)
+
+var (
+	readsOnce sync.Once
+	readsDB   string // removed by TestMain
+	readsIDs  []string
+	readsErr  error
+)
+
+// readsLedger is a ledger of 5,000 sessions of 20 messages with its search
+// index, the one internal/cmd/loadserve serves, written once per process.
+func readsLedger(b *testing.B) (string, []string) {
+	readsOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ledger-reads-")
+		if err != nil {
+			readsErr = err
+			return
+		}
+		readsDB = filepath.Join(dir, "ledger.db")
+		ctx := context.Background()
+		db, err := sqlite.Open(ctx, readsDB, sqlite.Options{})
+		if err != nil {
+			readsErr = err
+			return
+		}
+		_, readsErr = searchbench.NewGenerator(1).WriteCorpus(ctx, db, "", 100_000, 20)
+		if err := db.Close(); readsErr == nil {
+			readsErr = err
+		}
+		if readsErr != nil {
+			return
+		}
+		loc, err := clawledger.ParseLocation(readsDB)
+		if err != nil {
+			readsErr = err
+			return
+		}
+		s := &Service{Location: loc, Name: "bench"}
+		defer s.Close()
+		if _, readsErr = s.Reindex(ctx); readsErr != nil {
+			return
+		}
+		list, err := s.Sessions(ctx, SessionsRequest{})
+		if err != nil {
+			readsErr = err
+			return
+		}
+		for _, x := range list.Sessions {
+			readsIDs = append(readsIDs, x.SessionID)
+		}
+	})
+	if readsErr != nil {
+		b.Fatal(readsErr)
+	}
+	return readsDB, readsIDs
+}
+
+type discardShow struct{}
+
+func (discardShow) Head(*view.ShowHead) error { return nil }
+func (discardShow) Unit(view.ShowUnit) error  { return nil }
+
+// BenchmarkReads times, one at a time, the service calls the web server's
+// API makes (internal/cmd/loadserve's mix) on a ledger of 5,000 sessions:
+// what each costs alone, without the web server's one-second cache.
+func BenchmarkReads(b *testing.B) {
+	path, ids := readsLedger(b)
+	loc, err := clawledger.ParseLocation(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Service{Location: loc, Name: "bench"}
+	defer s.Close()
+	ctx := context.Background()
+	search := SearchDefaults()
+	search.Query = "kubernetes"
+	usage := UsageDefaults()
+	usage.Timezone = "UTC"
+	for _, bc := range []struct {
+		name string
+		call func(i int) error
+	}{
+		{"sessions-50", func(int) error { _, err := s.Sessions(ctx, SessionsRequest{Limit: 50}); return err }},
+		{"sessions-all", func(int) error { _, err := s.Sessions(ctx, SessionsRequest{}); return err }},
+		{"show", func(i int) error {
+			req := ShowDefaults()
+			req.Session = ids[i*7919%len(ids)]
+			return s.Show(ctx, req, discardShow{})
+		}},
+		{"show-filtered", func(i int) error {
+			req := ShowDefaults()
+			req.Session, req.Filtered = ids[i*7919%len(ids)], true
+			return s.Show(ctx, req, discardShow{})
+		}},
+		{"show-prefix", func(i int) error {
+			req := ShowDefaults()
+			req.Session = ids[i*7919%len(ids)][:8]
+			return s.Show(ctx, req, discardShow{})
+		}},
+		{"usage-daily", func(int) error { _, err := s.Usage(ctx, usage); return err }},
+		{"tools", func(int) error { _, err := s.Tools(ctx, ToolsRequest{}); return err }},
+		{"search", func(int) error { _, err := s.Search(ctx, search); return err }},
+		{"status", func(int) error { _, err := s.Status(ctx); return err }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if err := bc.call(i); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
