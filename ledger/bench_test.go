@@ -15,44 +15,40 @@ import (
 
 var (
 	readsOnce sync.Once
-	readsDB   string // removed by TestMain
+	readsDB   string // a temporary ledger, removed by TestMain
+	readsPath string // the ledger read
 	readsIDs  []string
 	readsErr  error
 )
 
 // readsLedger is a ledger of 5,000 sessions of 20 messages with its search
-// index, the one internal/cmd/loadserve serves, written once per process.
+// index, the one internal/cmd/loadserve serves, written once per process
+// (or kept at $CLAWLEDGER_BENCH_READS_DB, written when missing).
 func readsLedger(b *testing.B) (string, []string) {
 	readsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ledger-reads-")
-		if err != nil {
-			readsErr = err
-			return
+		path := os.Getenv("CLAWLEDGER_BENCH_READS_DB")
+		if path == "" {
+			dir, err := os.MkdirTemp("", "ledger-reads-")
+			if err != nil {
+				readsErr = err
+				return
+			}
+			readsDB = filepath.Join(dir, "ledger.db")
+			path = readsDB
 		}
-		readsDB = filepath.Join(dir, "ledger.db")
 		ctx := context.Background()
-		db, err := sqlite.Open(ctx, readsDB, sqlite.Options{})
-		if err != nil {
-			readsErr = err
-			return
+		if _, err := os.Stat(path); err != nil {
+			if readsErr = writeReadsLedger(ctx, path); readsErr != nil {
+				return
+			}
 		}
-		_, readsErr = searchbench.NewGenerator(1).WriteCorpus(ctx, db, "", 100_000, 20)
-		if err := db.Close(); readsErr == nil {
-			readsErr = err
-		}
-		if readsErr != nil {
-			return
-		}
-		loc, err := clawledger.ParseLocation(readsDB)
+		loc, err := clawledger.ParseLocation(path)
 		if err != nil {
 			readsErr = err
 			return
 		}
 		s := &Service{Location: loc, Name: "bench"}
 		defer s.Close()
-		if _, readsErr = s.Reindex(ctx); readsErr != nil {
-			return
-		}
 		list, err := s.Sessions(ctx, SessionsRequest{})
 		if err != nil {
 			readsErr = err
@@ -61,11 +57,34 @@ func readsLedger(b *testing.B) (string, []string) {
 		for _, x := range list.Sessions {
 			readsIDs = append(readsIDs, x.SessionID)
 		}
+		readsPath = path
 	})
 	if readsErr != nil {
 		b.Fatal(readsErr)
 	}
-	return readsDB, readsIDs
+	return readsPath, readsIDs
+}
+
+func writeReadsLedger(ctx context.Context, path string) error {
+	db, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		return err
+	}
+	_, err = searchbench.NewGenerator(1).WriteCorpus(ctx, db, "", 100_000, 20)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	loc, err := clawledger.ParseLocation(path)
+	if err != nil {
+		return err
+	}
+	s := &Service{Location: loc, Name: "bench"}
+	defer s.Close()
+	_, err = s.Reindex(ctx)
+	return err
 }
 
 type discardShow struct{}
