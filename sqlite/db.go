@@ -29,8 +29,8 @@ var migrations embed.FS
 // DB is an open ledger.
 type DB struct {
 	Path string
-	w    *sql.DB // the single writer connection
-	r    *sql.DB // read pool
+	w    *sql.DB   // the single writer connection
+	r    *readPool // read pool, its queries kept prepared
 
 	lock   *filelock.File    // the writer lock (nil for readers, and after Unlock)
 	holder clawledger.Holder // who this writer says it is
@@ -76,11 +76,12 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		}
 	}
 	// reports sort tens of thousands of rows: keep the sorts in memory, as the writer does
-	db.r, err = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)", "_pragma=temp_store(MEMORY)"))
+	r, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)", "_pragma=temp_store(MEMORY)"))
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
+	db.r = &readPool{DB: r}
 	db.r.SetMaxOpenConns(4)
 	if opt.ReadOnly {
 		if err := db.r.PingContext(ctx); err != nil {
@@ -229,7 +230,7 @@ func (db *DB) migrate(ctx context.Context) error {
 // row; a read-only ledger's readers.
 func (db *DB) smallRead(ctx context.Context) (*sql.DB, error) {
 	if db.w == nil {
-		return db.r, nil
+		return db.r.DB, nil
 	}
 	return db.w, db.Flush(ctx)
 }
