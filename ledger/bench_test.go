@@ -41,6 +41,8 @@ func readsLedger(b *testing.B) (string, []string) {
 			if readsErr = writeReadsLedger(ctx, path); readsErr != nil {
 				return
 			}
+		} else if readsErr = migrate(ctx, path); readsErr != nil { // a reader would not
+			return
 		}
 		loc, err := clawledger.ParseLocation(path)
 		if err != nil {
@@ -63,6 +65,14 @@ func readsLedger(b *testing.B) (string, []string) {
 		b.Fatal(readsErr)
 	}
 	return readsPath, readsIDs
+}
+
+func migrate(ctx context.Context, path string) error {
+	db, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		return err
+	}
+	return db.Close()
 }
 
 func writeReadsLedger(ctx context.Context, path string) error {

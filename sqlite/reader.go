@@ -71,12 +71,14 @@ func scanSession(rows scanner) (*clawledger.Session, error) {
 	return s, nil
 }
 
-func (db *DB) querySessions(ctx context.Context, where string, args ...any) ([]*clawledger.Session, error) {
-	return queryAll(ctx, db.r, scanSession, sessionSelect+" "+where, args...)
-}
-
 // Sessions lists transcripts, newest activity first.
 func (db *DB) Sessions(ctx context.Context, f clawledger.SessionFilter) ([]*clawledger.Session, error) {
+	q, args := sessionsQuery(f)
+	return queryAll(ctx, db.r, scanSession, q, args...)
+}
+
+// sessionsQuery is the query of Sessions.
+func sessionsQuery(f clawledger.SessionFilter) (string, []any) {
 	var conds []string
 	var args []any
 	if f.Agent != "" {
@@ -103,27 +105,36 @@ func (db *DB) Sessions(ctx context.Context, f clawledger.SessionFilter) ([]*claw
 		conds = append(conds, "src.class NOT IN ('deleted', 'reset') AND src.gone_at_ms = 0")
 	}
 	conds = append(conds, "NOT "+migratedCopy)
-	where := ""
-	if len(conds) > 0 {
-		where = "WHERE " + strings.Join(conds, " AND ")
-	}
-	where += " ORDER BY s.last_ms DESC, src.id"
+	// sessions_recent's order: a limit stops after its rows, unsorted
+	q := sessionSelect + " WHERE " + strings.Join(conds, " AND ") + " ORDER BY s.last_ms DESC, s.source_id"
 	if f.Limit > 0 {
-		where += " LIMIT ?"
+		q += " LIMIT ?"
 		args = append(args, f.Limit)
 	}
-	return db.querySessions(ctx, where, args...)
+	return q, args
 }
 
 // FindSessions resolves a session id, a unique id prefix or a source path.
 func (db *DB) FindSessions(ctx context.Context, ref string) ([]*clawledger.Session, error) {
-	exact, err := db.querySessions(ctx, "WHERE s.session_id = ? OR src.rel_path = ? ORDER BY src.gone_at_ms <> 0, src.class <> 'live', src.id", ref, ref)
+	exact, err := queryAll(ctx, db.r, scanSession, findExact, ref, ref)
 	if err != nil || len(exact) > 0 {
 		return exact, err
 	}
 	like := strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(ref)
-	return db.querySessions(ctx, `WHERE s.session_id LIKE ? ESCAPE '\' OR src.rel_path LIKE ? ESCAPE '\' ORDER BY src.id`, like+"%", "%/"+like)
+	return queryAll(ctx, db.r, scanSession, findPrefix, like+"%", "%/"+like)
 }
+
+// The queries of FindSessions: the sources of each kind of match, each
+// found by an index (an OR of the two would scan every session), then
+// their sessions.
+var (
+	findExact = sessionSelect + ` WHERE src.id IN (SELECT source_id FROM sessions WHERE session_id = ?
+		UNION ALL SELECT id FROM sources WHERE rel_path = ?)
+		ORDER BY src.gone_at_ms <> 0, src.class <> 'live', src.id`
+	findPrefix = sessionSelect + ` WHERE src.id IN (SELECT source_id FROM sessions WHERE session_id LIKE ? ESCAPE '\'
+		UNION ALL SELECT id FROM sources WHERE rel_path LIKE ? ESCAPE '\')
+		ORDER BY src.id`
+)
 
 // Entries streams a transcript's lines in file order, each with its entry
 // fields and whether it lies on the path the default view shows.
