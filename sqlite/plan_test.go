@@ -12,7 +12,7 @@ import (
 // every session. A page of the session list reads sessions_recent in
 // order, with no sort of every session (the index's order is the list's),
 // and a session reference is resolved by index seeks: its id, its path, a
-// prefix of its id.
+// prefix of its id. Status counts in one pass over the sources.
 func TestReadPlans(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openStateDir(t)
@@ -36,6 +36,9 @@ func TestReadPlans(t *testing.T) {
 		{"session by id or path", findExact, []any{"x", "x"}, nil, append(scans, "SCAN sources")},
 		// a path's suffix is found by a scan of the paths (never of the sessions)
 		{"session by id prefix or path suffix", findPrefix, []any{"ab%", "%/ab"}, nil, scans},
+		// status reads the sources once, not once per count
+		{"status", statusDirs, nil, nil, []string{"SEARCH s USING INDEX sqlite_autoindex_sources_1",
+			"SEARCH s USING COVERING INDEX sqlite_autoindex_sources_1"}},
 	} {
 		plan := explain(t, db, c.query, c.args...)
 		for _, step := range plan {

@@ -246,32 +246,22 @@ func streamLines(ctx context.Context, q querier, sourceID int64, fn func(*clawle
 // and every pending tail.
 func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Status, error) {
 	st := &clawledger.Status{StateDirs: []clawledger.StateDirStatus{}, Pending: []clawledger.PendingTail{}}
-	rows, err := db.r.QueryContext(ctx, `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0),
-		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'transcript' AND s.gone_at_ms = 0),
-		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'cron_runs' AND s.gone_at_ms = 0),
-		(SELECT count(*) FROM cron_jobs j WHERE j.state_dir_id = d.id),
-		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'workspace' AND s.gone_at_ms = 0),
-		(SELECT count(*) FROM sessions x JOIN sources s ON s.id = x.source_id WHERE s.state_dir_id = d.id),
-		(SELECT coalesce(sum(line_count), 0) FROM sources s WHERE s.state_dir_id = d.id AND s.kind IN ('transcript', 'cron_runs')),
-		-- a file's cursor offset is its bytes; a database source's is a seq
-		(SELECT coalesce(sum(offset), 0) FROM sources s WHERE s.state_dir_id = d.id AND s.kind IN ('transcript', 'cron_runs')
-			AND s.rel_path NOT LIKE '%.sqlite#%') +
-		(SELECT coalesce(sum(length(l.raw) + 1), 0) FROM sources s JOIN lines l ON l.source_id = s.id
-			WHERE s.state_dir_id = d.id AND s.rel_path LIKE '%.sqlite#%')
-		FROM state_dirs d ORDER BY d.path`)
+	rows, err := db.r.QueryContext(ctx, statusDirs)
 	if err != nil {
 		return nil, err
 	}
 	var ids []int64
 	for rows.Next() {
-		var id int64
+		var id, sources, gone int64
 		var d clawledger.StateDirStatus
-		if err := rows.Scan(&id, &d.Path, &d.LastScan, &d.Transcripts, &d.CronRunLogs, &d.CronJobs, &d.WorkspaceFiles, &d.Sessions, &d.Lines, &d.Bytes); err != nil {
+		if err := rows.Scan(&id, &d.Path, &d.LastScan, &d.Transcripts, &d.CronRunLogs, &d.CronJobs, &d.WorkspaceFiles, &d.Sessions,
+			&d.Lines, &d.Bytes, &sources, &gone); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		ids = append(ids, id)
 		st.StateDirs = append(st.StateDirs, d)
+		st.Sources, st.Lines, st.Gone = st.Sources+sources, st.Lines+d.Lines, st.Gone+gone
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -283,11 +273,6 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 			return nil, err
 		}
 		st.StateDirs[i].Agents = agents
-	}
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN kind IN ('transcript', 'cron_runs') THEN line_count END), 0),
-		coalesce(sum(gone_at_ms <> 0), 0) FROM sources`).
-		Scan(&st.Sources, &st.Lines, &st.Gone); err != nil {
-		return nil, err
 	}
 	if st.Malformed, st.MalformedMore, err = db.lineIssues(ctx, clawledger.LineMalformed, malformedLimit); err != nil {
 		return nil, err
@@ -310,6 +295,30 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 	}
 	return st, prows.Err()
 }
+
+// statusDirs counts each state dir's sources in one pass over them (a
+// subquery per count walked every source of the dir once each): its
+// transcripts, cron run logs, cron jobs, workspace files, sessions, lines
+// and bytes, and every source and the vanished ones, for the totals.
+const statusDirs = `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0), coalesce(c.transcripts, 0), coalesce(c.run_logs, 0),
+	(SELECT count(*) FROM cron_jobs j WHERE j.state_dir_id = d.id),
+	coalesce(c.workspace, 0), coalesce(c.sessions, 0), coalesce(c.lines, 0), coalesce(c.bytes, 0), coalesce(c.sources, 0), coalesce(c.gone, 0)
+FROM state_dirs d LEFT JOIN (
+	SELECT s.state_dir_id,
+		sum(s.kind = 'transcript' AND s.gone_at_ms = 0) AS transcripts,
+		sum(s.kind = 'cron_runs' AND s.gone_at_ms = 0) AS run_logs,
+		sum(s.kind = 'workspace' AND s.gone_at_ms = 0) AS workspace,
+		count(x.source_id) AS sessions,
+		sum(CASE WHEN s.kind IN ('transcript', 'cron_runs') THEN s.line_count ELSE 0 END) AS lines,
+		-- a file's cursor offset is its bytes; a database source's is a seq
+		sum(CASE WHEN s.kind NOT IN ('transcript', 'cron_runs') THEN 0
+			WHEN s.rel_path NOT LIKE '%.sqlite#%' THEN s.offset
+			ELSE (SELECT coalesce(sum(length(l.raw) + 1), 0) FROM lines l WHERE l.source_id = s.id) END) AS bytes,
+		count(*) AS sources,
+		sum(s.gone_at_ms <> 0) AS gone
+	FROM sources s LEFT JOIN sessions x ON x.source_id = s.id
+	GROUP BY s.state_dir_id) c ON c.state_dir_id = d.id
+ORDER BY d.path`
 
 // lineIssues lists the lines of one status (up to limit; negative means
 // all) in file order, and how many more there are.
