@@ -153,3 +153,48 @@ func BenchmarkReads(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearchHybrid is one hybrid search through the service over
+// 20,000 messages embedded in 384 dimensions (static model): the vector
+// matrix is kept across searches while the vectors stay the same.
+func BenchmarkSearchHybrid(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	path := filepath.Join(dir, "ledger.db")
+	db, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := searchbench.NewGenerator(1)
+	_, err = g.WriteCorpus(ctx, db, "", 20_000, 20)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = g.WriteModel(filepath.Join(dir, "model"), 384)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	loc, err := clawledger.ParseLocation(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Service{Location: loc, Name: "bench"}
+	defer s.Close()
+	if _, err := s.Reindex(ctx); err != nil {
+		b.Fatal(err)
+	}
+	embed := EmbedDefaults()
+	embed.Provider, embed.ModelDir = "static", filepath.Join(dir, "model")
+	if _, err := s.Embed(ctx, embed); err != nil {
+		b.Fatal(err)
+	}
+	req := SearchDefaults()
+	req.Query, req.Mode = "kubernetes", "hybrid"
+	for b.Loop() {
+		if _, err := s.Search(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
