@@ -75,8 +75,13 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	// reports sort tens of thousands of rows: keep the sorts in memory, as the writer does
-	r, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)", "_pragma=temp_store(MEMORY)"))
+	// reports sort tens of thousands of rows: keep the sorts in memory, as the
+	// writer does; and keep the pages a query read, as the writer does (a
+	// search reads the rows of its 2,000 newest matches, about as many
+	// pages: with SQLite's 2 MB default each one was read again from the
+	// file, half the CPU of a mid-frequency search, docs/benchmarks.md)
+	r, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)",
+		"_pragma=temp_store(MEMORY)", "_pragma=cache_size(-32000)"))
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -103,6 +103,7 @@ func TestConnectionPragmas(t *testing.T) {
 		{db.w, "journal_size_limit", walKeepBytes},
 		{db.r.DB, "query_only", 1},
 		{db.r.DB, "temp_store", 2},
+		{db.r.DB, "cache_size", -32000},
 		{db.ckpt.conn, "busy_timeout", 30000},
 	} {
 		var got int64
