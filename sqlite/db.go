@@ -43,6 +43,7 @@ type DB struct {
 	batchSize  int64                // bytes of lines written in it
 	batchLines bool                 // lines were added in it
 	batchStmts map[string]*sql.Stmt // stmts bound to it
+	batchSlots map[int64]struct{}   // quarter hours of the usage written in it (refreshUsageSlots)
 }
 
 // Options tune Open (see clawledger.OpenOptions).
@@ -64,7 +65,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	} else if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("create ledger directory: %w", err)
 	}
-	db := &DB{Path: abs, batchStmts: map[string]*sql.Stmt{}, holder: opt.Writer}
+	db := &DB{Path: abs, batchStmts: map[string]*sql.Stmt{}, batchSlots: map[int64]struct{}{}, holder: opt.Writer}
 	if !opt.ReadOnly {
 		// the writer lock first: two writers must not create the file at once
 		if err := db.Lock(ctx, opt.LockWait); err != nil {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -81,4 +82,20 @@ func explain(t *testing.T, db *DB, query string, args ...any) []planStep {
 		t.Fatal(err)
 	}
 	return plan
+}
+
+// TestUsageSlotsPlan: a commit sums again only the quarter hours that
+// changed, found in lines_usage_slots (never a walk of every message), in
+// the index's order (no sort: the sums add up as usage's query adds them).
+func TestUsageSlotsPlan(t *testing.T) {
+	db, _ := openStateDir(t)
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	q := fmt.Sprintf(usageSums, usageSlot, "", " AND "+usageSlot+" >= ? AND "+usageSlot+" < ?")
+	for _, step := range explain(t, db, q, 1, 2) {
+		if strings.HasPrefix(step.detail, "SCAN m") || strings.HasPrefix(step.detail, "USE TEMP B-TREE") {
+			t.Errorf("the plan has %q", step.detail)
+		}
+	}
 }
