@@ -75,16 +75,22 @@ func migrate(ctx context.Context, path string) error {
 	return db.Close()
 }
 
-func writeReadsLedger(ctx context.Context, path string) error {
+// writeCorpus writes a ledger of n generated messages, perSession a
+// session (internal/searchbench), without its search index.
+func writeCorpus(ctx context.Context, path string, n, perSession int) error {
 	db, err := sqlite.Open(ctx, path, sqlite.Options{})
 	if err != nil {
 		return err
 	}
-	_, err = searchbench.NewGenerator(1).WriteCorpus(ctx, db, "", 100_000, 20)
+	_, err = searchbench.NewGenerator(1).WriteCorpus(ctx, db, "", n, perSession)
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
+	return err
+}
+
+func writeReadsLedger(ctx context.Context, path string) error {
+	if err := writeCorpus(ctx, path, 100_000, 20); err != nil {
 		return err
 	}
 	loc, err := clawledger.ParseLocation(path)
@@ -161,17 +167,9 @@ func BenchmarkSearchHybrid(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
 	path := filepath.Join(dir, "ledger.db")
-	db, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	g := searchbench.NewGenerator(1)
-	_, err = g.WriteCorpus(ctx, db, "", 20_000, 20)
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
+	err := writeCorpus(ctx, path, 20_000, 20)
 	if err == nil {
-		err = g.WriteModel(filepath.Join(dir, "model"), 384)
+		err = searchbench.NewGenerator(1).WriteModel(filepath.Join(dir, "model"), 384)
 	}
 	if err != nil {
 		b.Fatal(err)

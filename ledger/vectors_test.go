@@ -8,7 +8,6 @@ import (
 
 	"github.com/clawledger/clawledger/internal/searchbench"
 	"github.com/clawledger/clawledger/search"
-	"github.com/clawledger/clawledger/sqlite"
 )
 
 // TestVectorMatrixKept: the service loads the vector matrix once for
@@ -19,16 +18,7 @@ func TestVectorMatrixKept(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ledger.db")
-	db, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := searchbench.NewGenerator(1)
-	_, err = g.WriteCorpus(ctx, db, "", 400, 20)
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := writeCorpus(ctx, path, 400, 20); err != nil {
 		t.Fatal(err)
 	}
 	models := []string{filepath.Join(dir, "model-a"), filepath.Join(dir, "model-b")}
