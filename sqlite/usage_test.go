@@ -112,3 +112,19 @@ func TestUsageSlotsKept(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageBeforeMigration: a ledger opened for reading before any writer
+// brought its schema up to date (no usage_slots yet) sums the messages.
+func TestUsageBeforeMigration(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openStateDir(t)
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.ExecContext(ctx, `DROP TABLE usage_slots`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Usage(ctx, clawledger.UsageFilter{}); err != nil {
+		t.Errorf("usage without usage_slots: %v", err)
+	}
+}
