@@ -162,6 +162,16 @@ type SearchReader interface {
 	VectorSpace(ctx context.Context) (string, error)
 }
 
+// VectorGenerations is a SearchReader that says when its vectors change,
+// so that a long-running reader keeps the vector matrix it loaded (the
+// ledger service does); a store without it has its vectors loaded for
+// every search.
+type VectorGenerations interface {
+	// VectorGeneration is a number that changes whenever a stored vector
+	// is added, changed or deleted.
+	VectorGeneration(ctx context.Context) (int64, error)
+}
+
 // SearchIndex is the whole search index: queries, the indexer's writes,
 // vectors and the embedding cache. Its writes need the writer lock.
 type SearchIndex interface {

@@ -145,6 +145,11 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 	if err != nil {
 		return nil, err
 	}
+	if eng.Embedder != nil {
+		if err := s.matrix.fill(ctx, r, eng); err != nil {
+			return nil, err
+		}
+	}
 	res, err := eng.Search(ctx, sr)
 	if err != nil {
 		return nil, err

@@ -25,8 +25,10 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if edgeDB != "" {
-		os.RemoveAll(filepath.Dir(edgeDB))
+	for _, db := range []string{edgeDB, readsDB} {
+		if db != "" {
+			os.RemoveAll(filepath.Dir(db))
+		}
 	}
 	os.Exit(code)
 }

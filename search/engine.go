@@ -133,7 +133,9 @@ type Engine struct {
 	// NotEmbedded says that no chunk has a vector yet, when an Embedder is
 	// set (default ErrNotEmbedded's text); shown likewise.
 	NotEmbedded string
-	vectors     *VectorIndex
+	// Matrix is the vector matrix: set by the caller when it has it loaded
+	// already (a cache across searches), else loaded on first use.
+	Matrix *VectorIndex
 }
 
 // ErrNoVectors is returned when vector search is asked for but impossible
@@ -147,14 +149,14 @@ var ErrNotEmbedded = errors.New("no chunk is embedded yet")
 
 // Vectors loads (once) and returns the vector matrix.
 func (e *Engine) Vectors(ctx context.Context) (*VectorIndex, error) {
-	if e.vectors == nil {
+	if e.Matrix == nil {
 		x := NewVectorIndex(0)
 		if err := e.Store.LoadVectors(ctx, x); err != nil {
 			return nil, err
 		}
-		e.vectors = x
+		e.Matrix = x
 	}
-	return e.vectors, nil
+	return e.Matrix, nil
 }
 
 // Search runs one request.

@@ -29,8 +29,8 @@ var migrations embed.FS
 // DB is an open ledger.
 type DB struct {
 	Path string
-	w    *sql.DB // the single writer connection
-	r    *sql.DB // read pool
+	w    *sql.DB   // the single writer connection
+	r    *readPool // read pool, its queries kept prepared
 
 	lock   *filelock.File    // the writer lock (nil for readers, and after Unlock)
 	holder clawledger.Holder // who this writer says it is
@@ -43,6 +43,7 @@ type DB struct {
 	batchSize  int64                // bytes of lines written in it
 	batchLines bool                 // lines were added in it
 	batchStmts map[string]*sql.Stmt // stmts bound to it
+	batchSlots map[int64]struct{}   // quarter hours of the usage written in it (refreshUsageSlots)
 }
 
 // Options tune Open (see clawledger.OpenOptions).
@@ -64,7 +65,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	} else if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("create ledger directory: %w", err)
 	}
-	db := &DB{Path: abs, batchStmts: map[string]*sql.Stmt{}, holder: opt.Writer}
+	db := &DB{Path: abs, batchStmts: map[string]*sql.Stmt{}, batchSlots: map[int64]struct{}{}, holder: opt.Writer}
 	if !opt.ReadOnly {
 		// the writer lock first: two writers must not create the file at once
 		if err := db.Lock(ctx, opt.LockWait); err != nil {
@@ -75,12 +76,18 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	// reports sort tens of thousands of rows: keep the sorts in memory, as the writer does
-	db.r, err = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)", "_pragma=temp_store(MEMORY)"))
+	// reports sort tens of thousands of rows: keep the sorts in memory, as the
+	// writer does; and keep the pages a query read, as the writer does (a
+	// search reads the rows of its 2,000 newest matches, about as many
+	// pages: with SQLite's 2 MB default each one was read again from the
+	// file, half the CPU of a mid-frequency search, docs/benchmarks.md)
+	r, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)",
+		"_pragma=temp_store(MEMORY)", "_pragma=cache_size(-32000)"))
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
+	db.r = &readPool{DB: r}
 	db.r.SetMaxOpenConns(4)
 	if opt.ReadOnly {
 		if err := db.r.PingContext(ctx); err != nil {
@@ -208,7 +215,9 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db.w, sub, goose.WithTableName("schema_migrations"))
+	// migrations are independent of each other: one a ledger lacks below
+	// its version (made by a development build) is applied all the same
+	p, err := goose.NewProvider(goose.DialectSQLite3, db.w, sub, goose.WithTableName("schema_migrations"), goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return err
 	}
@@ -229,7 +238,7 @@ func (db *DB) migrate(ctx context.Context) error {
 // row; a read-only ledger's readers.
 func (db *DB) smallRead(ctx context.Context) (*sql.DB, error) {
 	if db.w == nil {
-		return db.r, nil
+		return db.r.DB, nil
 	}
 	return db.w, db.Flush(ctx)
 }

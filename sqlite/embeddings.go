@@ -246,3 +246,11 @@ func execEach(ctx context.Context, tx *sql.Tx, query string, n int, args func(i 
 	}
 	return nil
 }
+
+// VectorGeneration moves on with every change of the stored vectors
+// (clawledger.VectorGenerations).
+func (db *DB) VectorGeneration(ctx context.Context) (int64, error) {
+	var g int64
+	err := db.r.QueryRowContext(ctx, `SELECT generation FROM search_vectors_generation`).Scan(&g)
+	return g, err
+}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -194,6 +195,15 @@ func TestForgetCoversEveryTable(t *testing.T) {
 	}
 	if f.Events >= before["episodic_events"] {
 		t.Errorf("forgot every event, also those B's copy of the transcripts yields: %+v", f)
+	}
+	// usage reads kept sums per quarter hour: those of the lines that went
+	// are summed again when the forget commits
+	gotUsage, err := both.Usage(ctx, clawledger.UsageFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantUsage, err := onlyB.Usage(ctx, clawledger.UsageFilter{}); err != nil || !reflect.DeepEqual(gotUsage, wantUsage) {
+		t.Errorf("usage after forgetting %s:\n got %+v\nwant %+v (%v)", a, gotUsage, wantUsage, err)
 	}
 	derived(t, both) // marks the derived layers current again, as onlyB's are
 	got, want := tableCounts(t, both), tableCounts(t, onlyB)

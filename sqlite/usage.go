@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -53,9 +54,89 @@ const countedOnceIn = `(m.id NOT IN (SELECT line_id FROM usage_copies) OR NOT EX
 	WHERE o.msg_ts_ms = m.msg_ts_ms AND o.usage_key = m.usage_key AND o.id <> m.id AND %[1]s
 		AND ((os.class = 'fork') < (src.class = 'fork') OR ((os.class = 'fork') = (src.class = 'fork') AND o.id < m.id))))`
 
+// refreshUsageSlots rewrites the rows of usage_slots of the quarter hours
+// whose lines changed in the write transaction: those of the lines written
+// (slots) and of the lines deleted (usage_slots_dirty). Each row is the
+// group usageSums gives, summed by the same query in the same order (a
+// range of lines_usage_slots: an IN list of quarter hours would walk the
+// whole index). Quarter hours less than a day apart are summed together.
+func refreshUsageSlots(w wtx, slots map[int64]struct{}) error {
+	dirty := make([]int64, 0, len(slots))
+	for s := range slots {
+		dirty = append(dirty, s)
+	}
+	deleted, err := queryAll(w.ctx, w, func(r scanner) (s int64, err error) { return s, r.Scan(&s) }, `SELECT slot FROM usage_slots_dirty`)
+	if err != nil || len(dirty)+len(deleted) == 0 {
+		return err
+	}
+	dirty = append(dirty, deleted...)
+	slices.Sort(dirty)
+	sum := `INSERT INTO usage_slots ` + fmt.Sprintf(usageSums, usageSlot, "", " AND "+usageSlot+" >= ? AND "+usageSlot+" < ?", countedOnce)
+	for i := 0; i < len(dirty); {
+		lo, hi := dirty[i], dirty[i]+1
+		for i++; i < len(dirty) && dirty[i] < hi+96; i++ {
+			hi = dirty[i] + 1
+		}
+		if _, err := w.exec(`DELETE FROM usage_slots WHERE slot >= ? AND slot < ?`, lo, hi); err != nil {
+			return err
+		}
+		if _, err := w.exec(sum, lo, hi); err != nil {
+			return err
+		}
+	}
+	if len(deleted) == 0 {
+		return nil
+	}
+	_, err = w.exec(`DELETE FROM usage_slots_dirty`)
+	return err
+}
+
+// usageSlot is a message's quarter hour, as lines_usage_slots has it.
+var usageSlot = fmt.Sprintf("m.msg_ts_ms / %d", clawledger.UsageQuarter)
+
 // Usage sums the usage f selects by quarter hour (or by transcript), model
-// and provider.
+// and provider: read from usage_slots when f selects whole quarter hours
+// of every agent, else summed from the messages.
 func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger.UsageGroup, error) {
+	if keptUsage(f) {
+		groups, err := db.usageSlots(ctx, f)
+		// a ledger read before a writer migrated it has no kept sums yet
+		if err == nil || !strings.Contains(err.Error(), "no such table") {
+			return groups, err
+		}
+	}
+	return db.usageSums(ctx, f)
+}
+
+// keptUsage is true when usage_slots holds what f selects: whole quarter
+// hours of every agent and every state dir.
+func keptUsage(f clawledger.UsageFilter) bool {
+	return f.Agent == "" && f.StateDirs == nil && !f.BySource && f.Since%clawledger.UsageQuarter == 0 && f.Until%clawledger.UsageQuarter == 0
+}
+
+// usageSlots reads the kept sums of whole quarter hours.
+func (db *DB) usageSlots(ctx context.Context, f clawledger.UsageFilter) ([]clawledger.UsageGroup, error) {
+	q := `SELECT slot, model, provider, messages, first_ms, last_ms, input_tokens, output_tokens, cache_read_tokens,
+		cache_write_tokens, tokens, cost FROM usage_slots WHERE 1`
+	var args []any
+	if f.Since > 0 {
+		q += ` AND slot >= ?`
+		args = append(args, f.Since/clawledger.UsageQuarter)
+	}
+	if f.Until > 0 {
+		q += ` AND slot < ?`
+		args = append(args, f.Until/clawledger.UsageQuarter)
+	}
+	return queryAll(ctx, db.r, func(r scanner) (g clawledger.UsageGroup, err error) {
+		err = r.Scan(&g.Start, &g.Model, &g.Provider, &g.Messages, &g.First, &g.Last,
+			&g.Input, &g.Output, &g.CacheRead, &g.CacheWrite, &g.Tokens, &g.Cost)
+		g.Start *= clawledger.UsageQuarter
+		return g, err
+	}, q+` ORDER BY slot, model, provider`, args...)
+}
+
+// usageSums sums the messages f selects.
+func (db *DB) usageSums(ctx context.Context, f clawledger.UsageFilter) ([]clawledger.UsageGroup, error) {
 	var conds []string
 	var args []any
 	if f.Since > 0 {
@@ -84,7 +165,7 @@ func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger
 	if len(conds) > 0 {
 		where = " AND " + strings.Join(conds, " AND ")
 	}
-	slot := fmt.Sprintf("m.msg_ts_ms / %d", clawledger.UsageQuarter)
+	slot := usageSlot
 	if f.BySource {
 		slot = "m.source_id"
 	}

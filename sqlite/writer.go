@@ -347,6 +347,9 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	}
 	t.bytes += int64(len(rec.Line.Raw))
 	t.w.db.batchLines = true
+	if e := rec.Entry; e != nil && e.Message != nil && e.Message.Usage != nil && rec.UsageKey != 0 { // usage_key set
+		t.w.db.batchSlots[msgTime(e)/clawledger.UsageQuarter] = struct{}{}
+	}
 	lineID, err := res.LastInsertId()
 	if err != nil {
 		return err
