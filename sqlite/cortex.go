@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -92,23 +93,28 @@ func (db *DB) CortexSources(ctx context.Context, all bool) ([]*clawledger.Cortex
 }
 
 // cortexLinesSQL reads transcript lines as the cortex needs them: the
-// derived columns (a compaction's and a model change's rows joined), and
-// the raw bytes only of the lines those do not describe in full: the
-// header, bash executions, and custom entries other than model snapshots
-// (a user message without text is only looked at for an image). Tool
-// output stays in the raw line, unread: the stored verdict of the error
-// rule says what the cortex needs.
-const cortexLinesSQL = `SELECT l.id, l.offset, l.line_no, l.status, coalesce(l.entry_id, ''), l.type, coalesce(l.ts_ms, 0),
-	l.role, coalesce(l.msg_ts_ms, 0), l.text, l.model, l.stop_reason, l.error_message,
+// derived columns (a compaction's and a model change's row as a JSON array,
+// looked up for those entries only), and the raw bytes only of the lines
+// those do not describe in full: the header, bash executions, and custom
+// entries other than model snapshots (a user message without text is only
+// looked at for an image). Tool output stays in the raw line, unread: the
+// stored verdict of the error rule says what the cortex needs. The limit is
+// part of the query: SQLite prepares a statement again for every new value
+// bound to its LIMIT.
+const cortexLinesSQL = `SELECT l.id, l.offset, l.line_no, l.status, l.entry_id, l.type, l.ts_ms, l.role, l.msg_ts_ms, l.text, l.model,
+	l.stop_reason, l.error_message,
 	l.input_tokens, l.output_tokens, l.cache_read_tokens, l.cache_write_tokens, l.cost_total,
-	l.call_id, l.tool_name, l.is_error, l.error_text, l.exit_code,
-	c.kind, c.summary, c.read_files, c.modified_files, m.kind, m.model, m.provider,
+	CASE WHEN l.call_id IS NOT NULL THEN coalesce(l.tool_name, '') END, l.is_error, l.error_text, l.exit_code,
 	CASE WHEN l.role = 'user' AND coalesce(l.text, '') = '' THEN instr(l.raw, '"image"') > 0 END,
-	CASE WHEN l.type IS NULL OR l.type = 'session' OR l.role = 'bashExecution' OR (l.type = 'custom' AND m.kind IS NULL) THEN l.raw END
-	FROM lines l
-	LEFT JOIN compactions c ON c.line_id = l.id
-	LEFT JOIN model_changes m ON m.line_id = l.id
-	WHERE l.source_id = ? AND l.offset > ? ORDER BY l.offset LIMIT ?`
+	CASE WHEN l.type IN ('compaction', 'branch_summary') THEN
+		(SELECT json_array(kind, summary, read_files, modified_files) FROM compactions WHERE line_id = l.id)
+	WHEN l.type IN ('model_change', 'thinking_level_change', 'custom') THEN
+		(SELECT json_array(kind, model, provider) FROM model_changes WHERE line_id = l.id) END,
+	CASE WHEN l.type IS NULL OR l.type IN ('session', 'custom') OR l.role = 'bashExecution' THEN l.raw END
+	FROM lines l WHERE l.source_id = ? AND l.offset > ? ORDER BY l.offset LIMIT `
+
+// cortexLineCols is how many columns cortexLinesSQL returns.
+const cortexLineCols = 25
 
 // CortexLines reads a transcript's stored lines after an offset, in file
 // order, through the read pool (a rebuild holds the writer connection in
@@ -146,78 +152,119 @@ func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return s, nil
 }
 
+// cortexEntry holds a line's entry, its message and usage in one
+// allocation.
+type cortexEntry struct {
+	e clawledger.Entry
+	m clawledger.Message
+	u clawledger.Usage
+}
+
 func (db *DB) cortexLines(ctx context.Context, sourceID, after int64, limit int) ([]clawledger.CortexLine, []int64, error) {
-	st, err := db.readStmt(ctx, cortexLinesSQL)
+	st, err := db.readStmt(ctx, cortexLinesSQL+strconv.Itoa(limit))
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := st.QueryContext(ctx, sourceID, after, limit)
+	rows, err := st.QueryContext(ctx, sourceID, after)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rows.Close()
 	var (
-		out []clawledger.CortexLine
-		ids []int64
+		out  []clawledger.CortexLine
+		ids  []int64
+		v    [cortexLineCols]any // scanned as the driver gives them: no conversions
+		dest = make([]any, cortexLineCols)
 	)
+	for i := range dest {
+		dest[i] = &v[i]
+	}
 	for rows.Next() {
-		var (
-			l                                    clawledger.CortexLine
-			id, ts, msgTs                        int64
-			typ, role, text, model, stop, errMsg sql.NullString
-			in, outTok, cr, cw, exit             sql.NullInt64
-			cost                                 sql.NullFloat64
-			callID, tool, errText                sql.NullString
-			isError, image                       sql.NullBool
-			cKind, cSummary, cRead, cModified    sql.NullString
-			mKind, mModel, mProvider             sql.NullString
-			raw                                  []byte
-		)
-		if err := rows.Scan(&id, &l.Offset, &l.No, &l.Status, &l.EntryID, &typ, &ts, &role, &msgTs, &text, &model, &stop, &errMsg,
-			&in, &outTok, &cr, &cw, &cost, &callID, &tool, &isError, &errText, &exit,
-			&cKind, &cSummary, &cRead, &cModified, &mKind, &mModel, &mProvider, &image, &raw); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, err
 		}
-		if raw != nil {
+		l := clawledger.CortexLine{Line: clawledger.Line{Offset: anyInt(v[1]), No: anyInt(v[2]),
+			Status: clawledger.LineStatus(anyInt(v[3]))}, EntryID: anyString(v[4])}
+		if raw := anyBytes(v[24]); raw != nil && (v[5] != "custom" || v[23] == nil) {
 			l.Raw = raw
-		} else if typ.Valid {
-			e := &clawledger.Entry{Type: typ.String, ID: l.EntryID, Timestamp: ts}
-			if role.Valid {
-				m := &clawledger.Message{Role: role.String, Timestamp: msgTs, Text: text.String, Model: model.String,
-					StopReason: stop.String, ErrorMessage: errMsg.String}
-				if image.Bool {
+		} else if typ, ok := v[5].(string); ok {
+			x := &cortexEntry{e: clawledger.Entry{Type: typ, ID: l.EntryID, Timestamp: anyInt(v[6])}}
+			e := &x.e
+			if role, ok := v[7].(string); ok {
+				m := &x.m
+				*m = clawledger.Message{Role: role, Timestamp: anyInt(v[8]), Text: anyString(v[9]), Model: anyString(v[10]),
+					StopReason: anyString(v[11]), ErrorMessage: anyString(v[12])}
+				if anyInt(v[22]) != 0 {
 					m.Images = 1
 				}
-				if in.Valid {
-					m.Usage = &clawledger.Usage{Input: in.Int64, Output: outTok.Int64, CacheRead: cr.Int64, CacheWrite: cw.Int64,
-						Cost: clawledger.Cost{Total: cost.Float64}}
+				if in, ok := v[13].(int64); ok {
+					x.u = clawledger.Usage{Input: in, Output: anyInt(v[14]), CacheRead: anyInt(v[15]), CacheWrite: anyInt(v[16]),
+						Cost: clawledger.Cost{Total: anyFloat(v[17])}}
+					m.Usage = &x.u
 				}
-				if callID.Valid {
-					m.ToolCallID, m.ToolName, m.IsError, m.ErrorText, m.ExitCode = callID.String, tool.String, isError.Bool, errText.String, nullInt(exit)
+				if tool, ok := v[18].(string); ok {
+					m.ToolName, m.IsError, m.ErrorText = tool, anyInt(v[19]) != 0, anyString(v[20])
+					if code, ok := v[21].(int64); ok {
+						m.ExitCode = &code
+					}
 				}
 				e.Message = m
 			}
-			if cKind.Valid {
-				c := &clawledger.Compaction{Kind: cKind.String, Summary: cSummary.String}
-				_ = json.Unmarshal([]byte(cRead.String), &c.ReadFiles)
-				_ = json.Unmarshal([]byte(cModified.String), &c.ModifiedFiles)
-				e.Compaction = c
-			}
-			if mKind.Valid {
-				e.ModelChange = &clawledger.ModelChange{Kind: mKind.String, ModelID: mModel.String, Provider: mProvider.String}
+			if j, ok := v[23].(string); ok {
+				var f []string
+				_ = json.Unmarshal([]byte(j), &f)
+				switch {
+				case len(f) == 4:
+					c := &clawledger.Compaction{Kind: f[0], Summary: f[1]}
+					_ = json.Unmarshal([]byte(f[2]), &c.ReadFiles)
+					_ = json.Unmarshal([]byte(f[3]), &c.ModifiedFiles)
+					e.Compaction = c
+				case len(f) == 3:
+					e.ModelChange = &clawledger.ModelChange{Kind: f[0], ModelID: f[1], Provider: f[2]}
+				}
 			}
 			l.Entry = e
 		}
 		out = append(out, l)
-		ids = append(ids, id)
+		ids = append(ids, anyInt(v[0]))
 	}
 	return out, ids, rows.Err()
+}
+
+func anyInt(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}
+
+func anyFloat(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	}
+	return 0
+}
+
+func anyBytes(v any) []byte {
+	switch x := v.(type) {
+	case []byte:
+		return x
+	case string:
+		return []byte(x)
+	}
+	return nil
+}
+
+func anyString(v any) string {
+	s, _ := v.(string)
+	return s
 }
 
 // cortexToolCalls adds their tool calls to the assistant messages among
 // lines (ids: their line ids, ascending).
 func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawledger.CortexLine, ids []int64) error {
-	st, err := db.readStmt(ctx, `SELECT line_id, call_id, name, arguments FROM tool_calls
+	st, err := db.readStmt(ctx, `SELECT line_id, name, arguments FROM tool_calls
 		WHERE line_id BETWEEN ? AND ? AND source_id = ? ORDER BY line_id, idx`)
 	if err != nil {
 		return err
@@ -231,8 +278,8 @@ func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawl
 	for rows.Next() {
 		var id int64
 		var c clawledger.ToolCall
-		var args string
-		if err := rows.Scan(&id, &c.ID, &c.Name, &args); err != nil {
+		var args []byte
+		if err := rows.Scan(&id, &c.Name, &args); err != nil {
 			return err
 		}
 		for i < len(ids) && ids[i] < id {
@@ -240,7 +287,7 @@ func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawl
 		}
 		if i < len(ids) && ids[i] == id && lines[i].Entry != nil && lines[i].Entry.Message != nil {
 			m := lines[i].Entry.Message
-			c.Arguments = json.RawMessage(args)
+			c.Arguments = args
 			m.ToolCalls = append(m.ToolCalls, c)
 		}
 	}
