@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -295,9 +294,10 @@ func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawl
 }
 
 // cortexTx writes cortex changes on the writer connection, in transactions
-// of about cortexCommitRows rows (one for a rebuild). The facet totals of
-// every facet a transaction touched are brought up to date before it
-// commits.
+// of about cortexCommitRows rows, or in one when it writes the whole cortex
+// (a rebuild, or the first build of a cortex that holds nothing). The facet
+// totals of every facet a transaction touched are brought up to date
+// before it commits.
 type cortexTx struct {
 	db      *DB
 	ctx     context.Context
@@ -306,7 +306,12 @@ type cortexTx struct {
 	stmts   map[string]*sql.Stmt
 	pending int
 	touched map[facetKey]bool
-	all     bool // every facet's totals need recounting (a rebuild)
+	all     bool // every facet's totals need recounting (a whole build)
+	// a whole build drops the secondary indexes of the tables it fills, so
+	// that it only appends rows in key order, and creates them again
+	// before it commits
+	indexes []string
+	written map[int64]bool // the transcripts a whole build has written (a later batch of one replaces its open episode)
 }
 
 type facetKey struct {
@@ -314,24 +319,58 @@ type facetKey struct {
 	value string
 }
 
-// BeginCortex starts a cortex write; a rebuild empties the cortex first.
+// cortexTables are the tables a whole build empties and fills.
+var cortexTables = []string{"cortex_sources", "cortex_stale", "cortex_current", "cortex_episodes", "cortex_terms",
+	"cortex_facet_episodes", "cortex_facets", "cortex_links"}
+
+// BeginCortex starts a cortex write. A rebuild empties the cortex first,
+// and so does an update of a cortex that holds nothing yet: both write
+// the whole cortex in one transaction.
 func (db *DB) BeginCortex(ctx context.Context, rebuild bool) (clawledger.CortexTx, error) {
-	t := &cortexTx{db: db, ctx: context.WithoutCancel(ctx), whole: rebuild, touched: map[facetKey]bool{}}
-	if rebuild {
-		if err := t.begin(); err != nil {
+	t := &cortexTx{db: db, ctx: context.WithoutCancel(ctx), touched: map[facetKey]bool{}}
+	if err := t.begin(); err != nil {
+		return nil, err
+	}
+	if !rebuild {
+		var derived bool
+		if err := t.tx.QueryRowContext(t.ctx, `SELECT EXISTS (SELECT 1 FROM cortex_sources)`).Scan(&derived); err != nil {
+			t.Rollback()
 			return nil, err
 		}
-		for _, q := range []string{`DELETE FROM cortex_sources`, `DELETE FROM cortex_stale`, `DELETE FROM cortex_current`,
-			`DELETE FROM cortex_episodes`, `DELETE FROM cortex_terms`, `DELETE FROM cortex_facet_episodes`,
-			`DELETE FROM cortex_facets`, `DELETE FROM cortex_links`} {
-			if err := t.exec(q); err != nil {
-				t.Rollback()
-				return nil, err
-			}
+		rebuild = !derived
+	}
+	if rebuild {
+		if err := t.empty(); err != nil {
+			t.Rollback()
+			return nil, err
 		}
-		t.all = true
 	}
 	return t, nil
+}
+
+// empty deletes every row of the cortex (vectors aside: they are kept for
+// the episodes that come back with the same summary) and drops the
+// secondary indexes until Commit.
+func (t *cortexTx) empty() error {
+	t.whole, t.all, t.written = true, true, map[int64]bool{}
+	for _, table := range cortexTables {
+		if err := t.exec(`DELETE FROM ` + table); err != nil {
+			return err
+		}
+	}
+	idx, err := queryAll(t.ctx, t.tx, func(r scanner) (x [2]string, err error) { return x, r.Scan(&x[0], &x[1]) },
+		`SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL
+		AND tbl_name IN (SELECT value FROM json_each(?)) ORDER BY name`, jsonStrings(cortexTables))
+	if err != nil {
+		return err
+	}
+	for _, x := range idx {
+		if err := t.exec(`DROP INDEX ` + x[0]); err != nil {
+			return err
+		}
+		t.indexes = append(t.indexes, x[1])
+	}
+	return nil
 }
 
 func (t *cortexTx) begin() error {
@@ -375,22 +414,25 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 	}
 	from := clawledger.EpisodeID(c.SourceID, c.From)
 	_, hi := clawledger.EpisodeIDRange(c.SourceID)
-	if err := t.deleteEpisodes(from, hi); err != nil {
-		return err
+	if !t.whole || t.written[c.SourceID] {
+		if err := t.deleteEpisodes(from, hi); err != nil {
+			return err
+		}
 	}
+	episodes := make([]any, 0, 20*len(c.Episodes))
 	var terms []any
 	for _, ep := range c.Episodes {
-		if err := t.exec(`INSERT INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id, end_entry_id,
-			start_line, end_line, start_ms, end_ms, entries, messages, tool_calls, errors, tokens, cost, summary, summary_hash)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ep.ID, ep.SourceID, ep.Seq, ep.AgentID, ep.SessionID, ep.Boundary, ep.StartEntryID, ep.EndEntryID,
-			ep.StartLine, ep.EndLine, ep.StartMs, ep.EndMs, ep.Entries, ep.Messages, ep.ToolCalls, ep.Errors, ep.Tokens, ep.Cost,
-			summaryJSON(ep.Summary), summaryHash(ep)); err != nil {
-			return fmt.Errorf("episode %d: %w", ep.Seq, err)
-		}
+		episodes = append(episodes, ep.ID, ep.SourceID, ep.Seq, ep.AgentID, ep.SessionID, string(ep.Boundary), ep.StartEntryID,
+			ep.EndEntryID, ep.StartLine, ep.EndLine, ep.StartMs, ep.EndMs, ep.Entries, ep.Messages, ep.ToolCalls, ep.Errors,
+			ep.Tokens, ep.Cost, summaryJSON(ep.Summary), summaryHash(ep))
 		for _, tc := range ep.Terms {
 			terms = append(terms, ep.ID, tc.Term, tc.Count)
 		}
+	}
+	if err := t.insertRows(`INSERT INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id,
+		end_entry_id, start_line, end_line, start_ms, end_ms, entries, messages, tool_calls, errors, tokens, cost, summary,
+		summary_hash) VALUES `, 20, episodes); err != nil {
+		return err
 	}
 	if err := t.insertRows(`INSERT INTO cortex_terms(episode_id, term, tf) VALUES `, 3, terms); err != nil {
 		return err
@@ -399,39 +441,46 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 	for i := range c.Facets {
 		f := &c.Facets[i]
 		ids, _ := json.Marshal(nonNil(f.EntryIDs))
-		facets = append(facets, f.Type, f.Value, f.EpisodeID, f.Count, f.FirstMs, f.LastMs, f.Confidence, string(ids),
+		facets = append(facets, f.EpisodeID, string(f.Type), f.Value, f.Count, f.FirstMs, f.LastMs, f.Confidence, string(ids),
 			cortex.LookupKey(f.Type, f.Value))
 		if !t.all {
 			t.touched[facetKey{f.Type, f.Value}] = true
 		}
 	}
-	if err := t.insertRows(`INSERT INTO cortex_facet_episodes(type, value, episode_id, count, first_ms, last_ms, confidence,
+	if err := t.insertRows(`INSERT INTO cortex_facet_episodes(episode_id, type, value, count, first_ms, last_ms, confidence,
 		entry_ids, lookup) VALUES `, 9, facets); err != nil {
 		return err
 	}
 	links := make([]any, 0, 6*len(c.Links))
 	for _, l := range c.Links {
-		links = append(links, l.EpisodeID, l.FromType, l.From, l.Relation, l.ToType, l.To)
+		links = append(links, l.EpisodeID, string(l.FromType), l.From, l.Relation, string(l.ToType), l.To)
 	}
 	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_links(episode_id, from_type, from_value, relation, to_type, to_value) VALUES `,
 		6, links); err != nil {
 		return err
 	}
-	// a vector stays while its episode's summary is the one it was made from
-	if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id BETWEEN ? AND ? AND NOT EXISTS (
-		SELECT 1 FROM cortex_episodes e WHERE e.id = cortex_vectors.episode_id AND e.summary_hash = cortex_vectors.hash)`, from, hi); err != nil {
-		return err
+	if !t.whole {
+		// a vector stays while its episode's summary is the one it was made
+		// from (a whole build checks every vector before it commits)
+		if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id BETWEEN ? AND ? AND NOT EXISTS (
+			SELECT 1 FROM cortex_episodes e WHERE e.id = cortex_vectors.episode_id AND e.summary_hash = cortex_vectors.hash)`, from, hi); err != nil {
+			return err
+		}
+		if err := t.exec(`DELETE FROM cortex_stale WHERE source_id = ?`, c.SourceID); err != nil {
+			return err
+		}
 	}
 	if err := t.exec(`INSERT INTO cortex_sources(source_id, line_count, max_offset, index_sig, state) VALUES(?, ?, ?, ?, ?)
 		ON CONFLICT(source_id) DO UPDATE SET line_count = excluded.line_count, max_offset = excluded.max_offset,
-		index_sig = excluded.index_sig, state = excluded.state`, c.SourceID, c.Seen, c.Offset, c.IndexSig, string(c.State)); err != nil {
+		index_sig = excluded.index_sig, state = excluded.state`, c.SourceID, c.Seen, c.Offset, c.IndexSig, c.State); err != nil {
 		return err
 	}
-	if err := t.exec(`DELETE FROM cortex_stale WHERE source_id = ?`, c.SourceID); err != nil {
-		return err
+	if t.whole {
+		t.written[c.SourceID] = true
+		return nil
 	}
 	t.pending += 1 + len(c.Episodes)*4 + len(c.Facets) + len(c.Links)
-	if t.pending >= cortexCommitRows && !t.whole {
+	if t.pending >= cortexCommitRows {
 		return t.commit()
 	}
 	return nil
@@ -502,8 +551,8 @@ func (t *cortexTx) insertRows(insert string, n int, args []any) error {
 
 // Commit brings the facet totals up to date and commits; current marks
 // the cortex current with the ledger, after dropping what it holds of
-// transcripts the ledger no longer has (and, after a rebuild, their
-// episodes' vectors).
+// transcripts the ledger no longer has (and, after a whole build, the
+// vectors of the episodes it no longer has as they were).
 func (t *cortexTx) Commit(ctx context.Context, current bool) error {
 	if err := t.begin(); err != nil {
 		return err
@@ -527,7 +576,8 @@ func (t *cortexTx) Commit(ctx context.Context, current bool) error {
 			}
 		}
 		if t.whole {
-			if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id NOT IN (SELECT id FROM cortex_episodes)`); err != nil {
+			if err := t.exec(`DELETE FROM cortex_vectors WHERE NOT EXISTS (SELECT 1 FROM cortex_episodes e
+				WHERE e.id = cortex_vectors.episode_id AND e.summary_hash = cortex_vectors.hash)`); err != nil {
 				return err
 			}
 		}
@@ -538,7 +588,8 @@ func (t *cortexTx) Commit(ctx context.Context, current bool) error {
 	return t.commit()
 }
 
-// commit recounts the touched facets' totals and commits.
+// commit recounts the touched facets' totals, creates the indexes a whole
+// build dropped, and commits.
 func (t *cortexTx) commit() error {
 	if t.tx == nil {
 		return nil
@@ -546,6 +597,12 @@ func (t *cortexTx) commit() error {
 	if err := t.recount(); err != nil {
 		return err
 	}
+	for _, q := range t.indexes {
+		if err := t.exec(q); err != nil {
+			return err
+		}
+	}
+	t.indexes = nil
 	for _, s := range t.stmts {
 		s.Close()
 	}

@@ -108,20 +108,22 @@ CREATE TABLE cortex_terms (
 ) WITHOUT ROWID;
 CREATE INDEX cortex_terms_term ON cortex_terms(term);
 
--- one facet in one episode, with its provenance (entry ids, JSON)
+-- one facet in one episode, with its provenance (entry ids, JSON); keyed
+-- by episode first, as every other table of episodes, so that a rebuild
+-- appends its rows
 CREATE TABLE cortex_facet_episodes (
+  episode_id INTEGER NOT NULL,
   type       TEXT NOT NULL,
   value      TEXT NOT NULL,
-  episode_id INTEGER NOT NULL,
   count      INTEGER NOT NULL,
   first_ms   INTEGER NOT NULL DEFAULT 0,
   last_ms    INTEGER NOT NULL DEFAULT 0,
   confidence REAL NOT NULL DEFAULT 1,
   entry_ids  TEXT NOT NULL DEFAULT '[]',
   lookup     TEXT NOT NULL DEFAULT '', -- as in cortex_facets
-  PRIMARY KEY (type, value, episode_id)
+  PRIMARY KEY (episode_id, type, value)
 ) WITHOUT ROWID;
-CREATE INDEX cortex_facet_episodes_episode ON cortex_facet_episodes(episode_id);
+CREATE INDEX cortex_facet_episodes_value ON cortex_facet_episodes(type, value);
 
 -- each facet summed over its episodes (kept with every write); lookup is
 -- what an entity is also found by: a file's base name, a URL's host

@@ -4,8 +4,9 @@
 // time (user + system of the process) per ledger line. With -digest it
 // prints a digest of everything the cortex answers (every episode with
 // its terms and facets, every facet total and topic, every entity link
-// and transcript state), so that two builds of the same ledger can be
-// compared byte for byte.
+// and how far each transcript is derived; not the state derivation carries
+// between updates, whose encoding is its own), so that two builds of the
+// same ledger can be compared byte for byte.
 //
 //	go run ./internal/cmd/cortexbench -db /tmp/ledger.db -runs 3
 package main
@@ -92,8 +93,8 @@ func cpuTime() time.Duration {
 }
 
 // digestOf hashes what the cortex answers through its store interface,
-// and the entity links and transcript states (which it answers nowhere
-// else) from their tables.
+// and the entity links and each transcript's progress (which it answers
+// nowhere else) from their tables.
 func digestOf(ctx context.Context, db *sqlite.DB) ([]byte, error) {
 	h := sha256.New()
 	eps, err := db.CortexEpisodes(ctx, clawledger.EpisodeFilter{})
@@ -137,7 +138,7 @@ func hashTables(ctx context.Context, path string, h hash.Hash) error {
 	for _, q := range []string{
 		`SELECT episode_id, from_type, from_value, relation, to_type, to_value FROM cortex_links
 			ORDER BY episode_id, from_type, from_value, relation, to_type, to_value`,
-		`SELECT source_id, line_count, max_offset, index_sig, state FROM cortex_sources ORDER BY source_id`,
+		`SELECT source_id, line_count, max_offset, index_sig FROM cortex_sources ORDER BY source_id`,
 	} {
 		rows, err := r.QueryContext(ctx, q)
 		if err != nil {
