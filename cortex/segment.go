@@ -78,8 +78,12 @@ type episodeAcc struct {
 	HasAsk bool               `json:"ask,omitempty"`
 	Facets []*occurrence      `json:"facets,omitempty"` // in order of first appearance
 	Links  []link             `json:"links,omitempty"`
-	TF     termCounter        `json:"-"`
+	TF     *termCounter       `json:"-"`
 	Terms  string             `json:"tf,omitempty"` // TF encoded, in a stored state
+
+	// outcome is the last assistant text, as written: Ep.Summary.Outcome is
+	// made from it when the episode is stored (most are followed by another)
+	outcome string
 
 	index map[string]*occurrence // by type and value (rebuilt when the state is loaded)
 	links map[link]bool
@@ -159,6 +163,7 @@ func loadState(b []byte, opt Options) *state {
 
 func (s *segmenter) encodeState() ([]byte, error) {
 	if a := s.st.Open; a != nil {
+		a.summarize()
 		a.Terms = a.TF.encode()
 		defer func() { a.Terms = "" }()
 	}
@@ -401,7 +406,7 @@ func (s *segmenter) message(a *episodeAcc, m *clawledger.Message, entryID string
 			a.occ(finding{typ: clawledger.FacetModel, value: m.Model, conf: 1, n: 1}, entryID, ts)
 		}
 		if text := strings.TrimSpace(m.Text); text != "" {
-			ep.Summary.Outcome = oneLine(text, maxSummaryText)
+			a.outcome = text
 			a.TF.add(text)
 		}
 		for i := range m.ToolCalls {
@@ -471,9 +476,17 @@ func (s *segmenter) finding(a *episodeAcc, f finding, entryID string, ts int64) 
 	}
 }
 
+// summarize brings the summary's outcome up to date.
+func (a *episodeAcc) summarize() {
+	if a.outcome != "" {
+		a.Ep.Summary.Outcome, a.outcome = oneLine(a.outcome, maxSummaryText), ""
+	}
+}
+
 // snapshot is an episode as it stands, with its facets and links in a
 // fixed order.
 func (a *episodeAcc) snapshot() (*clawledger.Episode, []clawledger.FacetOccurrence, []clawledger.EntityLink) {
+	a.summarize()
 	ep := a.Ep
 	ep.Terms = a.TF.top(TopTerms)
 	sum := &ep.Summary

@@ -123,56 +123,84 @@ func terms(s string, fn func([]byte)) {
 	flushCJK()
 }
 
-// termCounter counts an episode's words.
-type termCounter map[string]int64
+// termCounter counts an episode's words, in order of first appearance:
+// the order is part of the stored state, and it is the same however the
+// episode's entries were split between updates, so the state needs no sort.
+type termCounter struct {
+	index map[string]int32 // word -> its position in words
+	words []clawledger.TermCount
+}
 
-func (tc termCounter) add(s string) {
+func newTermCounter() *termCounter { return &termCounter{index: map[string]int32{}} }
+
+// count returns how often a word was counted.
+func (tc *termCounter) count(w string) int64 {
+	if i, ok := tc.index[w]; ok {
+		return tc.words[i].Count
+	}
+	return 0
+}
+
+func (tc *termCounter) add(s string) {
 	terms(s, func(w []byte) {
 		w = bytes.TrimSuffix(bytes.TrimSuffix(w, []byte("'s")), []byte("'"))
 		if len(w) < minTermLen {
 			return
 		}
-		if n, ok := tc[string(w)]; ok {
-			tc[string(w)] = n + 1
+		if i, ok := tc.index[string(w)]; ok {
+			tc.words[i].Count++
 		} else if !stopwords[string(w)] {
-			tc[string(w)] = 1
+			tc.put(string(w), 1)
 		}
 	})
-	if len(tc) > maxTermsHeld {
-		for w, n := range tc {
-			if n == 1 {
-				delete(tc, w)
-			}
-		}
+	if len(tc.words) > maxTermsHeld {
+		tc.prune()
 	}
 }
 
-// encode writes the counts as "term count" lines in term order: the state
-// of a long episode holds thousands, and one string is written and read
-// far faster than an object of as many keys.
-func (tc termCounter) encode() string {
-	keys := make([]string, 0, len(tc))
-	for w := range tc {
-		keys = append(keys, w)
+func (tc *termCounter) put(w string, n int64) {
+	tc.index[w] = int32(len(tc.words))
+	tc.words = append(tc.words, clawledger.TermCount{Term: w, Count: n})
+}
+
+// prune drops the words seen once.
+func (tc *termCounter) prune() {
+	kept := tc.words[:0]
+	for _, t := range tc.words {
+		if t.Count > 1 {
+			kept = append(kept, t)
+		} else {
+			delete(tc.index, t.Term)
+		}
 	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, w := range keys {
-		b.WriteString(w)
-		b.WriteByte(' ')
-		b.WriteString(strconv.FormatInt(tc[w], 10))
-		b.WriteByte('\n')
+	clear(tc.words[len(kept):])
+	tc.words = kept
+	for i, t := range kept {
+		tc.index[t.Term] = int32(i)
 	}
-	return b.String()
+}
+
+// encode writes the counts as "term count" lines: the state of a long
+// episode holds thousands, and one string is written and read far faster
+// than an object of as many keys.
+func (tc *termCounter) encode() string {
+	var b []byte
+	for _, t := range tc.words {
+		b = append(b, t.Term...)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, t.Count, 10)
+		b = append(b, '\n')
+	}
+	return string(b)
 }
 
 // decodeTerms reads what encode wrote.
-func decodeTerms(s string) termCounter {
-	tc := termCounter{}
+func decodeTerms(s string) *termCounter {
+	tc := newTermCounter()
 	for line := range strings.SplitSeq(s, "\n") {
 		if w, n, ok := strings.Cut(line, " "); ok {
 			if c, err := strconv.ParseInt(n, 10, 64); err == nil {
-				tc[w] = c
+				tc.put(w, c)
 			}
 		}
 	}
@@ -180,18 +208,30 @@ func decodeTerms(s string) termCounter {
 }
 
 // top returns the n most frequent terms (ties in term order).
-func (tc termCounter) top(n int) []clawledger.TermCount {
-	out := make([]clawledger.TermCount, 0, len(tc))
-	for w, c := range tc {
-		out = append(out, clawledger.TermCount{Term: w, Count: c})
-	}
-	slices.SortFunc(out, func(a, b clawledger.TermCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Term, b.Term))
-	})
-	if len(out) > n {
-		out = out[:n]
+func (tc *termCounter) top(n int) []clawledger.TermCount {
+	// the n best so far, best first: most words are seen too rarely to
+	// enter, so this costs a comparison per word, not a sort
+	out := make([]clawledger.TermCount, 0, max(n, 0))
+	for _, t := range tc.words {
+		if n <= 0 {
+			break
+		}
+		if len(out) == n && termOrder(t, out[n-1]) >= 0 {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(out, t, termOrder)
+		if len(out) < n {
+			out = append(out, clawledger.TermCount{})
+		}
+		copy(out[i+1:], out[i:len(out)-1])
+		out[i] = t
 	}
 	return out
+}
+
+// termOrder orders terms by count, most frequent first, then by term.
+func termOrder(a, b clawledger.TermCount) int {
+	return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Term, b.Term))
 }
 
 // Keyword is a topic keyword of an episode.
