@@ -108,6 +108,7 @@ func (b *Builder) source(ctx context.Context, tx clawledger.CortexTx, src *clawl
 		}
 	}
 	seg := newSegmenter(src, b.Options, state)
+	defer seg.release()
 	st.Sources++
 	for {
 		n, last := 0, after

@@ -1,6 +1,7 @@
 package cortex
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 
 // DerivationVersion changes with the rules: episodes derived by another
 // version are derived again.
-const DerivationVersion = 1
+const DerivationVersion = 2
 
 // DefaultGap is the silence after which a user ask starts a new episode.
 const DefaultGap = 30 * time.Minute
@@ -60,7 +61,9 @@ const (
 )
 
 // state is what segmentation carries from one update of a transcript to
-// the next.
+// the next. It is stored as JSON, then a newline and the open episode's
+// word counts (see termCounter.encode): thousands of short lines that JSON
+// would escape and unescape.
 type state struct {
 	Version  int                 `json:"v"`
 	Options  string              `json:"opts"`
@@ -79,7 +82,6 @@ type episodeAcc struct {
 	Facets []*occurrence      `json:"facets,omitempty"` // in order of first appearance
 	Links  []link             `json:"links,omitempty"`
 	TF     *termCounter       `json:"-"`
-	Terms  string             `json:"tf,omitempty"` // TF encoded, in a stored state
 
 	// outcome is the last assistant text, as written: Ep.Summary.Outcome is
 	// made from it when the episode is stored (most are followed by another)
@@ -87,6 +89,7 @@ type episodeAcc struct {
 
 	index map[string]*occurrence // by type and value (rebuilt when the state is loaded)
 	links map[link]bool
+	terms string // TF as a stored state holds it, until reindex decodes it
 }
 
 type occurrence struct {
@@ -120,8 +123,8 @@ func (a *episodeAcc) reindex() {
 		a.links[l] = true
 	}
 	if a.TF == nil {
-		a.TF = decodeTerms(a.Terms)
-		a.Terms = ""
+		a.TF = decodeTerms(a.terms)
+		a.terms = ""
 	}
 }
 
@@ -132,7 +135,7 @@ type segmenter struct {
 	st      *state
 	channel string // from the session key and index
 	peer    string
-	closed  []*episodeAcc // closed since the last change
+	done    clawledger.CortexChange // the episodes closed since the last change
 }
 
 func newSegmenter(src *clawledger.CortexSource, opt Options, st *state) *segmenter {
@@ -154,20 +157,36 @@ func loadState(b []byte, opt Options) *state {
 	if len(b) == 0 {
 		return nil
 	}
+	js, terms, _ := bytes.Cut(b, []byte("\n"))
 	st := &state{}
-	if json.Unmarshal(b, st) != nil || st.Version != DerivationVersion || st.Options != opt.signature() {
+	if json.Unmarshal(js, st) != nil || st.Version != DerivationVersion || st.Options != opt.signature() {
 		return nil
+	}
+	if st.Open != nil {
+		st.Open.terms = string(terms)
 	}
 	return st
 }
 
 func (s *segmenter) encodeState() ([]byte, error) {
+	var terms *termCounter
 	if a := s.st.Open; a != nil {
 		a.summarize()
-		a.Terms = a.TF.encode()
-		defer func() { a.Terms = "" }()
+		terms = a.TF
 	}
-	return json.Marshal(s.st)
+	b, err := json.Marshal(s.st)
+	if err != nil {
+		return nil, err
+	}
+	return terms.appendTo(append(b, '\n')), nil
+}
+
+// release hands the segmenter's word counts back for reuse.
+func (s *segmenter) release() {
+	if a := s.st.Open; a != nil && a.TF != nil {
+		a.TF.release()
+		a.TF = nil
+	}
 }
 
 // openSeq is the seq of the open episode (the first an appended entry can
@@ -260,7 +279,9 @@ func (s *segmenter) boundary(e *clawledger.Entry, ts int64) clawledger.Boundary 
 func (s *segmenter) open(b clawledger.Boundary, l *clawledger.CortexLine) {
 	seq := 0
 	if prev := s.st.Open; prev != nil {
-		s.closed = append(s.closed, prev)
+		prev.snapshot(&s.done)
+		prev.TF.release()
+		prev.TF = nil
 		seq = prev.Ep.Seq + 1
 	}
 	a := &episodeAcc{Ep: clawledger.Episode{
@@ -483,9 +504,9 @@ func (a *episodeAcc) summarize() {
 	}
 }
 
-// snapshot is an episode as it stands, with its facets and links in a
-// fixed order.
-func (a *episodeAcc) snapshot() (*clawledger.Episode, []clawledger.FacetOccurrence, []clawledger.EntityLink) {
+// snapshot adds the episode as it stands to a change, with its facets and
+// links in a fixed order.
+func (a *episodeAcc) snapshot(c *clawledger.CortexChange) {
 	a.summarize()
 	ep := a.Ep
 	ep.Terms = a.TF.top(TopTerms)
@@ -515,24 +536,21 @@ func (a *episodeAcc) snapshot() (*clawledger.Episode, []clawledger.FacetOccurren
 		return cmp.Or(cmp.Compare(x.FromType, y.FromType), cmp.Compare(x.From, y.From), cmp.Compare(x.Relation, y.Relation),
 			cmp.Compare(x.ToType, y.ToType), cmp.Compare(x.To, y.To))
 	})
-	return &ep, facets, links
+	c.Episodes = append(c.Episodes, &ep)
+	c.Facets = append(c.Facets, facets...)
+	c.Links = append(c.Links, links...)
 }
 
 // change is what the lines added since the last change did: the episodes
 // closed since, and the open one as it stands, replacing the stored
 // episodes from from on.
 func (s *segmenter) change(from int) *clawledger.CortexChange {
-	c := &clawledger.CortexChange{SourceID: s.src.SourceID, From: from}
-	eps := s.closed
+	c := &s.done
 	if s.st.Open != nil {
-		eps = append(eps, s.st.Open)
+		s.st.Open.snapshot(c)
 	}
-	for _, a := range eps {
-		ep, facets, links := a.snapshot()
-		c.Episodes = append(c.Episodes, ep)
-		c.Facets = append(c.Facets, facets...)
-		c.Links = append(c.Links, links...)
-	}
-	s.closed = nil
-	return c
+	out := *c
+	out.SourceID, out.From = s.src.SourceID, from
+	s.done = clawledger.CortexChange{}
+	return &out
 }

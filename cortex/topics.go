@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -131,7 +132,22 @@ type termCounter struct {
 	words []clawledger.TermCount
 }
 
-func newTermCounter() *termCounter { return &termCounter{index: map[string]int32{}} }
+func newTermCounter() *termCounter { return termCounters.Get().(*termCounter) }
+
+// termCounters are counters to reuse: an episode's counter grows to
+// thousands of words, and most transcripts hold an episode or two.
+var termCounters = sync.Pool{New: func() any { return &termCounter{index: map[string]int32{}} }}
+
+// release empties the counter and hands it back for reuse.
+func (tc *termCounter) release() {
+	if tc == nil {
+		return
+	}
+	clear(tc.index)
+	clear(tc.words)
+	tc.words = tc.words[:0]
+	termCounters.Put(tc)
+}
 
 // count returns how often a word was counted.
 func (tc *termCounter) count(w string) int64 {
@@ -180,21 +196,27 @@ func (tc *termCounter) prune() {
 	}
 }
 
-// encode writes the counts as "term count" lines: the state of a long
-// episode holds thousands, and one string is written and read far faster
-// than an object of as many keys.
-func (tc *termCounter) encode() string {
-	var b []byte
+// appendTo appends the counts as "term count" lines: the state of a long
+// episode holds thousands.
+func (tc *termCounter) appendTo(b []byte) []byte {
+	if tc == nil {
+		return b
+	}
+	n := len(b)
+	for _, t := range tc.words {
+		n += len(t.Term) + 22
+	}
+	b = slices.Grow(b, n-len(b))
 	for _, t := range tc.words {
 		b = append(b, t.Term...)
 		b = append(b, ' ')
 		b = strconv.AppendInt(b, t.Count, 10)
 		b = append(b, '\n')
 	}
-	return string(b)
+	return b
 }
 
-// decodeTerms reads what encode wrote.
+// decodeTerms reads what appendTo wrote.
 func decodeTerms(s string) *termCounter {
 	tc := newTermCounter()
 	for line := range strings.SplitSeq(s, "\n") {
@@ -216,7 +238,7 @@ func (tc *termCounter) top(n int) []clawledger.TermCount {
 		if n <= 0 {
 			break
 		}
-		if len(out) == n && termOrder(t, out[n-1]) >= 0 {
+		if len(out) == n && (t.Count < out[n-1].Count || termOrder(t, out[n-1]) >= 0) {
 			continue
 		}
 		i, _ := slices.BinarySearchFunc(out, t, termOrder)
