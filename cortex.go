@@ -284,9 +284,9 @@ type EntityHit struct {
 
 // CortexReader is what the cortex reads of the ledger.
 type CortexReader interface {
-	// CortexLines calls fn with up to limit stored lines of a transcript
-	// after an offset, in file order.
-	CortexLines(ctx context.Context, sourceID, after int64, limit int, fn func(*CortexLine) error) error
+	// CortexLines returns up to limit stored lines of a transcript after
+	// an offset, in file order.
+	CortexLines(ctx context.Context, sourceID, after int64, limit int) ([]CortexLine, error)
 }
 
 // CortexStore holds the cortex.

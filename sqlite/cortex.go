@@ -118,20 +118,12 @@ const cortexLineCols = 25
 // CortexLines reads a transcript's stored lines after an offset, in file
 // order, through the read pool (a rebuild holds the writer connection in
 // its transaction meanwhile).
-func (db *DB) CortexLines(ctx context.Context, sourceID, after int64, limit int, fn func(*clawledger.CortexLine) error) error {
+func (db *DB) CortexLines(ctx context.Context, sourceID, after int64, limit int) ([]clawledger.CortexLine, error) {
 	lines, ids, err := db.cortexLines(ctx, sourceID, after, limit)
 	if err != nil || len(lines) == 0 {
-		return err
+		return lines, err
 	}
-	if err := db.cortexToolCalls(ctx, sourceID, lines, ids); err != nil {
-		return err
-	}
-	for i := range lines {
-		if err := fn(&lines[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return lines, db.cortexToolCalls(ctx, sourceID, lines, ids)
 }
 
 // readStmt is a query prepared once on the read pool: a query run per
@@ -429,12 +421,12 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 			terms = append(terms, ep.ID, tc.Term, tc.Count)
 		}
 	}
-	if err := t.insertRows(`INSERT INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id,
+	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id,
 		end_entry_id, start_line, end_line, start_ms, end_ms, entries, messages, tool_calls, errors, tokens, cost, summary,
 		summary_hash) VALUES `, 20, episodes); err != nil {
 		return err
 	}
-	if err := t.insertRows(`INSERT INTO cortex_terms(episode_id, term, tf) VALUES `, 3, terms); err != nil {
+	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_terms(episode_id, term, tf) VALUES `, 3, terms); err != nil {
 		return err
 	}
 	facets := make([]any, 0, 9*len(c.Facets))
@@ -447,7 +439,7 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 			t.touched[facetKey{f.Type, f.Value}] = true
 		}
 	}
-	if err := t.insertRows(`INSERT INTO cortex_facet_episodes(episode_id, type, value, count, first_ms, last_ms, confidence,
+	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_facet_episodes(episode_id, type, value, count, first_ms, last_ms, confidence,
 		entry_ids, lookup) VALUES `, 9, facets); err != nil {
 		return err
 	}
@@ -536,7 +528,10 @@ func (t *cortexTx) deleteEpisodes(from, hi int64) error {
 const insertRowsMax = 64
 
 // insertRows inserts rows of n values each (args holds them one after the
-// other), several to a statement.
+// other), several to a statement. The inserts say OR IGNORE, though no row
+// they insert can conflict (deleted first, or unique by derivation): an
+// INSERT of several rows that may abort keeps a statement journal, a copy
+// of every page it changes.
 func (t *cortexTx) insertRows(insert string, n int, args []any) error {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
 	for len(args) > 0 {
