@@ -87,7 +87,7 @@ type episodeAcc struct {
 	// made from it when the episode is stored (most are followed by another)
 	outcome string
 
-	index map[string]*occurrence // by type and value (rebuilt when the state is loaded)
+	index map[occKey]*occurrence // rebuilt when the state is loaded
 	links map[link]bool
 	terms string // TF as a stored state holds it, until reindex decodes it
 }
@@ -111,12 +111,15 @@ type link struct {
 	To       string               `json:"t"`
 }
 
-func occKey(t clawledger.FacetType, v string) string { return string(t) + "\x00" + v }
+type occKey struct {
+	typ   clawledger.FacetType
+	value string
+}
 
 func (a *episodeAcc) reindex() {
-	a.index = make(map[string]*occurrence, len(a.Facets))
+	a.index = make(map[occKey]*occurrence, len(a.Facets))
 	for _, o := range a.Facets {
-		a.index[occKey(o.Type, o.Value)] = o
+		a.index[occKey{o.Type, o.Value}] = o
 	}
 	a.links = make(map[link]bool, len(a.Links))
 	for _, l := range a.Links {
@@ -312,7 +315,7 @@ func (s *segmenter) project(a *episodeAcc) {
 
 // occ records a finding in the episode, from an entry at a time.
 func (a *episodeAcc) occ(f finding, entryID string, ts int64) *occurrence {
-	k := occKey(f.typ, f.value)
+	k := occKey{f.typ, f.value}
 	o := a.index[k]
 	if o == nil {
 		o = &occurrence{Type: f.typ, Value: f.value}

@@ -53,6 +53,21 @@ file files`) {
 	return m
 }()
 
+// stopwordShapes has bit n of stopwordShapes[c] set when a stopword of n
+// bytes starts with byte c: most words are told apart from every stopword
+// by that alone, without a lookup.
+var stopwordShapes = func() (m [256]uint64) {
+	for w := range stopwords {
+		m[w[0]] |= 1 << min(len(w), 63)
+	}
+	return m
+}()
+
+// stopword reports whether a word (lower case) is a stopword.
+func stopword(w []byte) bool {
+	return len(w) > 0 && stopwordShapes[w[0]]&(1<<min(len(w), 63)) != 0 && stopwords[string(w)]
+}
+
 // isCJK reports whether r belongs to a script written without spaces.
 func isCJK(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
@@ -69,7 +84,7 @@ func terms(s string, fn func([]byte)) {
 	var bigram []byte
 	letterFirst := false
 	flushWord := func() {
-		if len(word) >= minTermLen && len(word) <= maxTermLen && letterFirst && !stopwords[string(word)] {
+		if len(word) >= minTermLen && len(word) <= maxTermLen && letterFirst && !stopword(word) {
 			fn(word)
 		}
 		word = word[:0]
@@ -165,7 +180,7 @@ func (tc *termCounter) add(s string) {
 		}
 		if i, ok := tc.index[string(w)]; ok {
 			tc.words[i].Count++
-		} else if !stopwords[string(w)] {
+		} else if !stopword(w) {
 			tc.put(string(w), 1)
 		}
 	})

@@ -142,8 +142,8 @@ CREATE INDEX cortex_facets_lookup ON cortex_facets(lookup);
 CREATE INDEX cortex_facets_rank ON cortex_facets(type, episodes DESC, count DESC);
 
 -- relations between entities seen in an episode (alias: as written -> normalized;
--- on_channel: peer -> channel), found by what they relate from; a file lies
--- in the project of its episode
+-- on_channel: peer -> channel); a file lies in the project of its episode.
+-- No query reads them by value yet: the index such a query needs comes with it
 CREATE TABLE cortex_links (
   episode_id INTEGER NOT NULL,
   from_type  TEXT NOT NULL,
@@ -153,7 +153,6 @@ CREATE TABLE cortex_links (
   to_value   TEXT NOT NULL,
   PRIMARY KEY (episode_id, from_type, from_value, relation, to_type, to_value)
 ) WITHOUT ROWID;
-CREATE INDEX cortex_links_from ON cortex_links(from_type, from_value);
 
 -- episode summary vectors (little-endian float32, as search_vectors), of
 -- the embedding space cortex_meta names; hash is the summary_hash they
