@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -74,7 +75,7 @@ func (db *DB) CortexSources(ctx context.Context, all bool) ([]*clawledger.Cortex
 	}, `WITH cur AS (
 		SELECT s.id, s.agent_id, coalesce(nullif(se.session_id, ''), s.file_session_id) AS session_id, s.rel_path, s.class,
 			s.line_count AS lines, x.source_id IS NOT NULL AS stale, c.line_count AS seen, c.max_offset, c.index_sig AS derived_sig,
-			coalesce(c.state, '') AS state, `+cortexIndexSig+` AS sig,
+			`+cortexIndexSig+` AS sig,
 			i.session_key, i.chat_type, i.channel, i.last_channel, i.last_to, i.group_id, i.display_name
 		FROM sources s
 		LEFT JOIN sessions se ON se.source_id = s.id
@@ -85,7 +86,8 @@ func (db *DB) CortexSources(ctx context.Context, all bool) ([]*clawledger.Cortex
 			WHERE i2.session_id = se.session_id AND i2.agent_id = se.agent_id AND y.state_dir_id = s.state_dir_id AND y.gone_at_ms = 0
 			ORDER BY i2.updated_ms DESC LIMIT 1)
 		WHERE s.kind = 'transcript')
-		SELECT id, agent_id, session_id, rel_path, class, lines, stale, seen, max_offset, derived_sig, state, sig,
+		SELECT id, agent_id, session_id, rel_path, class, lines, stale, seen, max_offset, derived_sig,
+			coalesce((SELECT t.state FROM cortex_states t WHERE t.source_id = cur.id), ''), sig,
 			session_key, chat_type, channel, last_channel, last_to, group_id, display_name
 		FROM cur `+where+` ORDER BY id`)
 	return srcs, false, err
@@ -120,10 +122,15 @@ const cortexLineCols = 25
 // its transaction meanwhile).
 func (db *DB) CortexLines(ctx context.Context, sourceID, after int64, limit int) ([]clawledger.CortexLine, error) {
 	lines, ids, err := db.cortexLines(ctx, sourceID, after, limit)
-	if err != nil || len(lines) == 0 {
-		return lines, err
+	if err != nil {
+		return nil, err
 	}
-	return lines, db.cortexToolCalls(ctx, sourceID, lines, ids)
+	for i := range lines {
+		if e := lines[i].Entry; e != nil && e.Message != nil && e.Message.Role == "assistant" {
+			return lines, db.cortexToolCalls(ctx, sourceID, lines, ids)
+		}
+	}
+	return lines, nil // no message that can call a tool
 }
 
 // readStmt is a query prepared once on the read pool: a query run per
@@ -312,7 +319,7 @@ type facetKey struct {
 }
 
 // cortexTables are the tables a whole build empties and fills.
-var cortexTables = []string{"cortex_sources", "cortex_stale", "cortex_current", "cortex_episodes", "cortex_terms",
+var cortexTables = []string{"cortex_sources", "cortex_states", "cortex_stale", "cortex_current", "cortex_episodes", "cortex_terms",
 	"cortex_facet_episodes", "cortex_facets", "cortex_links"}
 
 // BeginCortex starts a cortex write. A rebuild empties the cortex first,
@@ -406,8 +413,12 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 	}
 	from := clawledger.EpisodeID(c.SourceID, c.From)
 	_, hi := clawledger.EpisodeIDRange(c.SourceID)
+	var old map[occurrenceKey]occurrenceTotals // the occurrences replaced, when their facets' totals are recounted
+	if !t.all {
+		old = map[occurrenceKey]occurrenceTotals{}
+	}
 	if !t.whole || t.written[c.SourceID] {
-		if err := t.deleteEpisodes(from, hi); err != nil {
+		if err := t.deleteEpisodes(from, hi, old); err != nil {
 			return err
 		}
 	}
@@ -435,9 +446,17 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 		ids, _ := json.Marshal(nonNil(f.EntryIDs))
 		facets = append(facets, f.EpisodeID, string(f.Type), f.Value, f.Count, f.FirstMs, f.LastMs, f.Confidence, string(ids),
 			cortex.LookupKey(f.Type, f.Value))
-		if !t.all {
-			t.touched[facetKey{f.Type, f.Value}] = true
+		if old != nil {
+			// an occurrence written again as it was leaves its facet's totals as they are
+			k := occurrenceKey{f.EpisodeID, facetKey{f.Type, f.Value}}
+			if prev, ok := old[k]; !ok || prev != (occurrenceTotals{f.Count, f.FirstMs, f.LastMs, f.Confidence}) {
+				t.touched[k.facet] = true
+			}
+			delete(old, k)
 		}
+	}
+	for k := range old {
+		t.touched[k.facet] = true
 	}
 	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_facet_episodes(episode_id, type, value, count, first_ms, last_ms, confidence,
 		entry_ids, lookup) VALUES `, 9, facets); err != nil {
@@ -462,9 +481,11 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 			return err
 		}
 	}
-	if err := t.exec(`INSERT INTO cortex_sources(source_id, line_count, max_offset, index_sig, state) VALUES(?, ?, ?, ?, ?)
-		ON CONFLICT(source_id) DO UPDATE SET line_count = excluded.line_count, max_offset = excluded.max_offset,
-		index_sig = excluded.index_sig, state = excluded.state`, c.SourceID, c.Seen, c.Offset, c.IndexSig, c.State); err != nil {
+	if err := t.exec(`INSERT OR REPLACE INTO cortex_sources(source_id, line_count, max_offset, index_sig) VALUES(?, ?, ?, ?)`,
+		c.SourceID, c.Seen, c.Offset, c.IndexSig); err != nil {
+		return err
+	}
+	if err := t.exec(`INSERT OR REPLACE INTO cortex_states(source_id, state) VALUES(?, ?)`, c.SourceID, c.State); err != nil {
 		return err
 	}
 	if t.whole {
@@ -490,21 +511,41 @@ func summaryHash(ep *clawledger.Episode) []byte {
 	return h[:]
 }
 
+// occurrenceKey is a facet in an episode.
+type occurrenceKey struct {
+	episode int64
+	facet   facetKey
+}
+
+// occurrenceTotals is what an occurrence adds to its facet's totals.
+type occurrenceTotals struct {
+	count, firstMs, lastMs int64
+	confidence             float64
+}
+
 // deleteEpisodes deletes the episodes with ids in [from, hi], with their
-// terms, facets and links; the facets' totals are recounted at commit.
-func (t *cortexTx) deleteEpisodes(from, hi int64) error {
+// terms, facets and links. The totals of their facets are recounted at
+// commit, or, when old is not nil, their occurrences are put in old (for
+// Put to recount those it does not write again as they were).
+func (t *cortexTx) deleteEpisodes(from, hi int64, old map[occurrenceKey]occurrenceTotals) error {
 	if !t.all {
-		rows, err := t.tx.QueryContext(t.ctx, `SELECT type, value FROM cortex_facet_episodes WHERE episode_id BETWEEN ? AND ?`, from, hi)
+		rows, err := t.tx.QueryContext(t.ctx, `SELECT episode_id, type, value, count, first_ms, last_ms, confidence
+			FROM cortex_facet_episodes WHERE episode_id BETWEEN ? AND ?`, from, hi)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
-			var k facetKey
-			if err := rows.Scan(&k.typ, &k.value); err != nil {
+			var k occurrenceKey
+			var o occurrenceTotals
+			if err := rows.Scan(&k.episode, &k.facet.typ, &k.facet.value, &o.count, &o.firstMs, &o.lastMs, &o.confidence); err != nil {
 				rows.Close()
 				return err
 			}
-			t.touched[k] = true
+			if old != nil {
+				old[k] = o
+			} else {
+				t.touched[k.facet] = true
+			}
 		}
 		if err := rows.Close(); err != nil {
 			return err
@@ -524,7 +565,8 @@ func (t *cortexTx) deleteEpisodes(from, hi int64) error {
 }
 
 // insertRowsMax is how many rows one INSERT statement takes: a statement
-// per row costs several times its row.
+// per row costs several times its row. Fewer rows go in statements of a
+// power of two rows each, so that a transaction prepares few statements.
 const insertRowsMax = 64
 
 // insertRows inserts rows of n values each (args holds them one after the
@@ -536,6 +578,7 @@ func (t *cortexTx) insertRows(insert string, n int, args []any) error {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
 	for len(args) > 0 {
 		k := min(len(args)/n, insertRowsMax)
+		k = 1 << (bits.Len(uint(k)) - 1) // the largest power of two <= k
 		if err := t.exec(insert+strings.TrimSuffix(strings.Repeat(row+", ", k), ", "), args[:k*n]...); err != nil {
 			return err
 		}
@@ -560,13 +603,16 @@ func (t *cortexTx) Commit(ctx context.Context, current bool) error {
 		}
 		for _, id := range gone {
 			lo, hi := clawledger.EpisodeIDRange(id)
-			if err := t.deleteEpisodes(lo, hi); err != nil {
+			if err := t.deleteEpisodes(lo, hi, nil); err != nil {
 				return err
 			}
 			if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id BETWEEN ? AND ?`, lo, hi); err != nil {
 				return err
 			}
 			if err := t.exec(`DELETE FROM cortex_sources WHERE source_id = ?`, id); err != nil {
+				return err
+			}
+			if err := t.exec(`DELETE FROM cortex_states WHERE source_id = ?`, id); err != nil {
 				return err
 			}
 		}

@@ -270,8 +270,9 @@ func TestCortexDropsRemovedSources(t *testing.T) {
 		t.Errorf("%d episodes left of %d", len(after), len(eps))
 	}
 	var progress int
-	if err := raw.QueryRow(`SELECT count(*) FROM cortex_sources WHERE source_id = ?`, victim).Scan(&progress); err != nil || progress != 0 {
-		t.Errorf("the removed transcript's progress row is still there (%d, %v)", progress, err)
+	if err := raw.QueryRow(`SELECT (SELECT count(*) FROM cortex_sources WHERE source_id = ?1) + (SELECT count(*) FROM cortex_states WHERE source_id = ?1)`,
+		victim).Scan(&progress); err != nil || progress != 0 {
+		t.Errorf("the removed transcript's progress or state is still there (%d, %v)", progress, err)
 	}
 	facets, _ := db.CortexFacets(ctx, clawledger.FacetFilter{})
 	for _, f := range facets {

@@ -6,14 +6,20 @@
 -- transcript's source id shifted left 24 bits plus its sequence number), so
 -- a rebuild writes the rows an update would have.
 
--- How far each transcript is derived, and the derivation's state there
--- (the open episode, as JSON): appended lines continue from it.
+-- How far each transcript is derived.
 CREATE TABLE cortex_sources (
   source_id  INTEGER PRIMARY KEY,
   line_count INTEGER NOT NULL DEFAULT 0,  -- lines derived
   max_offset INTEGER NOT NULL DEFAULT -1, -- offset of the last line derived
-  index_sig  TEXT NOT NULL DEFAULT '',    -- the index fields facets were derived from
-  state      TEXT NOT NULL DEFAULT ''
+  index_sig  TEXT NOT NULL DEFAULT ''     -- the index fields facets were derived from
+);
+
+-- The derivation's state after each transcript's last line derived (the
+-- open episode): appended lines continue from it. Apart from
+-- cortex_sources, which every update reads whole, as it is kilobytes a row.
+CREATE TABLE cortex_states (
+  source_id INTEGER PRIMARY KEY,
+  state     BLOB NOT NULL
 );
 
 -- Transcripts whose lines were replaced: derived again from their start.
@@ -186,4 +192,5 @@ DROP TRIGGER cortex_current_source_added;
 DROP TABLE cortex_current;
 DROP TRIGGER cortex_source_replaced;
 DROP TABLE cortex_stale;
+DROP TABLE cortex_states;
 DROP TABLE cortex_sources;

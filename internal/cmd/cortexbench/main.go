@@ -1,7 +1,9 @@
 // Command cortexbench times a rebuild of the cortex of an existing ledger
 // (docs/benchmarks.md, "Cortex"): it opens the ledger, runs
 // cortex.Builder.Rebuild -runs times and prints each run's wall and CPU
-// time (user + system of the process) per ledger line. With -digest it
+// time (user + system of the process) per ledger line. With -update it
+// runs Builder.Update instead (after an ingest that appended lines: the
+// incremental cost per appended line). With -digest it
 // prints a digest of everything the cortex answers (every episode with
 // its terms and facets, every facet total and topic, every entity link
 // and how far each transcript is derived; not the state derivation carries
@@ -34,11 +36,12 @@ import (
 func main() {
 	dbPath := flag.String("db", "", "ledger (run `clawledger ingest` first)")
 	runs := flag.Int("runs", 1, "rebuilds to time")
+	update := flag.Bool("update", false, "time an update instead of a rebuild")
 	digest := flag.Bool("digest", false, "print a digest of the cortex after the last rebuild")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the rebuilds here")
 	flag.Parse()
 	if *dbPath == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: cortexbench -db LEDGER [-runs N] [-digest] [-cpuprofile FILE]")
+		fmt.Fprintln(os.Stderr, "usage: cortexbench -db LEDGER [-runs N] [-update] [-digest] [-cpuprofile FILE]")
 		os.Exit(2)
 	}
 	ctx := context.Background()
@@ -57,9 +60,13 @@ func main() {
 		}
 	}
 	b := &cortex.Builder{Ledger: db, Store: db}
+	run := b.Rebuild
+	if *update {
+		run = b.Update
+	}
 	for i := range *runs {
 		start, cpu := time.Now(), cpuTime()
-		st, err := b.Rebuild(ctx)
+		st, err := run(ctx)
 		if err != nil {
 			log.Fatal(err)
 		}
