@@ -74,6 +74,21 @@ func isCJK(r rune) bool {
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
 
+// asciiWord marks the ASCII bytes of words: 'A' for upper-case letters,
+// 'a' for the rest (lower-case letters, digits and the apostrophe); every
+// other byte is 0.
+var asciiWord = func() (t [256]byte) {
+	for c := range byte(utf8.RuneSelf) {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			t[c] = 'A'
+		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '\'':
+			t[c] = 'a'
+		}
+	}
+	return t
+}()
+
 // terms calls fn with the content words of s, lower case: words of
 // letters (digits allowed after the first letter), not stopwords, 3 to 40
 // bytes; CJK runs as overlapping bigrams. The word handed to fn is valid
@@ -99,23 +114,33 @@ func terms(s string, fn func([]byte)) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf { // ASCII: most of what agents write
-			i++
-			switch {
-			case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '\'' && len(word) > 0:
-				if len(cjk) > 0 {
-					flushCJK()
-				}
-				if len(word) == 0 {
-					letterFirst = c > '9'
-				}
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				word = append(word, c)
-			default:
+			if asciiWord[c] == 0 || c == '\'' && len(word) == 0 { // an apostrophe opens no word
+				i++
 				flushWord()
 				flushCJK()
+				continue
 			}
+			// a run of letters, digits and apostrophes, taken whole
+			if len(cjk) > 0 {
+				flushCJK()
+			}
+			if len(word) == 0 {
+				letterFirst = c > '9'
+			}
+			j, upper := i, false
+			for ; j < len(s) && asciiWord[s[j]] != 0; j++ {
+				upper = upper || asciiWord[s[j]] == 'A'
+			}
+			n := len(word)
+			word = append(word, s[i:j]...)
+			if upper {
+				for k := n; k < len(word); k++ {
+					if c := word[k]; 'A' <= c && c <= 'Z' {
+						word[k] = c + 'a' - 'A'
+					}
+				}
+			}
+			i = j
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
