@@ -309,7 +309,7 @@ type cortexTx struct {
 	// a whole build drops the secondary indexes of the tables it fills, so
 	// that it only appends rows in key order, and creates them again
 	// before it commits
-	indexes []string
+	indexes []index
 	written map[int64]bool // the transcripts a whole build has written (a later batch of one replaces its open episode)
 }
 
@@ -357,17 +357,33 @@ func (t *cortexTx) empty() error {
 			return err
 		}
 	}
-	idx, err := queryAll(t.ctx, t.tx, func(r scanner) (x [2]string, err error) { return x, r.Scan(&x[0], &x[1]) },
-		`SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL
+	idx, err := queryAll(t.ctx, t.tx, func(r scanner) (x index, err error) { return x, r.Scan(&x.name, &x.table, &x.sql) },
+		`SELECT name, tbl_name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL
 		AND tbl_name IN (SELECT value FROM json_each(?)) ORDER BY name`, jsonStrings(cortexTables))
 	if err != nil {
 		return err
 	}
 	for _, x := range idx {
-		if err := t.exec(`DROP INDEX ` + x[0]); err != nil {
+		if err := t.exec(`DROP INDEX ` + x.name); err != nil {
 			return err
 		}
-		t.indexes = append(t.indexes, x[1])
+	}
+	t.indexes = idx
+	return nil
+}
+
+// index is an index of the cortex, as the schema holds it.
+type index struct{ name, table, sql string }
+
+// createIndexes creates the indexes a whole build dropped: those of the
+// facet totals (which recount fills) when totals, the others when not.
+func (t *cortexTx) createIndexes(totals bool) error {
+	for _, x := range t.indexes {
+		if (x.table == "cortex_facets") == totals {
+			if err := t.exec(x.sql); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -629,19 +645,21 @@ func (t *cortexTx) Commit(ctx context.Context, current bool) error {
 	return t.commit()
 }
 
-// commit recounts the touched facets' totals, creates the indexes a whole
-// build dropped, and commits.
+// commit recounts the touched facets' totals (from the occurrences' index,
+// which a whole build creates first), creates the indexes a whole build
+// dropped, and commits.
 func (t *cortexTx) commit() error {
 	if t.tx == nil {
 		return nil
 	}
+	if err := t.createIndexes(false); err != nil {
+		return err
+	}
 	if err := t.recount(); err != nil {
 		return err
 	}
-	for _, q := range t.indexes {
-		if err := t.exec(q); err != nil {
-			return err
-		}
+	if err := t.createIndexes(true); err != nil {
+		return err
 	}
 	t.indexes = nil
 	for _, s := range t.stmts {

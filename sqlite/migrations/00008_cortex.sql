@@ -116,7 +116,8 @@ CREATE INDEX cortex_terms_term ON cortex_terms(term);
 
 -- one facet in one episode, with its provenance (entry ids, JSON); keyed
 -- by episode first, as every other table of episodes, so that a rebuild
--- appends its rows
+-- appends its rows; found by facet through an index that holds what the
+-- facet's totals sum (a rebuild sums every facet's from it alone)
 CREATE TABLE cortex_facet_episodes (
   episode_id INTEGER NOT NULL,
   type       TEXT NOT NULL,
@@ -129,7 +130,7 @@ CREATE TABLE cortex_facet_episodes (
   lookup     TEXT NOT NULL DEFAULT '', -- as in cortex_facets
   PRIMARY KEY (episode_id, type, value)
 ) WITHOUT ROWID;
-CREATE INDEX cortex_facet_episodes_value ON cortex_facet_episodes(type, value);
+CREATE INDEX cortex_facet_episodes_value ON cortex_facet_episodes(type, value, count, first_ms, last_ms, confidence, lookup);
 
 -- each facet summed over its episodes (kept with every write); lookup is
 -- what an entity is also found by: a file's base name, a URL's host
