@@ -177,11 +177,13 @@ func (s *segmenter) encodeState() ([]byte, error) {
 		a.summarize()
 		terms = a.TF
 	}
-	b, err := json.Marshal(s.st)
-	if err != nil {
+	var buf bytes.Buffer
+	buf.Grow(4096 + terms.encodedLen())
+	// Encode ends the JSON with the newline that parts it from the terms
+	if err := json.NewEncoder(&buf).Encode(s.st); err != nil {
 		return nil, err
 	}
-	return terms.appendTo(append(b, '\n')), nil
+	return terms.appendTo(buf.Bytes()), nil
 }
 
 // release hands the segmenter's word counts back for reuse.
@@ -282,7 +284,7 @@ func (s *segmenter) boundary(e *clawledger.Entry, ts int64) clawledger.Boundary 
 func (s *segmenter) open(b clawledger.Boundary, l *clawledger.CortexLine) {
 	seq := 0
 	if prev := s.st.Open; prev != nil {
-		prev.snapshot(&s.done)
+		prev.snapshot(&s.done, true)
 		prev.TF.release()
 		prev.TF = nil
 		seq = prev.Ep.Seq + 1
@@ -508,40 +510,43 @@ func (a *episodeAcc) summarize() {
 }
 
 // snapshot adds the episode as it stands to a change, with its facets and
-// links in a fixed order.
-func (a *episodeAcc) snapshot(c *clawledger.CortexChange) {
+// links in a fixed order. Unless the episode is closed (final), what it
+// goes on changing is copied.
+func (a *episodeAcc) snapshot(c *clawledger.CortexChange, final bool) {
 	a.summarize()
 	ep := a.Ep
 	ep.Terms = a.TF.top(TopTerms)
+	clone := func(s []string) []string {
+		if final {
+			return s
+		}
+		return slices.Clone(s)
+	}
 	sum := &ep.Summary
-	sum.FilesRead = slices.Clone(sum.FilesRead)
-	sum.FilesModified = slices.Clone(sum.FilesModified)
-	sum.Commands = slices.Clone(sum.Commands)
-	sum.URLs = slices.Clone(sum.URLs)
-	sum.Errors = slices.Clone(sum.Errors)
-	facets := make([]clawledger.FacetOccurrence, 0, len(a.Facets))
+	sum.FilesRead, sum.FilesModified, sum.Commands = clone(sum.FilesRead), clone(sum.FilesModified), clone(sum.Commands)
+	sum.URLs, sum.Errors = clone(sum.URLs), clone(sum.Errors)
+	n := len(c.Facets)
 	for _, o := range a.Facets {
 		f := clawledger.FacetOccurrence{Type: o.Type, Value: o.Value, EpisodeID: ep.ID, Count: o.Count, FirstMs: o.FirstMs,
-			LastMs: o.LastMs, Confidence: o.Conf, EntryIDs: slices.Clone(o.EntryIDs)}
+			LastMs: o.LastMs, Confidence: o.Conf, EntryIDs: clone(o.EntryIDs)}
 		if o.Whole {
 			f.FirstMs, f.LastMs, f.Count = ep.StartMs, ep.EndMs, max(f.Count, 1)
 		}
-		facets = append(facets, f)
+		c.Facets = append(c.Facets, f)
 	}
-	slices.SortFunc(facets, func(x, y clawledger.FacetOccurrence) int {
+	slices.SortFunc(c.Facets[n:], func(x, y clawledger.FacetOccurrence) int {
 		return cmp.Or(cmp.Compare(x.Type, y.Type), cmp.Compare(x.Value, y.Value))
 	})
-	links := make([]clawledger.EntityLink, 0, len(a.Links))
+	n = len(c.Links)
 	for _, l := range a.Links {
-		links = append(links, clawledger.EntityLink{EpisodeID: ep.ID, FromType: l.FromType, From: l.From, Relation: l.Relation, ToType: l.ToType, To: l.To})
+		c.Links = append(c.Links, clawledger.EntityLink{EpisodeID: ep.ID, FromType: l.FromType, From: l.From, Relation: l.Relation,
+			ToType: l.ToType, To: l.To})
 	}
-	slices.SortFunc(links, func(x, y clawledger.EntityLink) int {
+	slices.SortFunc(c.Links[n:], func(x, y clawledger.EntityLink) int {
 		return cmp.Or(cmp.Compare(x.FromType, y.FromType), cmp.Compare(x.From, y.From), cmp.Compare(x.Relation, y.Relation),
 			cmp.Compare(x.ToType, y.ToType), cmp.Compare(x.To, y.To))
 	})
 	c.Episodes = append(c.Episodes, &ep)
-	c.Facets = append(c.Facets, facets...)
-	c.Links = append(c.Links, links...)
 }
 
 // change is what the lines added since the last change did: the episodes
@@ -550,7 +555,7 @@ func (a *episodeAcc) snapshot(c *clawledger.CortexChange) {
 func (s *segmenter) change(from int) *clawledger.CortexChange {
 	c := &s.done
 	if s.st.Open != nil {
-		s.st.Open.snapshot(c)
+		s.st.Open.snapshot(c, false)
 	}
 	out := *c
 	out.SourceID, out.From = s.src.SourceID, from

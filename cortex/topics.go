@@ -242,11 +242,7 @@ func (tc *termCounter) appendTo(b []byte) []byte {
 	if tc == nil {
 		return b
 	}
-	n := len(b)
-	for _, t := range tc.words {
-		n += len(t.Term) + 22
-	}
-	b = slices.Grow(b, n-len(b))
+	b = slices.Grow(b, tc.encodedLen())
 	for _, t := range tc.words {
 		b = append(b, t.Term...)
 		b = append(b, ' ')
@@ -254,6 +250,24 @@ func (tc *termCounter) appendTo(b []byte) []byte {
 		b = append(b, '\n')
 	}
 	return b
+}
+
+// encodedLen is how many bytes appendTo appends.
+func (tc *termCounter) encodedLen() int {
+	if tc == nil {
+		return 0
+	}
+	n := 0
+	for _, t := range tc.words {
+		n += len(t.Term) + 3 // a space, a digit, a newline
+		for c := t.Count; c >= 10 || c <= -10; c /= 10 {
+			n++
+		}
+		if t.Count < 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // decodeTerms reads what appendTo wrote.

@@ -88,3 +88,23 @@ func FuzzTerms(f *testing.F) {
 		}
 	})
 }
+
+func TestTermsEncoding(t *testing.T) {
+	tc := newTermCounter()
+	defer tc.release()
+	for _, c := range []struct {
+		term string
+		n    int64
+	}{{"invoice", 1}, {"stripe", 10}, {"totals", 999}, {"rounding", 1000}, {"odd", -7}} {
+		tc.put(c.term, c.n)
+	}
+	b := tc.appendTo(nil)
+	if len(b) != tc.encodedLen() {
+		t.Errorf("encodedLen %d, appendTo wrote %d bytes", tc.encodedLen(), len(b))
+	}
+	back := decodeTerms(string(b))
+	defer back.release()
+	if !slices.Equal(back.words, tc.words) {
+		t.Errorf("decoded %v, want %v", back.words, tc.words)
+	}
+}

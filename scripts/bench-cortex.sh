@@ -5,7 +5,10 @@
 # (internal/cmd/cortexbench), each with its wall and CPU time; then the
 # incremental cost: ROUNDS times, one user message appended to each of
 # APPEND transcripts, an ingest, and a timed cortex update. The appended
-# lines are cut off the transcripts again at the end.
+# lines are cut off the transcripts again at the end. cortexbench runs with
+# the garbage collector settings the clawledger binary gives itself
+# (cmd/clawledger/main.go: GOGC 400, a 64 MiB soft memory limit), as
+# `cortex rebuild` will.
 #
 #   scripts/bench-cortex.sh [SIZE] [FILES] [WORKDIR]     (default 600MB 5000 /tmp/clawledger-bench)
 set -euo pipefail
@@ -21,6 +24,7 @@ go build -o "$WORK/bin/clawledger" ./cmd/clawledger
 go build -o "$WORK/bin/genstate" ./internal/cmd/genstate
 go build -o "$WORK/bin/cortexbench" ./internal/cmd/cortexbench
 B=$WORK/bin
+export GOGC=${GOGC:-400} GOMEMLIMIT=${GOMEMLIMIT:-64MiB}
 TREE=$WORK/tree/.openclaw
 DB=$WORK/cortex.db
 if [ ! -d "$TREE" ]; then

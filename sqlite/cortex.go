@@ -311,6 +311,7 @@ type cortexTx struct {
 	// before it commits
 	indexes []index
 	written map[int64]bool // the transcripts a whole build has written (a later batch of one replaces its open episode)
+	args    []any          // the values of the rows being inserted, reused
 }
 
 type facetKey struct {
@@ -438,52 +439,19 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 			return err
 		}
 	}
-	episodes := make([]any, 0, 20*len(c.Episodes))
-	var terms []any
-	for _, ep := range c.Episodes {
-		episodes = append(episodes, ep.ID, ep.SourceID, ep.Seq, ep.AgentID, ep.SessionID, string(ep.Boundary), ep.StartEntryID,
-			ep.EndEntryID, ep.StartLine, ep.EndLine, ep.StartMs, ep.EndMs, ep.Entries, ep.Messages, ep.ToolCalls, ep.Errors,
-			ep.Tokens, ep.Cost, summaryJSON(ep.Summary), summaryHash(ep))
-		for _, tc := range ep.Terms {
-			terms = append(terms, ep.ID, tc.Term, tc.Count)
-		}
-	}
-	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id,
-		end_entry_id, start_line, end_line, start_ms, end_ms, entries, messages, tool_calls, errors, tokens, cost, summary,
-		summary_hash) VALUES `, 20, episodes); err != nil {
+	if err := t.putEpisodes(c); err != nil {
 		return err
 	}
-	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_terms(episode_id, term, tf) VALUES `, 3, terms); err != nil {
+	if err := t.putFacets(c, old); err != nil {
 		return err
 	}
-	facets := make([]any, 0, 9*len(c.Facets))
-	for i := range c.Facets {
-		f := &c.Facets[i]
-		ids, _ := json.Marshal(nonNil(f.EntryIDs))
-		facets = append(facets, f.EpisodeID, string(f.Type), f.Value, f.Count, f.FirstMs, f.LastMs, f.Confidence, string(ids),
-			cortex.LookupKey(f.Type, f.Value))
-		if old != nil {
-			// an occurrence written again as it was leaves its facet's totals as they are
-			k := occurrenceKey{f.EpisodeID, facetKey{f.Type, f.Value}}
-			if prev, ok := old[k]; !ok || prev != (occurrenceTotals{f.Count, f.FirstMs, f.LastMs, f.Confidence}) {
-				t.touched[k.facet] = true
-			}
-			delete(old, k)
-		}
-	}
-	for k := range old {
-		t.touched[k.facet] = true
-	}
-	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_facet_episodes(episode_id, type, value, count, first_ms, last_ms, confidence,
-		entry_ids, lookup) VALUES `, 9, facets); err != nil {
-		return err
-	}
-	links := make([]any, 0, 6*len(c.Links))
+	args := t.args[:0]
 	for _, l := range c.Links {
-		links = append(links, l.EpisodeID, string(l.FromType), l.From, l.Relation, string(l.ToType), l.To)
+		args = append(args, l.EpisodeID, string(l.FromType), l.From, l.Relation, string(l.ToType), l.To)
 	}
+	t.args = args
 	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_links(episode_id, from_type, from_value, relation, to_type, to_value) VALUES `,
-		6, links); err != nil {
+		6, args); err != nil {
 		return err
 	}
 	if !t.whole {
@@ -513,6 +481,57 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 		return t.commit()
 	}
 	return nil
+}
+
+// putEpisodes inserts a change's episodes and their terms.
+func (t *cortexTx) putEpisodes(c *clawledger.CortexChange) error {
+	args := t.args[:0]
+	for _, ep := range c.Episodes {
+		args = append(args, ep.ID, ep.SourceID, ep.Seq, ep.AgentID, ep.SessionID, string(ep.Boundary), ep.StartEntryID,
+			ep.EndEntryID, ep.StartLine, ep.EndLine, ep.StartMs, ep.EndMs, ep.Entries, ep.Messages, ep.ToolCalls, ep.Errors,
+			ep.Tokens, ep.Cost, summaryJSON(ep.Summary), summaryHash(ep))
+	}
+	t.args = args
+	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id,
+		end_entry_id, start_line, end_line, start_ms, end_ms, entries, messages, tool_calls, errors, tokens, cost, summary,
+		summary_hash) VALUES `, 20, args); err != nil {
+		return err
+	}
+	args = t.args[:0]
+	for _, ep := range c.Episodes {
+		for _, tc := range ep.Terms {
+			args = append(args, ep.ID, tc.Term, tc.Count)
+		}
+	}
+	t.args = args
+	return t.insertRows(`INSERT OR IGNORE INTO cortex_terms(episode_id, term, tf) VALUES `, 3, args)
+}
+
+// putFacets inserts a change's facet occurrences. With old (the
+// occurrences the change replaces), it marks for recounting the facets
+// whose occurrences changed.
+func (t *cortexTx) putFacets(c *clawledger.CortexChange, old map[occurrenceKey]occurrenceTotals) error {
+	args := t.args[:0]
+	for i := range c.Facets {
+		f := &c.Facets[i]
+		ids, _ := json.Marshal(nonNil(f.EntryIDs))
+		args = append(args, f.EpisodeID, string(f.Type), f.Value, f.Count, f.FirstMs, f.LastMs, f.Confidence, string(ids),
+			cortex.LookupKey(f.Type, f.Value))
+		if old != nil {
+			// an occurrence written again as it was leaves its facet's totals as they are
+			k := occurrenceKey{f.EpisodeID, facetKey{f.Type, f.Value}}
+			if prev, ok := old[k]; !ok || prev != (occurrenceTotals{f.Count, f.FirstMs, f.LastMs, f.Confidence}) {
+				t.touched[k.facet] = true
+			}
+			delete(old, k)
+		}
+	}
+	t.args = args
+	for k := range old {
+		t.touched[k.facet] = true
+	}
+	return t.insertRows(`INSERT OR IGNORE INTO cortex_facet_episodes(episode_id, type, value, count, first_ms, last_ms, confidence,
+		entry_ids, lookup) VALUES `, 9, args)
 }
 
 func summaryJSON(s clawledger.EpisodeSummary) string {

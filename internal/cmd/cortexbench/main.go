@@ -39,9 +39,10 @@ func main() {
 	update := flag.Bool("update", false, "time an update instead of a rebuild")
 	digest := flag.Bool("digest", false, "print a digest of the cortex after the last rebuild")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the rebuilds here")
+	memProfile := flag.String("memprofile", "", "write a profile of what the rebuilds allocated here")
 	flag.Parse()
 	if *dbPath == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: cortexbench -db LEDGER [-runs N] [-update] [-digest] [-cpuprofile FILE]")
+		fmt.Fprintln(os.Stderr, "usage: cortexbench -db LEDGER [-runs N] [-update] [-digest] [-cpuprofile FILE] [-memprofile FILE]")
 		os.Exit(2)
 	}
 	ctx := context.Background()
@@ -76,6 +77,16 @@ func main() {
 	}
 	if *profile != "" {
 		pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			log.Fatal(err)
+		}
+		f.Close()
 	}
 	if *digest {
 		sum, err := digestOf(ctx, db)
