@@ -7,68 +7,46 @@ import (
 	"unicode/utf8"
 )
 
-// termsOneByOne is terms as it was first written, a byte or rune at a
-// time: what terms, which takes runs of ASCII word bytes whole, must
+// termsOneByOne is what terms does, a rune at a time and as plainly as it
+// can be said: what terms, which takes runs of ASCII word bytes whole, must
 // agree with.
 func termsOneByOne(s string, fn func([]byte)) {
-	var word []byte
-	var cjk []rune
-	var bigram []byte
-	letterFirst := false
-	flushWord := func() {
-		if len(word) >= minTermLen && len(word) <= maxTermLen && letterFirst && !stopword(word) {
+	var word, bigram []byte
+	var first rune // the word's first rune
+	var han []rune // a run of CJK
+	endWord := func() {
+		if len(word) >= minTermLen && len(word) <= maxTermLen && unicode.IsLetter(first) && !stopword(word) {
 			fn(word)
 		}
 		word = word[:0]
 	}
-	flushCJK := func() {
-		for i := 0; i+1 < len(cjk); i++ {
-			bigram = utf8.AppendRune(utf8.AppendRune(bigram[:0], cjk[i]), cjk[i+1])
+	endHan := func() {
+		for i := 1; i < len(han); i++ {
+			bigram = utf8.AppendRune(utf8.AppendRune(bigram[:0], han[i-1]), han[i])
 			fn(bigram)
 		}
-		cjk = cjk[:0]
+		han = han[:0]
 	}
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf { // ASCII: most of what agents write
-			i++
-			switch {
-			case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '\'' && len(word) > 0:
-				if len(cjk) > 0 {
-					flushCJK()
-				}
-				if len(word) == 0 {
-					letterFirst = c > '9'
-				}
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				word = append(word, c)
-			default:
-				flushWord()
-				flushCJK()
-			}
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		i += n
+	for _, r := range s {
+		wordRune := r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' && len(word) > 0) ||
+			r >= utf8.RuneSelf && !(r >= 0x1100 && isCJK(r)) && (unicode.IsLetter(r) || unicode.IsDigit(r))
 		switch {
-		case r >= 0x1100 && isCJK(r):
-			flushWord()
-			cjk = append(cjk, r)
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			flushCJK()
+		case wordRune:
+			endHan()
 			if len(word) == 0 {
-				letterFirst = unicode.IsLetter(r)
+				first = r
 			}
 			word = utf8.AppendRune(word, unicode.ToLower(r))
+		case r >= 0x1100 && isCJK(r):
+			endWord()
+			han = append(han, r)
 		default:
-			flushWord()
-			flushCJK()
+			endWord()
+			endHan()
 		}
 	}
-	flushWord()
-	flushCJK()
+	endWord()
+	endHan()
 }
 
 func collectTerms(split func(string, func([]byte)), s string) []string {
