@@ -100,8 +100,9 @@ func (db *DB) CortexSources(ctx context.Context, all bool) ([]*clawledger.Cortex
 // entries other than model snapshots (a user message without text is only
 // looked at for an image). Tool output stays in the raw line, unread: the
 // stored verdict of the error rule says what the cortex needs. The limit is
-// part of the query: SQLite prepares a statement again for every new value
-// bound to its LIMIT.
+// part of the query's text: SQLite prepares a statement whose LIMIT is a
+// parameter again every time a value is bound to it (and the driver clears
+// the bindings after each run).
 const cortexLinesSQL = `SELECT l.id, l.offset, l.line_no, l.status, l.entry_id, l.type, l.ts_ms, l.role, l.msg_ts_ms, l.text, l.model,
 	l.stop_reason, l.error_message,
 	l.input_tokens, l.output_tokens, l.cache_read_tokens, l.cache_write_tokens, l.cost_total,
