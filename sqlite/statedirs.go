@@ -68,7 +68,7 @@ var forgetByStateDir = []string{
 // layers, whose marks are deleted after them).
 var forgetBySource = []string{
 	"tool_calls", "compactions", "model_changes", "cron_runs", "sessions", "session_index", "workspace_versions",
-	"workspace_files", "episodic_capture_sources", "lines", "search_sources", "search_stale", "cortex_sources", "cortex_stale",
+	"workspace_files", "episodic_capture_sources", "lines", "search_sources", "search_stale", "cortex_sources", "cortex_states", "cortex_stale",
 }
 
 // ForgetStateDir deletes a state dir and everything derived from it in one
@@ -225,7 +225,7 @@ func (db *DB) forgetEpisodes(w wtx, stateDirID int64, f *clawledger.Forgotten) e
 			continue
 		}
 		f.Episodes += n
-		if err := t.deleteEpisodes(lo, hi); err != nil {
+		if err := t.deleteEpisodes(lo, hi, nil); err != nil {
 			return err
 		}
 		if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id BETWEEN ? AND ?`, lo, hi); err != nil {
