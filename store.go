@@ -92,7 +92,8 @@ type Session struct {
 	Key       string // session key from the index, when the index names it
 	Class     FileClass
 	Topic     string
-	Gone      bool // the file no longer exists; its lines are kept
+	Gone      bool   // the file no longer exists; its lines are kept
+	Host      string // the host whose source it is, in a ledger of many hosts (Fleet); "" otherwise
 
 	Version       string
 	Cwd           string
@@ -286,6 +287,7 @@ type StateDirStatus struct {
 	Lines          int64
 	Bytes          int64
 	LastScan       int64
+	Host           string // the host whose state dir it is, in a ledger of many hosts (Fleet); "" otherwise
 }
 
 // MalformedLine locates one malformed (or repaired) line.

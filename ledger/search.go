@@ -37,6 +37,7 @@ type SearchRequest struct {
 	// Exhaustive ranks every lexical match, not only the newest 2,000.
 	Exhaustive bool    `json:"exhaustive,omitempty"`
 	Explain    bool    `json:"explain,omitempty"` // say how each hit ranked
+	Host       string  `json:"host,omitempty"`    // one host's sources, in a ledger of many hosts ("": every host's)
 	Now        int64   `json:"-"`                 // epoch ms decay counts from; 0 = now
 	Refresh    Refresh `json:"-"`
 }
@@ -98,7 +99,7 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.read(ctx)
+	r, err := s.readHost(ctx, req.Host)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ type SessionsRequest struct {
 	IncludeDeleted bool    `json:"include_deleted,omitempty"`
 	Limit          int     `json:"limit,omitempty"`  // at most this many (0: all)
 	Offset         int     `json:"offset,omitempty"` // skip this many first (a page's start)
+	Host           string  `json:"host,omitempty"`   // one host's sources, in a ledger of many hosts ("": every host's)
 	Refresh        Refresh `json:"-"`
 }
 
@@ -58,7 +59,7 @@ func (s *Service) Sessions(ctx context.Context, req SessionsRequest) (*view.Sess
 	if _, err := s.refresh(ctx, req.Refresh); err != nil {
 		return nil, err
 	}
-	r, err := s.read(ctx)
+	r, err := s.readHost(ctx, req.Host)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,8 @@ type ShowRequest struct {
 	// Session is a session id, a unique prefix of one, or a transcript
 	// path relative to its state dir.
 	Session string `json:"session"`
+	// Host keeps one host's sources, in a ledger of many hosts ("": every host's).
+	Host string `json:"host,omitempty"`
 	// Filtered gives the conversation as one re-reads it (items) instead
 	// of the entries as stored.
 	Filtered bool `json:"filtered,omitempty"`
@@ -93,7 +95,7 @@ func (s *Service) Show(ctx context.Context, req ShowRequest, w ShowWriter) error
 	if _, err := s.refresh(ctx, req.Refresh); err != nil {
 		return err
 	}
-	r, err := s.read(ctx)
+	r, err := s.readHost(ctx, req.Host)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 
+	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/view"
 )
 
@@ -26,5 +27,11 @@ func (s *Service) Status(ctx context.Context) (*view.Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	return view.NewStatus(s.Location.String(), ver, discovered, st), nil
+	out := view.NewStatus(s.Location.String(), ver, discovered, st)
+	if _, fleet := r.(clawledger.Fleet); fleet {
+		if out.Hosts, err = s.Hosts(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

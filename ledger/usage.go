@@ -24,6 +24,7 @@ type UsageRequest struct {
 	// Timezone cuts the periods: an IANA name, UTC, or "" for local time.
 	Timezone  string  `json:"timezone,omitempty"`
 	WeekStart string  `json:"week_start,omitempty"` // sunday (ccusage's), monday, ...
+	Host      string  `json:"host,omitempty"`       // one host's sources, in a ledger of many hosts ("": every host's)
 	Refresh   Refresh `json:"-"`
 }
 
@@ -62,7 +63,7 @@ func (s *Service) Usage(ctx context.Context, req UsageRequest) (*view.Usage, err
 	if _, err := s.refresh(ctx, req.Refresh); err != nil {
 		return nil, err
 	}
-	r, err := s.read(ctx)
+	r, err := s.readHost(ctx, req.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +103,7 @@ func usageKey(kind string, g *clawledger.UsageGroup, loc *time.Location, weekSta
 		if s == nil || s.SessionID == "" { // no header id: the transcript alone
 			return "source\x00" + strconv.FormatInt(g.SourceID, 10)
 		}
-		return s.AgentID + "\x00" + s.SessionID + "\x00" + s.Topic
+		return s.Host + "\x00" + s.AgentID + "\x00" + s.SessionID + "\x00" + s.Topic
 	case "model":
 		return cmp.Or(g.Model, report.UnknownModel)
 	}
@@ -128,6 +129,7 @@ type ToolsRequest struct {
 	Agent   string  `json:"agent,omitempty"`
 	Since   int64   `json:"since,omitempty"` // epoch ms on the call time; 0 = open
 	Until   int64   `json:"until,omitempty"` // exclusive; 0 = open
+	Host    string  `json:"host,omitempty"`  // one host's sources, in a ledger of many hosts ("": every host's)
 	Refresh Refresh `json:"-"`
 }
 
@@ -138,7 +140,7 @@ func (s *Service) Tools(ctx context.Context, req ToolsRequest) (*view.Tools, err
 	if _, err := s.refresh(ctx, req.Refresh); err != nil {
 		return nil, err
 	}
-	r, err := s.read(ctx)
+	r, err := s.readHost(ctx, req.Host)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -67,11 +66,8 @@ func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{where: maskDSN(dsn), secret: cfg.ConnConfig.Password, cfg: cfg}
-	db.host = opt.Host
-	if db.host == "" {
-		if db.host, err = os.Hostname(); err != nil {
-			return nil, fmt.Errorf("the host's name: %w", err)
-		}
+	if db.host, err = hostName(opt.Host); err != nil {
+		return nil, err
 	}
 	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, db.fail(err)

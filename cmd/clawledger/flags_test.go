@@ -91,6 +91,12 @@ func TestFlags(t *testing.T) {
 		{[]string{"episodes", "gc", "--global", "--now", "1700000000000", "--dry-run", "--retention", "tool.call=7"},
 			ledger.GCRequest{Scope: ledger.Scope{Global: true}, Now: 1700000000000, DryRun: true, Retention: []string{"tool.call=7"}}},
 		{[]string{"episodes", "capture", "--agent-scope"}, ledger.CaptureRequest{AgentScope: true}},
+		// --host: a report's filter, the host a writer writes for
+		{[]string{"sessions", "--host", "web-1"}, ledger.SessionsRequest{Host: "web-1", Refresh: query}},
+		{[]string{"--host", "web-1", "show", "a1"}, ledger.ShowRequest{Session: "a1", Host: "web-1", Context: 5, Refresh: query}},
+		{[]string{"tools", "--by", "host"}, ledger.ToolsRequest{Refresh: query}},
+		{[]string{"migrate", "--from", "a.db", "--to", "postgres://central/ledger", "--host", "laptop"},
+			ledger.MigrateRequest{From: "a.db", To: "postgres://central/ledger", Host: "laptop"}},
 	} {
 		opts, err := parseFlags(t, c.args...)
 		if err != nil {
@@ -141,6 +147,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"watch", "--debounce", "0"}, "--interval and --debounce must be positive"},
 		{[]string{"watch", "--log-format", "xml"}, `--log-format must be text or json, not "xml"`},
 		{[]string{"episodes", "query", "--scope", "s", "--from", "soon"}, `cannot read time "soon"`},
+		{[]string{"usage", "--by", "agent"}, `--by takes host, not "agent"`},
+		{[]string{"search", "x", "--by", "host", "--host", "a"}, "--by host reports every host apart: it takes no --host"},
+		{[]string{"--host", "a\x1b[2Jb", "ingest"}, `"a\x1b[2Jb": a host name has at most 255 bytes and no control characters`},
 	} {
 		_, err := parseFlags(t, append([]string{"--db", filepath.Join(dir, "ledger.db")}, c.args...)...)
 		if err == nil || exitCode(err) != exitUsage || !strings.Contains(userMessage(context.Background(), err), c.msg) {
@@ -149,5 +158,53 @@ func TestFlagErrors(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 		t.Errorf("parsing flags created %s", entries[0].Name())
+	}
+}
+
+// TestHostFlag: --host names the host a writer writes for (default
+// $CLAWLEDGER_HOST, else the hostname: ""), while a report reads it as a
+// filter and its refresh writes for this machine's own host.
+func TestHostFlag(t *testing.T) {
+	for _, c := range []struct {
+		args        []string
+		env         string
+		write, only string // the location's host, the request's filter
+	}{
+		{[]string{"ingest"}, "", "", ""},
+		{[]string{"ingest"}, "web-1", "web-1", ""},
+		{[]string{"--host", "web-2", "ingest"}, "web-1", "web-2", ""},
+		{[]string{"watch", "--host", "web-2"}, "", "web-2", ""},
+		{[]string{"migrate", "--to", "x.db", "--host", "web-2"}, "web-1", "web-2", ""},
+		{[]string{"sessions", "--host", "web-2"}, "web-1", "web-1", "web-2"},
+		{[]string{"usage", "--host", "web-2"}, "", "", "web-2"},
+		{[]string{"usage", "--by", "host"}, "web-1", "web-1", ""},
+	} {
+		data := t.TempDir()
+		env := map[string]string{"XDG_DATA_HOME": data, "HOME": data, "CLAWLEDGER_HOST": c.env}
+		var got any
+		a := &app{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] },
+			parsed: func(o any) error { got = o; return nil }}
+		root := a.rootCommand()
+		root.SetArgs(c.args)
+		if err := root.Execute(); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		svc, err := a.service()
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		only := ""
+		if h := reflect.ValueOf(request(got)).FieldByName("Host"); h.IsValid() && h.Type().Kind() == reflect.String {
+			only = h.String()
+		}
+		if _, migrate := got.(*migrateOptions); migrate {
+			only = "" // the host the copy is of and for, as a writer's
+			if m := request(got).(ledger.MigrateRequest); m.Host != c.write {
+				t.Errorf("%v: migrate for host %q, want %q", c.args, m.Host, c.write)
+			}
+		}
+		if svc.Location.Host != c.write || only != c.only {
+			t.Errorf("%v with $CLAWLEDGER_HOST=%q: writes for %q, reads %q; want %q, %q", c.args, c.env, svc.Location.Host, only, c.write, c.only)
+		}
 	}
 }

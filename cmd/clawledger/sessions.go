@@ -17,6 +17,7 @@ type sessionsOptions struct {
 	ledger.SessionsRequest
 	since, until string
 	refresh      refreshFlag
+	by           byFlag
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
@@ -51,6 +52,7 @@ why it matched.`,
 	fl.BoolVar(&o.IncludeDeleted, "include-deleted", false, "include deleted and reset archives and vanished files")
 	fl.IntVar(&o.Limit, "limit", 0, "at most this many (newest first)")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
+	o.by.register(fl)
 	return cmd
 }
 
@@ -64,13 +66,21 @@ func (o *sessionsOptions) complete(cmd *cobra.Command, now time.Time) error {
 		return err
 	}
 	o.Refresh = o.refresh.policy()
-	return nil
+	o.Host, err = o.reportHost(o.by)
+	return err
 }
 
 func sessionsRun(ctx context.Context, o *sessionsOptions) error {
 	svc, err := o.service()
 	if err != nil {
 		return err
+	}
+	if o.by.hosts() {
+		return eachHost(ctx, o.app, o.Refresh, func(ctx context.Context, host string) (*view.Sessions, error) {
+			req := o.SessionsRequest
+			req.Host, req.Refresh = host, ledger.Refresh{}
+			return svc.Sessions(ctx, req)
+		}, func(out *view.Sessions) { o.printSessions(out.Sessions, o.Project != "") })
 	}
 	out, err := svc.Sessions(ctx, o.SessionsRequest)
 	if err != nil {

@@ -87,7 +87,8 @@ func (o *showOptions) complete(cmd *cobra.Command, args []string, now time.Time)
 		return usagef("--context goes with --around ENTRY")
 	}
 	o.Session, o.Refresh = args[0], o.refresh.policy()
-	return nil
+	o.Host, err = o.reportHost(byFlag{})
+	return err
 }
 
 func showRun(ctx context.Context, o *showOptions) error {

@@ -31,9 +31,14 @@ func statusRun(ctx context.Context, a *app) error {
 	}
 	a.printf("ledger %s (schema %d): %d sources, %d lines, %d vanished files kept\n", out.DB, out.SchemaVersion, out.Sources, out.Lines, out.Gone)
 	for _, d := range out.StateDirs {
+		path := d.Path
+		if d.Host != "" {
+			path += " (host " + d.Host + ")"
+		}
 		a.printf("\n%s\n  agents: %v\n  %d transcripts (%d sessions), %d cron jobs, %d run logs, %d workspace files, %d lines, %s\n",
-			d.Path, d.Agents, d.Transcripts, d.Sessions, d.CronJobs, d.CronRunLogs, d.WorkspaceFiles, d.Lines, humanBytes(d.Bytes))
+			path, d.Agents, d.Transcripts, d.Sessions, d.CronJobs, d.CronRunLogs, d.WorkspaceFiles, d.Lines, humanBytes(d.Bytes))
 	}
+	a.printHosts(out.Hosts)
 	for _, d := range out.Discovered {
 		if !containsPath(out.StateDirs, d) {
 			a.printf("\n%s: found, not ingested yet (run `clawledger ingest`)\n", d)

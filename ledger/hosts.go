@@ -1,0 +1,87 @@
+package ledger
+
+import (
+	"cmp"
+	"context"
+	"os"
+	"time"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/view"
+)
+
+// A ledger may hold the sources of many hosts (clawledger.Fleet, as
+// PostgreSQL does), each written by its own writer for the host its
+// Location names. A report reads every host's sources, one host's (its
+// request's Host) or each host's apart (ByHost), and one host's answer is
+// the one that host's own ledger gives. A ledger of one machine's sources
+// (SQLite) is one host's: the one Location.Host names, else this machine's
+// hostname; whichever host a report names, it reads all of it.
+
+// readHost returns the ledger as one host's ("": every host's).
+func (s *Service) readHost(ctx context.Context, host string) (clawledger.Reader, error) {
+	st, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := st.(clawledger.Fleet); ok && host != "" {
+		return f.OnHost(ctx, host)
+	}
+	return st, nil
+}
+
+// localHost is the name of the one host of a ledger of one machine's
+// sources.
+func (s *Service) localHost() string {
+	name, _ := os.Hostname()
+	return cmp.Or(s.Location.Host, name, "localhost")
+}
+
+// Hosts lists the hosts the ledger holds, by name, each with what it
+// contributed, when its last ingest finished and how long ago that was;
+// a ledger of one machine's sources has one.
+func (s *Service) Hosts(ctx context.Context) ([]view.Host, error) {
+	st, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := st.(clawledger.Fleet); ok {
+		hosts, err := f.Hosts(ctx)
+		return view.NewHosts(hosts), err
+	}
+	status, err := st.Status(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	h := clawledger.HostStatus{Name: s.localHost(), StateDirs: int64(len(status.StateDirs)), Sources: status.Sources, Lines: status.Lines}
+	for _, d := range status.StateDirs {
+		h.Sessions += d.Sessions
+		h.LastScan = max(h.LastScan, d.LastScan)
+	}
+	if h.LastScan > 0 {
+		h.LagMs = max(0, time.Now().UnixMilli()-h.LastScan)
+	}
+	return view.NewHosts([]clawledger.HostStatus{h}), nil
+}
+
+// ByHost asks a report of each host of the ledger apart, after one refresh
+// of the ledger: report is called once per host, in the order of their
+// names, and must not refresh again.
+func ByHost[T any](ctx context.Context, s *Service, refresh Refresh, report func(ctx context.Context, host string) (T, error)) (*view.ByHost[T], error) {
+	if _, err := s.refresh(ctx, refresh); err != nil {
+		return nil, err
+	}
+	hosts, err := s.Hosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &view.ByHost[T]{Hosts: make([]view.HostReport[T], 0, len(hosts))}
+	for _, h := range hosts {
+		r, err := report(ctx, h.Host)
+		if err != nil {
+			return nil, err
+		}
+		out.Hosts = append(out.Hosts, view.HostReport[T]{Host: h.Host, Report: r})
+	}
+	return out, nil
+}
