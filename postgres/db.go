@@ -41,7 +41,7 @@ type DB struct {
 	where  string // the DSN with its password masked, for messages
 	secret string // the password, masked in every error
 	cfg    *pgxpool.Config
-	pool   *pgxpool.Pool
+	pool   readPool
 
 	host   string // the host this store writes for
 	hostID int64
@@ -69,9 +69,11 @@ func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 	if db.host, err = hostName(opt.Host); err != nil {
 		return nil, err
 	}
-	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
 		return nil, db.fail(err)
 	}
+	db.pool = readPool{pool}
 	if err := db.open(ctx, opt); err != nil {
 		db.Close()
 		return nil, err
@@ -183,7 +185,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sqlDB := stdlib.OpenDBFromPool(db.pool)
+	sqlDB := stdlib.OpenDBFromPool(db.pool.Pool)
 	defer sqlDB.Close()
 	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, sub,
 		goose.WithTableName("schema_migrations"), goose.WithSessionLocker(locker))
@@ -211,7 +213,7 @@ func (db *DB) Close() error {
 	if db.w != nil {
 		err = db.w.close()
 	}
-	if db.pool != nil && db.only == 0 {
+	if db.pool.Pool != nil && db.only == 0 {
 		db.pool.Close()
 	}
 	return err
