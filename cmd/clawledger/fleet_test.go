@@ -144,7 +144,7 @@ func TestFleet(t *testing.T) {
 	}{
 		{"alpha", fx["edge"]},
 		{"beta", append(append([]string{fx["edge"][0]}, fx["sample"]...), fx["era"]...)}, // alpha's first state dir too
-		{"gamma", append(append([]string{}, fx["usage"]...), fx["sample"]...)},            // beta's sample too
+		{"gamma", append(append([]string{}, fx["usage"]...), fx["sample"]...)},           // beta's sample too
 	}
 	c := newCLI(t, t.TempDir())
 	state := func(dirs []string) []string {
