@@ -47,6 +47,9 @@ type DB struct {
 	hostID int64
 	// only, when not 0, is the one host a view (OnHost) reads
 	only int64
+	// vector is the pgvector extension's schema, quoted, when the ledger
+	// keeps its vectors as pgvector values too (vectors.go); "" otherwise
+	vector string
 	// lockSpace keys this ledger's advisory locks: the oid of its hosts
 	// table, so ledgers in two schemas of one database never share a lock
 	lockSpace int32
@@ -107,14 +110,17 @@ func (db *DB) open(ctx context.Context, opt Options) error {
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return db.fail(err)
 		}
-		return nil
+		return db.detectVectors(ctx)
 	}
 	if err := db.pool.QueryRow(ctx, `INSERT INTO hosts(name) VALUES($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name
 		RETURNING id`, db.host).Scan(&db.hostID); err != nil {
 		return db.fail(err)
 	}
 	db.w = &writer{db: db, holder: opt.Writer}
-	return db.w.lock(ctx, opt.LockWait)
+	if err := db.w.lock(ctx, opt.LockWait); err != nil {
+		return err
+	}
+	return db.detectVectors(ctx)
 }
 
 // schemaExists reports whether the ledger's tables are there.
