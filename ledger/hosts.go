@@ -18,16 +18,25 @@ import (
 // (SQLite) is one host's: the one Location.Host names, else this machine's
 // hostname; whichever host a report names, it reads all of it.
 
-// readHost returns the ledger as one host's ("": every host's).
-func (s *Service) readHost(ctx context.Context, host string) (clawledger.Reader, error) {
-	st, err := s.read(ctx)
+// queryOn is query (a refresh, then the ledger opened for reading) for
+// one host's data ("": every host's).
+func (s *Service) queryOn(ctx context.Context, r Refresh, stateDirs []string, host string) (*answer, error) {
+	a, err := s.query(ctx, r, stateDirs)
+	if err != nil || host == "" {
+		return a, err
+	}
+	f, ok := a.r.(clawledger.Fleet)
+	if !ok {
+		return a, nil
+	}
+	v, err := f.OnHost(ctx, host)
 	if err != nil {
 		return nil, err
 	}
-	if f, ok := st.(clawledger.Fleet); ok && host != "" {
-		return f.OnHost(ctx, host)
+	if a.r, ok = v.(clawledger.Store); !ok {
+		return nil, clawledger.Errorf(clawledger.EINTERNAL, "the ledger's view of host %s is not a store", host)
 	}
-	return st, nil
+	return a, nil
 }
 
 // localHost is the name of the one host of a ledger of one machine's
@@ -65,10 +74,11 @@ func (s *Service) Hosts(ctx context.Context) ([]view.Host, error) {
 }
 
 // ByHost asks a report of each host of the ledger apart, after one refresh
-// of the ledger: report is called once per host, in the order of their
-// names, and must not refresh again.
-func ByHost[T any](ctx context.Context, s *Service, refresh Refresh, report func(ctx context.Context, host string) (T, error)) (*view.ByHost[T], error) {
-	if _, err := s.refresh(ctx, refresh); err != nil {
+// of the ledger (of some state dirs: stateDirs, nil for all): report is
+// called once per host, in the order of their names, and must not refresh
+// again.
+func ByHost[T any](ctx context.Context, s *Service, refresh Refresh, stateDirs []string, report func(ctx context.Context, host string) (T, error)) (*view.ByHost[T], error) {
+	if _, err := s.query(ctx, refresh, stateDirs); err != nil {
 		return nil, err
 	}
 	hosts, err := s.Hosts(ctx)

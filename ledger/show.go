@@ -17,8 +17,6 @@ type ShowRequest struct {
 	// Session is a session id, a unique prefix of one, or a transcript
 	// path relative to its state dir.
 	Session string `json:"session"`
-	// Host keeps one host's sources, in a ledger of many hosts ("": every host's).
-	Host string `json:"host,omitempty"`
 	// Filtered gives the conversation as one re-reads it (items) instead
 	// of the entries as stored.
 	Filtered bool `json:"filtered,omitempty"`
@@ -35,9 +33,15 @@ type ShowRequest struct {
 	// After and Limit page a long transcript: only units of lines after
 	// After (a line number, the last one of the previous page), at most
 	// Limit of them (0: all; the units of one line are never split).
-	After   int64   `json:"after,omitempty"`
-	Limit   int     `json:"limit,omitempty"`
-	Refresh Refresh `json:"-"`
+	After int64 `json:"after,omitempty"`
+	Limit int   `json:"limit,omitempty"`
+	// StateDirs limits the answer (and the refresh) to these state dirs
+	// (absolute paths, as the ledger holds them); empty: every state dir.
+	StateDirs []string `json:"state_dirs,omitempty"`
+	// Host keeps one host's sources, in a ledger of many hosts ("": every
+	// host's).
+	Host string `json:"host,omitempty"`
+	Refresh   Refresh  `json:"-"`
 }
 
 // ShowDefaults is a request with the defaults every surface shows.
@@ -92,14 +96,12 @@ func (s *Service) Show(ctx context.Context, req ShowRequest, w ShowWriter) error
 	if err != nil {
 		return err
 	}
-	if _, err := s.refresh(ctx, req.Refresh); err != nil {
-		return err
-	}
-	r, err := s.readHost(ctx, req.Host)
+	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return err
 	}
-	sel, err := resolve(ctx, r, req.Session)
+	r := a.r
+	sel, err := resolve(ctx, r, req.Session, a.dirs)
 	if err != nil {
 		return err
 	}
@@ -130,7 +132,12 @@ func (s *Service) Show(ctx context.Context, req ShowRequest, w ShowWriter) error
 			return clawledger.Errorf(clawledger.ENOTFOUND, "no entry %q in session %s (%s)", req.Around, sess.SessionID, sess.Path)
 		}
 	}
-	head := &view.ShowHead{Session: view.NewSession(sess, last[sess.SourceID], nil), Filtered: req.Filtered}
+	head := &view.ShowHead{Session: newSession(sess, last[sess.SourceID], nil), Filtered: req.Filtered}
+	spawned, err := showSpawns(ctx, r, []*clawledger.Session{sess}, []view.Session{head.Session}, false)
+	if err != nil {
+		return err
+	}
+	head.Session = spawned[0]
 	if ar != nil {
 		head.Around = &view.Around{Entry: req.Around, Context: req.Context}
 	} else if !req.AllBranches {

@@ -115,7 +115,7 @@ func (db *DB) Sessions(ctx context.Context, f clawledger.SessionFilter) ([]*claw
 	if !f.IncludeDeleted {
 		conds = append(conds, "src.class NOT IN ('deleted', 'reset') AND src.gone_at_ms = 0")
 	}
-	where := "WHERE " + strings.Join(conds, " AND ") + db.onHost("src.host_id", &p) + " ORDER BY s.last_ms DESC, src.id"
+	where := "WHERE " + strings.Join(conds, " AND ") + inStateDirs("src.state_dir_id", f.StateDirs, &p) + db.onHost("src.host_id", &p) + " ORDER BY s.last_ms DESC, src.id"
 	if f.Limit > 0 {
 		where += " LIMIT " + p.add(f.Limit)
 	}
@@ -255,7 +255,9 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 func (db *DB) status(ctx context.Context, malformedLimit int) (*clawledger.Status, error) {
 	st := &clawledger.Status{StateDirs: []clawledger.StateDirStatus{}, Pending: []clawledger.PendingTail{}}
 	var p params
-	rows, err := db.pool.Query(ctx, `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0),
+	rows, err := db.pool.Query(ctx, `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0), d.sample,
+		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id),
+		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.gone_at_ms <> 0),
 		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'transcript' AND s.gone_at_ms = 0),
 		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'cron_runs' AND s.gone_at_ms = 0),
 		(SELECT count(*) FROM cron_jobs j WHERE j.state_dir_id = d.id),
@@ -276,7 +278,7 @@ func (db *DB) status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 	for rows.Next() {
 		var id int64
 		var d clawledger.StateDirStatus
-		if err := rows.Scan(&id, &d.Path, &d.LastScan, &d.Transcripts, &d.CronRunLogs, &d.CronJobs, &d.WorkspaceFiles, &d.Sessions,
+		if err := rows.Scan(&id, &d.Path, &d.LastScan, &d.Sample, &d.Sources, &d.Gone, &d.Transcripts, &d.CronRunLogs, &d.CronJobs, &d.WorkspaceFiles, &d.Sessions,
 			&d.Lines, &d.Bytes, &d.Agents, &d.Host); err != nil {
 			rows.Close()
 			return nil, err

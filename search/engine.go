@@ -44,11 +44,11 @@ func keep(f *Filter, sources map[int64]bool, m *VectorMeta) bool {
 	}
 	switch f.Source {
 	case SourceSessions:
-		if m.Kind == KindMemory {
+		if FileKind(m.Kind) {
 			return false
 		}
-	case SourceMemory:
-		if m.Kind != KindMemory {
+	case SourceMemory, SourceWorkspace:
+		if m.Kind != f.Source { // their chunks' kinds
 			return false
 		}
 	}
@@ -353,7 +353,7 @@ func (e *Engine) rank(ctx context.Context, p *Parsed, req *Request, mode string,
 		if h == nil {
 			continue // removed since the lanes looked
 		}
-		if req.Decay && !(h.Kind == KindMemory && Evergreen(h.Path)) {
+		if req.Decay && !(FileKind(h.Kind) && Evergreen(h.Path)) {
 			f.decay = decayFactor(req.Now-h.TsMs, req.HalfLifeDays)
 		}
 		kept = append(kept, f)
@@ -410,7 +410,7 @@ func distinct(fs []*fused, info map[int64]*HitInfo) []*fused {
 	out := fs[:0]
 	for _, f := range fs {
 		h := info[f.id]
-		if h.Kind != KindMemory {
+		if !FileKind(h.Kind) {
 			doc := fmt.Sprintf("d:%d", h.LineID)
 			dup := fmt.Sprintf("e:%s:%x", h.EntryID, h.Hash)
 			if seen[doc] || h.EntryID != "" && seen[dup] {
@@ -424,8 +424,8 @@ func distinct(fs []*fused, info map[int64]*HitInfo) []*fused {
 }
 
 func groupKey(h *HitInfo) string {
-	if h.Kind == KindMemory {
-		return "memory:" + h.StateDir + "/" + h.Path
+	if FileKind(h.Kind) {
+		return "file:" + h.StateDir + "/" + h.Path
 	}
 	return fmt.Sprintf("session:%d", h.SourceID)
 }

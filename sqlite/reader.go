@@ -99,6 +99,9 @@ func (db *DB) Sessions(ctx context.Context, f clawledger.SessionFilter) ([]*claw
 		conds = append(conds, "s.session_id = ?")
 		args = append(args, f.SessionID)
 	}
+	if c, a := inStateDirs("src.state_dir_id", f.StateDirs); c != "" {
+		conds, args = append(conds, c), append(args, a...)
+	}
 	if !f.IncludeDeleted {
 		conds = append(conds, "src.class NOT IN ('deleted', 'reset') AND src.gone_at_ms = 0")
 	}
@@ -235,7 +238,9 @@ func streamLines(ctx context.Context, q querier, sourceID int64, fn func(*clawle
 // and every pending tail.
 func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Status, error) {
 	st := &clawledger.Status{StateDirs: []clawledger.StateDirStatus{}, Pending: []clawledger.PendingTail{}}
-	rows, err := db.r.QueryContext(ctx, `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0),
+	rows, err := db.r.QueryContext(ctx, `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0), d.sample,
+		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id),
+		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.gone_at_ms <> 0),
 		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'transcript' AND s.gone_at_ms = 0),
 		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'cron_runs' AND s.gone_at_ms = 0),
 		(SELECT count(*) FROM cron_jobs j WHERE j.state_dir_id = d.id),
@@ -255,7 +260,7 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 	for rows.Next() {
 		var id int64
 		var d clawledger.StateDirStatus
-		if err := rows.Scan(&id, &d.Path, &d.LastScan, &d.Transcripts, &d.CronRunLogs, &d.CronJobs, &d.WorkspaceFiles, &d.Sessions, &d.Lines, &d.Bytes); err != nil {
+		if err := rows.Scan(&id, &d.Path, &d.LastScan, &d.Sample, &d.Sources, &d.Gone, &d.Transcripts, &d.CronRunLogs, &d.CronJobs, &d.WorkspaceFiles, &d.Sessions, &d.Lines, &d.Bytes); err != nil {
 			rows.Close()
 			return nil, err
 		}

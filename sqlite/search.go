@@ -293,9 +293,10 @@ func filterSQL(f *clawledger.SearchFilter) (string, []any) {
 	}
 	switch f.Source {
 	case search.SourceSessions:
-		conds = append(conds, "c.kind <> 'memory'")
-	case search.SourceMemory:
-		conds = append(conds, "c.kind = 'memory'")
+		conds = append(conds, "c.kind NOT IN ('memory', 'workspace')")
+	case search.SourceMemory, search.SourceWorkspace:
+		conds = append(conds, "c.kind = ?") // their chunks' kind
+		args = append(args, f.Source)
 	}
 	if f.Since > 0 {
 		conds = append(conds, "c.ts_ms >= ?")
@@ -306,14 +307,10 @@ func filterSQL(f *clawledger.SearchFilter) (string, []any) {
 		args = append(args, f.Until)
 	}
 	if f.SourceIDs != nil {
-		if len(f.SourceIDs) == 0 {
-			conds = append(conds, "0")
-		} else {
-			conds = append(conds, "c.source_id IN ("+strings.TrimPrefix(strings.Repeat(",?", len(f.SourceIDs)), ",")+")")
-			for _, id := range f.SourceIDs {
-				args = append(args, id)
-			}
-		}
+		// one parameter however many: a state dir's sources can be more
+		// than a statement takes
+		conds = append(conds, "c.source_id IN (SELECT value FROM json_each(?))")
+		args = append(args, idList(f.SourceIDs))
 	}
 	if len(conds) == 0 {
 		return "", nil
@@ -432,7 +429,7 @@ func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*clawledger.Chun
 				rows.Close()
 				return nil, err
 			}
-			if c.Kind == search.KindMemory {
+			if search.FileKind(c.Kind) {
 				h.Class = ""
 			}
 			out[c.ID] = h

@@ -35,9 +35,23 @@ const usageSums = `SELECT %[1]s, m.model, m.provider, count(*), min(m.msg_ts_ms)
 	sum(m.input_tokens), sum(m.output_tokens), sum(m.cache_read_tokens), sum(m.cache_write_tokens),
 	sum(max(m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens, m.total_tokens)), sum(m.cost_total)
 FROM lines m INDEXED BY lines_usage_slots%[2]s
-WHERE m.usage_key IS NOT NULL AND m.id NOT IN (SELECT line_id FROM usage_copies)
+WHERE m.usage_key IS NOT NULL AND %[4]s
 	AND (m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens + m.total_tokens > 0 OR m.cost_total <> 0)%[3]s
 GROUP BY 1, 2, 3`
+
+// countedOnce keeps each message once: the line its usage is counted
+// under (not a copy).
+const countedOnce = `m.id NOT IN (SELECT line_id FROM usage_copies)`
+
+// countedOnceIn keeps each message once among the lines of some state dirs
+// (?1, as inStateDirs renders it): the line its usage is counted under,
+// else, when that line lies in another state dir (a copy of the dir), the
+// first of its copies in these (outside forks, then the first line, as
+// usage_copies orders them).
+const countedOnceIn = `(m.id NOT IN (SELECT line_id FROM usage_copies) OR NOT EXISTS (
+	SELECT 1 FROM lines o INDEXED BY lines_usage_key JOIN sources os ON os.id = o.source_id
+	WHERE o.msg_ts_ms = m.msg_ts_ms AND o.usage_key = m.usage_key AND o.id <> m.id AND %[1]s
+		AND ((os.class = 'fork') < (src.class = 'fork') OR ((os.class = 'fork') = (src.class = 'fork') AND o.id < m.id))))`
 
 // Usage sums the usage f selects by quarter hour (or by transcript), model
 // and provider.
@@ -52,11 +66,19 @@ func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger
 		conds = append(conds, "m.msg_ts_ms < ?")
 		args = append(args, f.Until)
 	}
-	join := ""
-	if f.Agent != "" {
+	join, once := "", countedOnce
+	if f.Agent != "" || f.StateDirs != nil {
 		join = " JOIN sources src ON src.id = m.source_id"
+	}
+	if f.Agent != "" {
 		conds = append(conds, "src.agent_id = ?")
 		args = append(args, f.Agent)
+	}
+	if c, a := inStateDirs("src.state_dir_id", f.StateDirs); c != "" {
+		conds, args = append(conds, c), append(args, a...)
+		other, oa := inStateDirs("os.state_dir_id", f.StateDirs)
+		once = fmt.Sprintf(countedOnceIn, other)
+		args = append(oa, args...) // the copies' condition comes first in the query
 	}
 	where := ""
 	if len(conds) > 0 {
@@ -76,7 +98,7 @@ func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger
 			g.Start = slot * clawledger.UsageQuarter
 		}
 		return g, err
-	}, fmt.Sprintf(usageSums, slot, join, where), args...)
+	}, fmt.Sprintf(usageSums, slot, join, where, once), args...)
 }
 
 // CronUsage sums the usage of the finished cron runs f selects (by run
@@ -99,6 +121,10 @@ func (db *DB) CronUsage(ctx context.Context, f clawledger.UsageFilter) (*clawled
 	if f.Agent != "" {
 		q += ` AND EXISTS (SELECT 1 FROM cron_jobs j WHERE j.state_dir_id = src.state_dir_id AND j.job_id = r.job_id AND j.agent_id = ?)`
 		args = append(args, f.Agent)
+	}
+	if c, a := inStateDirs("src.state_dir_id", f.StateDirs); c != "" {
+		q += " AND " + c
+		args = append(args, a...)
 	}
 	c := &clawledger.CronUsage{}
 	err := db.r.QueryRowContext(ctx, q, args...).Scan(&c.Runs, &c.WithUsage, &c.Input, &c.Output, &c.CacheRead, &c.CacheWrite, &c.Total)

@@ -7,6 +7,12 @@ type Ingest struct {
 	DB string `json:"db"`
 	*collect.Report
 	Sample bool `json:"sample"` // the bundled sample was ingested (no state dir was found)
+	// SampleDropped: a real state dir was found, and the bundled sample a
+	// former ingest read was removed from the ledger.
+	SampleDropped *Forget `json:"sample_dropped,omitempty"`
+	// MissingStateDirs are state dirs the ledger holds that no longer
+	// exist: not read, their data kept (forget removes it).
+	MissingStateDirs []string `json:"missing_state_dirs,omitempty"`
 }
 
 // Export is the answer of export --all.

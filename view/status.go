@@ -38,6 +38,8 @@ type StateDir struct {
 	Lines          int64    `json:"lines"`
 	Bytes          int64    `json:"bytes"`
 	LastScan       *string  `json:"last_scan"`
+	Sample         bool     `json:"sample"`  // the bundled sample, read because no state dir existed
+	Missing        bool     `json:"missing"` // it no longer exists: its data is kept until forgotten
 }
 
 // MalformedLine locates a malformed (or repaired) line.
@@ -62,7 +64,7 @@ func NewStatus(db string, schema int64, discovered []string, st *clawledger.Stat
 	for _, d := range st.StateDirs {
 		out.StateDirs = append(out.StateDirs, StateDir{Path: d.Path, Host: d.Host, Agents: d.Agents, Transcripts: d.Transcripts,
 			Sessions: d.Sessions, CronJobs: d.CronJobs, CronRunLogs: d.CronRunLogs, WorkspaceFiles: d.WorkspaceFiles,
-			Lines: d.Lines, Bytes: d.Bytes, LastScan: Time(d.LastScan)})
+			Lines: d.Lines, Bytes: d.Bytes, LastScan: Time(d.LastScan), Sample: d.Sample})
 	}
 	for _, p := range st.Pending {
 		out.Pending = append(out.Pending, PendingTail{File: File(p.StateDir, p.Path), Bytes: p.Bytes})

@@ -83,14 +83,16 @@ func (c *cli) decode(out string, v any) {
 	}
 }
 
-var timeRe = regexp.MustCompile(`"last_scan": "[^"]*"`)
+// timeRe matches the times a run of the tests decides: when a state dir
+// was scanned, when a fixture file was written and first seen.
+var timeRe = regexp.MustCompile(`"(last_scan|modified|seen_at)": "[^"]*"`)
 
 // golden compares got with testdata/<name>.golden after replacing the
 // fixture home with $HOME; -update rewrites the file.
 func (c *cli) golden(name, got string) {
 	c.t.Helper()
 	got = strings.ReplaceAll(got, c.home, "$HOME")
-	got = timeRe.ReplaceAllString(got, `"last_scan": "<time>"`)
+	got = timeRe.ReplaceAllString(got, `"$1": "<time>"`)
 	path := filepath.Join("testdata", name+".golden")
 	if *update && !isPostgres(c.ledger) {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {

@@ -76,12 +76,12 @@ func (a *app) reportHost(by byFlag) (string, error) {
 // and prints it: as JSON, the hosts' reports ({"hosts": [{"host": NAME,
 // ...the report...}]}); as text, each host's report under its name.
 // report is called with the host and no refresh of its own.
-func eachHost[T any](ctx context.Context, a *app, refresh ledger.Refresh, report func(ctx context.Context, host string) (T, error), print func(T)) error {
+func eachHost[T any](ctx context.Context, a *app, refresh ledger.Refresh, stateDirs []string, report func(ctx context.Context, host string) (T, error), print func(T)) error {
 	svc, err := a.service()
 	if err != nil {
 		return err
 	}
-	out, err := ledger.ByHost(ctx, svc, refresh, report)
+	out, err := ledger.ByHost(ctx, svc, refresh, stateDirs, report)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,12 @@ func testReadingGolden(t *testing.T, b backend) {
 		{"usage-agent-since", []string{"usage", "--agent", "main", "--since", "2026-03-14", "--until", "2026-03-14", "-z", "UTC"}},
 		{"tools", []string{"tools"}},
 		{"tools-agent", []string{"tools", "--agent", "ops"}},
+		{"cron", []string{"cron"}},
+		{"cron-runs", []string{"cron", "runs"}},
+		{"cron-runs-job", []string{"cron", "runs", "hourly DIGEST", "--limit", "1"}},
+		{"workspace", []string{"workspace"}},
+		{"workspace-show", []string{"workspace", "show", "SOUL.md"}},
+		{"workspace-history", []string{"workspace", "history", "workspace/memory/2026-03-14.md"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := c.ok(append(append([]string{"--json"}, tc.args...), "--no-refresh")...)

@@ -88,9 +88,9 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return invalid(err) })
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.command = cmd.Name() }
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.db, "db", "", "ledger: a path, file:PATH, sqlite:///PATH or postgres://... (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db)")
+	pf.StringVar(&a.db, "db", "", "ledger: a path, file:PATH, sqlite:///PATH or postgres://... (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db, else ~/.local/share/clawledger/ledger.db)")
 	pf.Var(&a.host, "host", hostHelp)
-	pf.StringArrayVar(&a.states, "state", nil, "OpenClaw state directory (repeatable; default: discovered)")
+	pf.StringArrayVar(&a.states, "state", nil, "OpenClaw state directory to read and report on (repeatable; default: the discovered ones and those the ledger holds)")
 	pf.BoolVar(&a.json, "json", false, "print machine-readable JSON")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing but errors")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "print more detail")
@@ -108,7 +108,13 @@ func (a *app) rootCommand() *cobra.Command {
 		newSearchCmd(a),
 		newReindexCmd(a),
 		newEmbedCmd(a),
+		newCronCmd(a),
+		newWorkspaceCmd(a),
+		newForgetCmd(a),
 		newServeCmd(a),
+		newConfigCmd(a),
+		newAuditCmd(a),
+		newInventoryCmd(a),
 		newMigrateCmd(a),
 	)
 	return root
@@ -185,21 +191,27 @@ func (a *app) close() {
 // stateDirs resolves the state directories: --state, else discovery.
 func (a *app) stateDirs() ([]string, error) {
 	if len(a.states) > 0 {
-		var out []string
-		for _, s := range a.states {
-			fi, err := os.Stat(s)
-			if err != nil {
-				return nil, usagef("state directory %s: %v", s, errors.Unwrap(err))
-			}
-			if !fi.IsDir() {
-				return nil, usagef("state directory %s is not a directory", s)
-			}
-			abs, _ := filepath.Abs(s)
-			out = append(out, abs)
-		}
-		return out, nil
+		return a.scope()
 	}
 	return openclaw.DefaultStateDirs(openclaw.OS, a.home(), a.getenv), nil
+}
+
+// scope is --state as absolute paths, each an existing directory (nil
+// without it): the state dirs a command reads and reports on.
+func (a *app) scope() ([]string, error) {
+	var out []string
+	for _, s := range a.states {
+		fi, err := os.Stat(s)
+		if err != nil {
+			return nil, usagef("state directory %s: %v", s, errors.Unwrap(err))
+		}
+		if !fi.IsDir() {
+			return nil, usagef("state directory %s is not a directory", s)
+		}
+		abs, _ := filepath.Abs(s)
+		out = append(out, abs)
+	}
+	return out, nil
 }
 
 func (a *app) home() string {

@@ -42,6 +42,9 @@ exception, traceback, "No such file or directory", ...).`,
 				return err
 			}
 			o.Refresh = o.refresh.policy()
+			if o.StateDirs, err = o.scope(); err != nil {
+				return err
+			}
 			if o.Host, err = o.reportHost(o.by); err != nil {
 				return err
 			}
@@ -63,7 +66,7 @@ func toolsRun(ctx context.Context, o *toolsOptions) error {
 		return err
 	}
 	if o.by.hosts() {
-		return eachHost(ctx, o.app, o.Refresh, func(ctx context.Context, host string) (*view.Tools, error) {
+		return eachHost(ctx, o.app, o.Refresh, o.StateDirs, func(ctx context.Context, host string) (*view.Tools, error) {
 			req := o.ToolsRequest
 			req.Host, req.Refresh = host, ledger.Refresh{}
 			return svc.Tools(ctx, req)

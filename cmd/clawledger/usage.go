@@ -48,6 +48,9 @@ recorded with the message. --json rows and totals use ccusage's field names
 totalTokens, totalCost) and equal ccusage's on the same state dir, except
 where docs/usage.md explains why not.
 
+ASSISTANT MSGS counts the assistant messages whose usage a row sums (sessions'
+ALL MSGS counts every message).
+
 Cron run logs report their runs' usage too (snake_case usage fields); it is
 shown on its own line and not added to the totals, since the runs' own
 transcripts already hold it.`,
@@ -84,6 +87,10 @@ func (o *usageOptions) complete(args []string, now time.Time) error {
 		return err
 	}
 	o.Refresh = o.refresh.policy()
+	o.StateDirs, err = o.scope()
+	if err != nil {
+		return err
+	}
 	o.Host, err = o.reportHost(o.by)
 	return err
 }
@@ -94,7 +101,7 @@ func usageRun(ctx context.Context, o *usageOptions) error {
 		return err
 	}
 	if o.by.hosts() {
-		return eachHost(ctx, o.app, o.Refresh, func(ctx context.Context, host string) (*view.Usage, error) {
+		return eachHost(ctx, o.app, o.Refresh, o.StateDirs, func(ctx context.Context, host string) (*view.Usage, error) {
 			req := o.UsageRequest
 			req.Host, req.Refresh = host, ledger.Refresh{}
 			return svc.Usage(ctx, req)
@@ -120,7 +127,7 @@ func (a *app) printUsage(u *view.Usage, breakdown bool) {
 		if kind == "model" {
 			second = "PROVIDER"
 		}
-		tw := newTable(a.stdout, usageHeaders[kind], second, "INPUT", "OUTPUT", "CACHE WRITE", "CACHE READ", "TOTAL TOKENS", "COST", "MSGS")
+		tw := newTable(a.stdout, usageHeaders[kind], second, "INPUT", "OUTPUT", "CACHE WRITE", "CACHE READ", "TOTAL TOKENS", "COST", "ASSISTANT MSGS")
 		for _, r := range rows {
 			first, second := r.Date+r.Week+r.Month+r.Model, strings.Join(r.ModelsUsed, ", ")
 			switch kind {
@@ -145,7 +152,7 @@ func (a *app) printUsage(u *view.Usage, breakdown bool) {
 			comma(totals.TotalTokens), money(totals.TotalCost), u.Messages)
 		tw.flush()
 	}
-	if cron.Runs > 0 {
+	if cron.RunsWithUsage > 0 { // runs that report no usage add nothing to say
 		a.printf("\ncron runs  %d finished (%d with usage): input %s, output %s, cache write %s, cache read %s, total %s\n"+
 			"           (held in the runs' own transcripts too, so not added to the total above)\n",
 			cron.Runs, cron.RunsWithUsage, comma(cron.InputTokens), comma(cron.OutputTokens), comma(cron.CacheCreationTokens), comma(cron.CacheReadTokens), comma(cron.TotalTokens))
