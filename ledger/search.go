@@ -39,12 +39,12 @@ type SearchRequest struct {
 	Exhaustive bool  `json:"exhaustive,omitempty"`
 	Explain    bool  `json:"explain,omitempty"` // say how each hit ranked
 	Now        int64 `json:"-"`                 // epoch ms decay counts from; 0 = now
-	// StateDirs limits the answer (and the refresh) to these state dirs
-	// (absolute paths, as the ledger holds them); empty: every state dir.
-	StateDirs []string `json:"state_dirs,omitempty"`
 	// Host keeps one host's sources, in a ledger of many hosts ("": every
 	// host's).
 	Host string `json:"host,omitempty"`
+	// StateDirs limits the answer (and the refresh) to these state dirs
+	// (absolute paths, as the ledger holds them); empty: every state dir.
+	StateDirs []string `json:"state_dirs,omitempty"`
 	Refresh   Refresh  `json:"-"`
 }
 

@@ -28,12 +28,12 @@ type SessionsRequest struct {
 	Tree   bool `json:"tree,omitempty"`
 	Limit  int  `json:"limit,omitempty"`  // at most this many (0: all)
 	Offset int  `json:"offset,omitempty"` // skip this many first (a page's start)
-	// StateDirs limits the answer (and the refresh) to these state dirs
-	// (absolute paths, as the ledger holds them); empty: every state dir.
-	StateDirs []string `json:"state_dirs,omitempty"`
 	// Host keeps one host's sources, in a ledger of many hosts ("": every
 	// host's).
 	Host string `json:"host,omitempty"`
+	// StateDirs limits the answer (and the refresh) to these state dirs
+	// (absolute paths, as the ledger holds them); empty: every state dir.
+	StateDirs []string `json:"state_dirs,omitempty"`
 	Refresh   Refresh  `json:"-"`
 }
 

@@ -35,12 +35,12 @@ type ShowRequest struct {
 	// Limit of them (0: all; the units of one line are never split).
 	After int64 `json:"after,omitempty"`
 	Limit int   `json:"limit,omitempty"`
-	// StateDirs limits the answer (and the refresh) to these state dirs
-	// (absolute paths, as the ledger holds them); empty: every state dir.
-	StateDirs []string `json:"state_dirs,omitempty"`
 	// Host keeps one host's sources, in a ledger of many hosts ("": every
 	// host's).
 	Host string `json:"host,omitempty"`
+	// StateDirs limits the answer (and the refresh) to these state dirs
+	// (absolute paths, as the ledger holds them); empty: every state dir.
+	StateDirs []string `json:"state_dirs,omitempty"`
 	Refresh   Refresh  `json:"-"`
 }
 

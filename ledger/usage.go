@@ -24,12 +24,12 @@ type UsageRequest struct {
 	// Timezone cuts the periods: an IANA name, UTC, or "" for local time.
 	Timezone  string `json:"timezone,omitempty"`
 	WeekStart string `json:"week_start,omitempty"` // sunday (ccusage's), monday, ...
-	// StateDirs limits the answer (and the refresh) to these state dirs
-	// (absolute paths, as the ledger holds them); empty: every state dir.
-	StateDirs []string `json:"state_dirs,omitempty"`
 	// Host keeps one host's sources, in a ledger of many hosts ("": every
 	// host's).
 	Host string `json:"host,omitempty"`
+	// StateDirs limits the answer (and the refresh) to these state dirs
+	// (absolute paths, as the ledger holds them); empty: every state dir.
+	StateDirs []string `json:"state_dirs,omitempty"`
 	Refresh   Refresh  `json:"-"`
 }
 
@@ -132,12 +132,12 @@ type ToolsRequest struct {
 	Agent string `json:"agent,omitempty"`
 	Since int64  `json:"since,omitempty"` // epoch ms on the call time; 0 = open
 	Until int64  `json:"until,omitempty"` // exclusive; 0 = open
-	// StateDirs limits the answer (and the refresh) to these state dirs
-	// (absolute paths, as the ledger holds them); empty: every state dir.
-	StateDirs []string `json:"state_dirs,omitempty"`
 	// Host keeps one host's sources, in a ledger of many hosts ("": every
 	// host's).
 	Host string `json:"host,omitempty"`
+	// StateDirs limits the answer (and the refresh) to these state dirs
+	// (absolute paths, as the ledger holds them); empty: every state dir.
+	StateDirs []string `json:"state_dirs,omitempty"`
 	Refresh   Refresh  `json:"-"`
 }
 
