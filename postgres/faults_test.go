@@ -153,10 +153,7 @@ func TestLostConnectionAnotherWriter(t *testing.T) {
 // backoff, sends its batch again, and nothing is lost or stored twice. It
 // needs a server of its own (scripts/test-services.sh starts one).
 func TestServerRestart(t *testing.T) {
-	dsn, ctl := os.Getenv("CLAWLEDGER_TEST_POSTGRES_RESTARTABLE"), os.Getenv("CLAWLEDGER_TEST_POSTGRES_CTL")
-	if dsn == "" || ctl == "" {
-		t.Skip("CLAWLEDGER_TEST_POSTGRES_RESTARTABLE and CLAWLEDGER_TEST_POSTGRES_CTL are not set: run scripts/test-services.sh go test ./postgres/ (it starts a server this test may stop)")
-	}
+	dsn, ctl := pgtest.Restartable(t)
 	run := func(action string) {
 		if out, err := exec.Command(ctl, action).CombinedOutput(); err != nil {
 			t.Fatalf("%s %s: %v\n%s", ctl, action, err, out)

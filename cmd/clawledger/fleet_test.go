@@ -128,13 +128,11 @@ func terminateWriter(t *testing.T, server string, pid int) {
 // one that host's own SQLite ledger gives, a second ingest stores nothing,
 // status lists the three hosts, and one watch per host runs at once.
 func TestFleet(t *testing.T) {
-	server := pgtest.Server(t)
-	ctl := os.Getenv("CLAWLEDGER_TEST_POSTGRES_CTL")
-	if r := os.Getenv("CLAWLEDGER_TEST_POSTGRES_RESTARTABLE"); r != "" && ctl != "" {
-		server = r
+	server, ctl := pgtest.Server(t), ""
+	if os.Getenv(pgtest.RestartableEnv) != "" {
+		server, ctl = pgtest.Restartable(t) // held for this test: others restart it too
 	} else {
-		ctl = ""
-		t.Log("CLAWLEDGER_TEST_POSTGRES_RESTARTABLE and _CTL are not set: no server restart (scripts/test-services.sh sets them)")
+		t.Log(pgtest.RestartableEnv + " is not set: no server restart (scripts/test-services.sh sets it)")
 	}
 	dsn := pgtest.InSchema(t, server, pgtest.NewSchema(t, server))
 	fx := ledgertest.Fixtures(t)
