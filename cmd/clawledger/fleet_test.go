@@ -239,6 +239,13 @@ func TestFleet(t *testing.T) {
 		})
 	}
 
+	// a session id two hosts hold names no one session without --host
+	const shared = "a1000000-0000-4000-8000-000000000001" // in alpha's first state dir, which beta ingested too
+	if _, errs, code := c.run("--db", dsn, "show", shared, "--no-refresh"); code != exitUsage || !strings.Contains(errs, "is a session of 2 hosts (alpha, beta): name one") {
+		t.Errorf("show of a session two hosts hold: exit %d, %q", code, errs)
+	}
+	c.mustRunOK("--db", dsn, "--host", "beta", "show", shared, "--no-refresh")
+
 	var st struct {
 		Hosts []struct {
 			Host     string  `json:"host"`
