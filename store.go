@@ -92,7 +92,8 @@ type Session struct {
 	Key       string // session key from the index, when the index names it
 	Class     FileClass
 	Topic     string
-	Gone      bool // the file no longer exists; its lines are kept
+	Gone      bool   // the file no longer exists; its lines are kept
+	Host      string // the host whose source it is, in a ledger of many hosts (Fleet); "" otherwise
 
 	Version       string
 	Cwd           string
@@ -289,9 +290,10 @@ type StateDirStatus struct {
 	Lines          int64
 	Bytes          int64
 	LastScan       int64
-	Sources        int64 // every source, vanished ones included
-	Gone           int64 // vanished ones
-	Sample         bool  // the bundled sample (see StateDirInfo)
+	Sources        int64  // every source, vanished ones included
+	Gone           int64  // vanished ones
+	Sample         bool   // the bundled sample (see StateDirInfo)
+	Host           string // the host whose state dir it is, in a ledger of many hosts (Fleet); "" otherwise
 }
 
 // StateDirInfo is a state dir the ledger holds.

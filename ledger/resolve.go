@@ -33,12 +33,15 @@ func resolve(ctx context.Context, r clawledger.Reader, ref string, dirs []string
 	if len(list) == 0 {
 		return nil, clawledger.Reasonf(clawledger.ENOTFOUND, clawledger.ErrNoSession, "no session matches %q", ref)
 	}
-	ids := map[string]bool{}
+	ids, hosts := map[string]bool{}, map[string]bool{}
 	for _, s := range list {
-		ids[s.SessionID] = true
+		ids[s.SessionID], hosts[s.Host] = true, true
 	}
 	if len(ids) > 1 {
 		return nil, clawledger.Errorf(clawledger.EINVALID, "%q matches %d sessions: %s", ref, len(ids), strings.Join(slices.Sorted(maps.Keys(ids)), ", "))
+	}
+	if len(hosts) > 1 { // a ledger of many hosts: the same session id on two of them
+		return nil, clawledger.FieldErrorf("host", ": %q is a session of %d hosts (%s): name one", ref, len(hosts), strings.Join(slices.Sorted(maps.Keys(hosts)), ", "))
 	}
 	return &session{ref: ref, transcripts: list}, nil
 }

@@ -39,6 +39,9 @@ type SearchRequest struct {
 	Exhaustive bool  `json:"exhaustive,omitempty"`
 	Explain    bool  `json:"explain,omitempty"` // say how each hit ranked
 	Now        int64 `json:"-"`                 // epoch ms decay counts from; 0 = now
+	// Host keeps one host's sources, in a ledger of many hosts ("": every
+	// host's).
+	Host string `json:"host,omitempty"`
 	// StateDirs limits the answer (and the refresh) to these state dirs
 	// (absolute paths, as the ledger holds them); empty: every state dir.
 	StateDirs []string `json:"state_dirs,omitempty"`
@@ -116,7 +119,7 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	a, err := s.query(ctx, req.Refresh, req.StateDirs)
+	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return nil, err
 	}

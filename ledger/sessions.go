@@ -28,6 +28,9 @@ type SessionsRequest struct {
 	Tree   bool `json:"tree,omitempty"`
 	Limit  int  `json:"limit,omitempty"`  // at most this many (0: all)
 	Offset int  `json:"offset,omitempty"` // skip this many first (a page's start)
+	// Host keeps one host's sources, in a ledger of many hosts ("": every
+	// host's).
+	Host string `json:"host,omitempty"`
 	// StateDirs limits the answer (and the refresh) to these state dirs
 	// (absolute paths, as the ledger holds them); empty: every state dir.
 	StateDirs []string `json:"state_dirs,omitempty"`
@@ -62,7 +65,7 @@ func (s *Service) Sessions(ctx context.Context, req SessionsRequest) (*view.Sess
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.query(ctx, req.Refresh, req.StateDirs)
+	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return nil, err
 	}

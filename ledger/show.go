@@ -35,6 +35,9 @@ type ShowRequest struct {
 	// Limit of them (0: all; the units of one line are never split).
 	After int64 `json:"after,omitempty"`
 	Limit int   `json:"limit,omitempty"`
+	// Host keeps one host's sources, in a ledger of many hosts ("": every
+	// host's).
+	Host string `json:"host,omitempty"`
 	// StateDirs limits the answer (and the refresh) to these state dirs
 	// (absolute paths, as the ledger holds them); empty: every state dir.
 	StateDirs []string `json:"state_dirs,omitempty"`
@@ -93,7 +96,7 @@ func (s *Service) Show(ctx context.Context, req ShowRequest, w ShowWriter) error
 	if err != nil {
 		return err
 	}
-	a, err := s.query(ctx, req.Refresh, req.StateDirs)
+	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,11 @@ func (s *Service) Status(ctx context.Context, req StatusRequest) (*view.Status, 
 	for i := range out.StateDirs {
 		out.StateDirs[i].Missing = !dirExists(out.StateDirs[i].Path)
 	}
+	if _, fleet := a.r.(clawledger.Fleet); fleet {
+		if out.Hosts, err = s.Hosts(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 

@@ -24,6 +24,9 @@ type UsageRequest struct {
 	// Timezone cuts the periods: an IANA name, UTC, or "" for local time.
 	Timezone  string `json:"timezone,omitempty"`
 	WeekStart string `json:"week_start,omitempty"` // sunday (ccusage's), monday, ...
+	// Host keeps one host's sources, in a ledger of many hosts ("": every
+	// host's).
+	Host string `json:"host,omitempty"`
 	// StateDirs limits the answer (and the refresh) to these state dirs
 	// (absolute paths, as the ledger holds them); empty: every state dir.
 	StateDirs []string `json:"state_dirs,omitempty"`
@@ -62,7 +65,7 @@ func (s *Service) Usage(ctx context.Context, req UsageRequest) (*view.Usage, err
 	if err != nil {
 		return nil, clawledger.FieldErrorf("week_start", ": %v", err)
 	}
-	a, err := s.query(ctx, req.Refresh, req.StateDirs)
+	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +106,7 @@ func usageKey(kind string, g *clawledger.UsageGroup, loc *time.Location, weekSta
 		if s == nil || s.SessionID == "" { // no header id: the transcript alone
 			return "source\x00" + strconv.FormatInt(g.SourceID, 10)
 		}
-		return s.AgentID + "\x00" + s.SessionID + "\x00" + s.Topic
+		return s.Host + "\x00" + s.AgentID + "\x00" + s.SessionID + "\x00" + s.Topic
 	case "model":
 		return cmp.Or(g.Model, report.UnknownModel)
 	}
@@ -129,6 +132,9 @@ type ToolsRequest struct {
 	Agent string `json:"agent,omitempty"`
 	Since int64  `json:"since,omitempty"` // epoch ms on the call time; 0 = open
 	Until int64  `json:"until,omitempty"` // exclusive; 0 = open
+	// Host keeps one host's sources, in a ledger of many hosts ("": every
+	// host's).
+	Host string `json:"host,omitempty"`
 	// StateDirs limits the answer (and the refresh) to these state dirs
 	// (absolute paths, as the ledger holds them); empty: every state dir.
 	StateDirs []string `json:"state_dirs,omitempty"`
@@ -139,7 +145,7 @@ type ToolsRequest struct {
 // error rate, median and p95 duration, calls without a result, last use;
 // each call and result counted once across archives and forks.
 func (s *Service) Tools(ctx context.Context, req ToolsRequest) (*view.Tools, error) {
-	a, err := s.query(ctx, req.Refresh, req.StateDirs)
+	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return nil, err
 	}

@@ -280,7 +280,10 @@ const (
 // the line, its entry, message, usage and tool result columns (as its kind
 // has them), and its raw bytes last.
 func lineInsert(args []any, sourceID int64, rec *clawledger.Record) (string, []any) {
-	l := &rec.Line
+	l := rec.Line
+	if l.Raw == nil { // a line stored without its bytes, as a reader hands it back
+		l.Raw = []byte{}
+	}
 	args = append(args, sourceID, l.Offset, l.No, int(l.Status), nullString(l.Error))
 	e := rec.Entry
 	if e == nil {

@@ -21,6 +21,7 @@ type Session struct {
 	Key              string        `json:"key"`
 	StateDir         string        `json:"state_dir"`
 	Path             string        `json:"path"`
+	Host             string        `json:"host,omitempty"` // in a ledger of many hosts
 	Class            string        `json:"class"`
 	Topic            string        `json:"topic,omitempty"`
 	Flags            SessionFlags  `json:"flags"`
@@ -109,7 +110,7 @@ type SessionIndex struct {
 func NewSession(s *clawledger.Session, lastUserMessages []string, match *ProjectMatch) Session {
 	j := Session{
 		Agent: s.AgentID, SessionID: s.SessionID, Key: s.Key, StateDir: s.StateDir, Path: filepath.ToSlash(s.Path),
-		Class: string(s.Class), Topic: s.Topic,
+		Class: string(s.Class), Topic: s.Topic, Host: s.Host,
 		Flags: SessionFlags{
 			Deleted: s.Class == clawledger.ClassDeleted, Reset: s.Class == clawledger.ClassReset, Orphan: s.Orphan(),
 			Topic: s.Class == clawledger.ClassTopic || s.Topic != "", Fork: s.Class == clawledger.ClassFork || s.ParentSession != "", Gone: s.Gone,

@@ -24,6 +24,10 @@ type cli struct {
 	bin  string
 	home string
 	env  []string // more environment, NAME=value
+	// ledger is the test's ledger when it is not the default file: a
+	// PostgreSQL one's answers are compared with the golden files as
+	// sameAnswer does
+	ledger string
 }
 
 func newCLI(t *testing.T, home string) *cli {
@@ -90,7 +94,7 @@ func (c *cli) golden(name, got string) {
 	got = strings.ReplaceAll(got, c.home, "$HOME")
 	got = timeRe.ReplaceAllString(got, `"$1": "<time>"`)
 	path := filepath.Join("testdata", name+".golden")
-	if *update {
+	if *update && !isPostgres(c.ledger) {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			c.t.Fatal(err)
 		}
@@ -102,6 +106,12 @@ func (c *cli) golden(name, got string) {
 	want, err := os.ReadFile(path)
 	if err != nil {
 		c.t.Fatalf("%v (run the test with -update to create it)", err)
+	}
+	if isPostgres(c.ledger) && string(want) != got {
+		if err := sameAnswer(want, []byte(got)); err != nil {
+			c.t.Errorf("%s differs from the golden file on PostgreSQL: %v\n--- got\n%s", name, err, got)
+		}
+		return
 	}
 	if string(want) != got {
 		c.t.Errorf("%s differs from the golden file (run with -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
@@ -123,23 +133,26 @@ type ingestOut struct {
 // reproduces every transcript and cron run log byte for byte up to its last
 // newline and nothing else; every malformed line is counted; a second
 // ingest stores nothing; appending lines and completing a partial tail
-// stores exactly those lines.
-func TestEndToEnd(t *testing.T) {
+// stores exactly those lines. On every backend.
+func TestEndToEnd(t *testing.T) { onBackends(t, testEndToEnd) }
+
+func testEndToEnd(t *testing.T, b backend) {
 	home := t.TempDir()
 	m, err := fixture.WriteEdgeCases(home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newCLI(t, home)
+	c := b.cli(t, home)
 
 	var first ingestOut
 	c.jsonOf(&first, exitWarnings, "ingest")
 	if first.LinesIngested != int64(m.Lines) || first.MalformedLines != int64(m.MalformedLines) || first.Sample {
 		t.Fatalf("first ingest: %+v, want %d lines, %d malformed", first, m.Lines, m.MalformedLines)
 	}
-	db := filepath.Join(home, ".local", "share", "clawledger", "ledger.db")
-	if fi, err := os.Stat(db); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("ledger %s: %v, mode %v", db, err, fi.Mode())
+	if db := filepath.Join(home, ".local", "share", "clawledger", "ledger.db"); !b.postgres() {
+		if fi, err := os.Stat(db); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("ledger %s: %v, mode %v", db, err, fi.Mode())
+		}
 	}
 
 	out := filepath.Join(t.TempDir(), "export")
@@ -255,8 +268,10 @@ func TestErrors(t *testing.T) {
 
 // TestSample: with no OpenClaw state dir at all, ingest says so and ingests
 // the bundled sample.
-func TestSample(t *testing.T) {
-	c := newCLI(t, t.TempDir())
+func TestSample(t *testing.T) { onBackends(t, testSample) }
+
+func testSample(t *testing.T, b backend) {
+	c := b.cli(t, t.TempDir())
 	out, errs, code := c.run("ingest", "--json")
 	if code != 0 || !strings.Contains(errs, "bundled sample") {
 		t.Fatalf("exit %d, stderr %q", code, errs)

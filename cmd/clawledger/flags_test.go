@@ -133,6 +133,12 @@ func TestFlags(t *testing.T) {
 			ledger.WorkspaceFileRequest{File: "MEMORY.md", At: localMs(2026, 3, 1)}},
 		{[]string{"workspace", "history", "memory/2026-03-14.md"}, ledger.WorkspaceFileRequest{File: "memory/2026-03-14.md", Refresh: query}},
 		{[]string{"forget", state}, ledger.ForgetRequest{StateDir: state}},
+		// --host: a report's filter, the host a writer writes for
+		{[]string{"sessions", "--host", "web-1"}, ledger.SessionsRequest{Host: "web-1", Refresh: query}},
+		{[]string{"--host", "web-1", "show", "a1"}, ledger.ShowRequest{Session: "a1", Host: "web-1", Context: 5, Refresh: query}},
+		{[]string{"tools", "--by", "host"}, ledger.ToolsRequest{Refresh: query}},
+		{[]string{"migrate", "--from", "a.db", "--to", "postgres://central/ledger", "--host", "laptop"},
+			ledger.MigrateRequest{From: "a.db", To: "postgres://central/ledger", Host: "laptop"}},
 	} {
 		opts, err := parseFlags(t, c.args...)
 		if err != nil {
@@ -198,6 +204,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"workspace", "show"}, "accepts 1 arg(s), received 0"},
 		{[]string{"workspace", "show", "SOUL.md", "--at", "then"}, `cannot read time "then"`},
 		{[]string{"forget"}, "accepts 1 arg(s), received 0"},
+		{[]string{"usage", "--by", "agent"}, `--by takes host, not "agent"`},
+		{[]string{"search", "x", "--by", "host", "--host", "a"}, "--by host reports every host apart: it takes no --host"},
+		{[]string{"--host", "a\x1b[2Jb", "ingest"}, `"a\x1b[2Jb": a host name has at most 255 bytes and no control characters`},
 	} {
 		_, err := parseFlags(t, append([]string{"--db", filepath.Join(dir, "ledger.db")}, c.args...)...)
 		if err == nil || exitCode(err) != exitUsage || !strings.Contains(userMessage(context.Background(), err), c.msg) {
@@ -206,5 +215,53 @@ func TestFlagErrors(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 		t.Errorf("parsing flags created %s", entries[0].Name())
+	}
+}
+
+// TestHostFlag: --host names the host a writer writes for (default
+// $CLAWLEDGER_HOST, else the hostname: ""), while a report reads it as a
+// filter and its refresh writes for this machine's own host.
+func TestHostFlag(t *testing.T) {
+	for _, c := range []struct {
+		args        []string
+		env         string
+		write, only string // the location's host, the request's filter
+	}{
+		{[]string{"ingest"}, "", "", ""},
+		{[]string{"ingest"}, "web-1", "web-1", ""},
+		{[]string{"--host", "web-2", "ingest"}, "web-1", "web-2", ""},
+		{[]string{"watch", "--host", "web-2"}, "", "web-2", ""},
+		{[]string{"migrate", "--to", "x.db", "--host", "web-2"}, "web-1", "web-2", ""},
+		{[]string{"sessions", "--host", "web-2"}, "web-1", "web-1", "web-2"},
+		{[]string{"usage", "--host", "web-2"}, "", "", "web-2"},
+		{[]string{"usage", "--by", "host"}, "web-1", "web-1", ""},
+	} {
+		data := t.TempDir()
+		env := map[string]string{"XDG_DATA_HOME": data, "HOME": data, "CLAWLEDGER_HOST": c.env}
+		var got any
+		a := &app{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] },
+			parsed: func(o any) error { got = o; return nil }}
+		root := a.rootCommand()
+		root.SetArgs(c.args)
+		if err := root.Execute(); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		svc, err := a.service()
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		only := ""
+		if h := reflect.ValueOf(request(got)).FieldByName("Host"); h.IsValid() && h.Type().Kind() == reflect.String {
+			only = h.String()
+		}
+		if _, migrate := got.(*migrateOptions); migrate {
+			only = "" // the host the copy is of and for, as a writer's
+			if m := request(got).(ledger.MigrateRequest); m.Host != c.write {
+				t.Errorf("%v: migrate for host %q, want %q", c.args, m.Host, c.write)
+			}
+		}
+		if svc.Location.Host != c.write || only != c.only {
+			t.Errorf("%v with $CLAWLEDGER_HOST=%q: writes for %q, reads %q; want %q, %q", c.args, c.env, svc.Location.Host, only, c.write, c.only)
+		}
 	}
 }

@@ -36,6 +36,8 @@ const (
 type app struct {
 	stdout, stderr io.Writer
 	db             string
+	host           hostFlag // --host (see hosts.go)
+	hostFilters    bool     // the command reads --host as a filter: its writes are this machine's own host's
 	states         []string
 	json           bool
 	quiet          bool
@@ -86,7 +88,8 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return invalid(err) })
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.command = cmd.Name() }
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.db, "db", "", "ledger: a path, file:PATH or sqlite:///PATH (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db, else ~/.local/share/clawledger/ledger.db)")
+	pf.StringVar(&a.db, "db", "", "ledger: a path, file:PATH, sqlite:///PATH or postgres://... (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db, else ~/.local/share/clawledger/ledger.db)")
+	pf.Var(&a.host, "host", hostHelp)
 	pf.StringArrayVar(&a.states, "state", nil, "OpenClaw state directory to read and report on (repeatable; default: the discovered ones and those the ledger holds)")
 	pf.BoolVar(&a.json, "json", false, "print machine-readable JSON")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing but errors")
@@ -112,6 +115,7 @@ func (a *app) rootCommand() *cobra.Command {
 		newConfigCmd(a),
 		newAuditCmd(a),
 		newInventoryCmd(a),
+		newMigrateCmd(a),
 	)
 	return root
 }
@@ -156,6 +160,7 @@ func (a *app) service() (*ledger.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	loc.Host = a.writeHost()
 	sample := filepath.Join(a.dataDir(), "sample", ".openclaw") // next to the ledger when it is a file
 	if loc.Path != "" {
 		sample = filepath.Join(filepath.Dir(loc.Path), "sample", ".openclaw")

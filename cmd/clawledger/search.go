@@ -21,6 +21,7 @@ type searchOptions struct {
 	ledger.SearchRequest
 	since, until string
 	refresh      refreshFlag
+	by           byFlag
 }
 
 func newSearchCmd(a *app) *cobra.Command {
@@ -75,6 +76,7 @@ clawledger show PATH --around ENTRY.`,
 	fl.BoolVar(&o.Explain, "explain", false, "show each lane's rank and score")
 	fl.BoolVar(&o.Exhaustive, "exhaustive", false, "rank every lexical match, not only the newest 2,000")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
+	o.by.register(fl)
 	return cmd
 }
 
@@ -91,6 +93,10 @@ func (o *searchOptions) complete(args []string, now time.Time) error {
 	}
 	o.Refresh = o.refresh.policy()
 	o.StateDirs, err = o.scope()
+	if err != nil {
+		return err
+	}
+	o.Host, err = o.reportHost(o.by)
 	return err
 }
 
@@ -98,6 +104,13 @@ func searchRun(ctx context.Context, o *searchOptions) error {
 	svc, err := o.service()
 	if err != nil {
 		return err
+	}
+	if o.by.hosts() {
+		return eachHost(ctx, o.app, o.Refresh, o.StateDirs, func(ctx context.Context, host string) (*view.Search, error) {
+			req := o.SearchRequest
+			req.Host, req.Refresh = host, ledger.Refresh{}
+			return svc.Search(ctx, req)
+		}, func(res *view.Search) { o.printSearch(o.Query, res.Result, o.Explain) })
 	}
 	res, err := svc.Search(ctx, o.SearchRequest)
 	if err != nil {

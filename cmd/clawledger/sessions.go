@@ -18,6 +18,7 @@ type sessionsOptions struct {
 	ledger.SessionsRequest
 	since, until string
 	refresh      refreshFlag
+	by           byFlag
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
@@ -58,6 +59,7 @@ why it matched.`,
 	fl.BoolVar(&o.Tree, "tree", false, "order as the spawn tree of sub-agent runs: each session a session spawned under it")
 	fl.IntVar(&o.Limit, "limit", 0, "at most this many (newest first)")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
+	o.by.register(fl)
 	return cmd
 }
 
@@ -72,6 +74,10 @@ func (o *sessionsOptions) complete(cmd *cobra.Command, now time.Time) error {
 	}
 	o.Refresh = o.refresh.policy()
 	o.StateDirs, err = o.scope()
+	if err != nil {
+		return err
+	}
+	o.Host, err = o.reportHost(o.by)
 	return err
 }
 
@@ -79,6 +85,13 @@ func sessionsRun(ctx context.Context, o *sessionsOptions) error {
 	svc, err := o.service()
 	if err != nil {
 		return err
+	}
+	if o.by.hosts() {
+		return eachHost(ctx, o.app, o.Refresh, o.StateDirs, func(ctx context.Context, host string) (*view.Sessions, error) {
+			req := o.SessionsRequest
+			req.Host, req.Refresh = host, ledger.Refresh{}
+			return svc.Sessions(ctx, req)
+		}, func(out *view.Sessions) { o.printSessions(out, o.Agent, o.Project != "") })
 	}
 	out, err := svc.Sessions(ctx, o.SessionsRequest)
 	if err != nil {

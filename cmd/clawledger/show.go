@@ -88,6 +88,10 @@ func (o *showOptions) complete(cmd *cobra.Command, args []string, now time.Time)
 	}
 	o.Session, o.Refresh = args[0], o.refresh.policy()
 	o.StateDirs, err = o.scope()
+	if err != nil {
+		return err
+	}
+	o.Host, err = o.reportHost(byFlag{})
 	return err
 }
 

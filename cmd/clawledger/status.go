@@ -59,9 +59,13 @@ func statusRun(ctx context.Context, o *statusOptions) error {
 		case d.Missing:
 			note = " (no longer exists: its data is kept; `clawledger forget DIR` removes it)"
 		}
+		if d.Host != "" {
+			note = " (host " + d.Host + ")" + note
+		}
 		a.printf("\n%s%s\n  agents: %v\n  last scan: %s\n  %d transcripts (%d sessions), %d cron jobs, %d run logs, %d workspace files, %d lines, %s\n",
 			d.Path, note, d.Agents, timeText(d.LastScan), d.Transcripts, d.Sessions, d.CronJobs, d.CronRunLogs, d.WorkspaceFiles, d.Lines, humanBytes(d.Bytes))
 	}
+	a.printHosts(out.Hosts)
 	for _, d := range out.Discovered {
 		if !containsPath(out.StateDirs, d) {
 			a.printf("\n%s: found, not ingested yet (run `clawledger ingest`)\n", d)

@@ -28,6 +28,7 @@ type usageOptions struct {
 	since, until string
 	breakdown    bool
 	refresh      refreshFlag
+	by           byFlag
 }
 
 func newUsageCmd(a *app) *cobra.Command {
@@ -69,6 +70,7 @@ transcripts already hold it.`,
 	fl.StringVar(&o.WeekStart, "week-start", o.WeekStart, "first day of a week for weekly (ccusage's default is sunday)")
 	fl.BoolVar(&o.breakdown, "breakdown", false, "show each model's share under each row")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
+	o.by.register(fl)
 	return cmd
 }
 
@@ -86,6 +88,10 @@ func (o *usageOptions) complete(args []string, now time.Time) error {
 	}
 	o.Refresh = o.refresh.policy()
 	o.StateDirs, err = o.scope()
+	if err != nil {
+		return err
+	}
+	o.Host, err = o.reportHost(o.by)
 	return err
 }
 
@@ -93,6 +99,13 @@ func usageRun(ctx context.Context, o *usageOptions) error {
 	svc, err := o.service()
 	if err != nil {
 		return err
+	}
+	if o.by.hosts() {
+		return eachHost(ctx, o.app, o.Refresh, o.StateDirs, func(ctx context.Context, host string) (*view.Usage, error) {
+			req := o.UsageRequest
+			req.Host, req.Refresh = host, ledger.Refresh{}
+			return svc.Usage(ctx, req)
+		}, func(u *view.Usage) { o.printUsage(u, o.breakdown) })
 	}
 	u, err := svc.Usage(ctx, o.UsageRequest)
 	if err != nil {
