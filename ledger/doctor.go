@@ -288,6 +288,12 @@ func uniqueStateDirs(bad []badSource) []string {
 	return out
 }
 
+// sourceFile names a source for people: its file, or <database>#<part>
+// for one held in a database, the part as the data has it (a session id
+// that is a path is not cleaned into one that looks real).
 func sourceFile(s *clawledger.Source) string {
+	if dbRel, part, ok := openclaw.SplitDatabaseRel(s.Rel); ok {
+		return filepath.Join(s.StateDir, filepath.FromSlash(dbRel)) + "#" + part
+	}
 	return filepath.Join(s.StateDir, filepath.FromSlash(s.Rel))
 }

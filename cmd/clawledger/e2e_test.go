@@ -152,7 +152,10 @@ func TestEndToEnd(t *testing.T) {
 	c.golden("show-all-branches", c.mustRun(0, "show", "agents/main/sessions/a1000000-0000-4000-8000-000000000001.jsonl", "--all-branches", "--json"))
 	c.golden("show-v1", c.mustRun(0, "show", "b1000000", "--json"))
 	c.golden("show-text", c.mustRun(0, "show", "agents/main/sessions/a1000000-0000-4000-8000-000000000001.jsonl"))
-	c.golden("export-all", strings.ReplaceAll(c.mustRun(0, "export", "--all", "--out", out, "--json"), out, "$OUT"))
+	c.golden("export-all", strings.ReplaceAll(c.mustRun(0, "export", "--all", "--out", out, "--json", "--force"), out, "$OUT"))
+	checkExport(t, out, m.Exported)
+	one := filepath.Join(t.TempDir(), "one.jsonl")
+	c.golden("export-session", strings.ReplaceAll(c.mustRun(0, "export", "b1000000", "--out", one, "--json"), one, "$OUT"))
 
 	var second ingestOut
 	c.jsonOf(&second, exitWarnings, "ingest") // the broken index and hostile files still warn
@@ -181,10 +184,12 @@ func TestEndToEnd(t *testing.T) {
 	checkExport(t, out2, m.Exported)
 
 	// one session exported alone is its file, byte for byte
-	one := c.mustRun(0, "export", "b1000000")
 	want, _ := os.ReadFile(filepath.Join(home, ".openclaw/agents/main/sessions/b1000000-0000-4000-8000-000000000002.jsonl"))
-	if one != string(want) {
+	if got := c.mustRun(0, "export", "b1000000"); got != string(want) {
 		t.Fatal("export SESSION differs from the file")
+	}
+	if got, _ := os.ReadFile(one); string(got) != string(want) {
+		t.Fatal("export SESSION --out differs from the file")
 	}
 }
 

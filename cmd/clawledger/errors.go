@@ -96,6 +96,7 @@ var hints = []struct {
 	{episodes.ErrScopeReserved, suffix(": use --global to select every scope")},
 	{episodes.ErrScopeRequired, suffix(": --scope S (or --global for every scope)")},
 	{episodes.ErrScopeAndGlobal, replace("give --scope or --global, not both")},
+	{ledger.ErrOutputExists, suffix(": not overwritten (pass --force to replace it)")},
 	{ledger.ErrRedactTarget, replace("give --event-id or --session-id (one of them)")},
 	{ledger.ErrScopeChoice, replace("give --scope or --agent-scope, not both")},
 	{embed.ErrNoModelDir, suffix(" (--model-dir or CLAWLEDGER_EMBED_MODEL_DIR)")},
