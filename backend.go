@@ -44,6 +44,10 @@ type OpenOptions struct {
 	Writer Holder
 	// LockWait is how long a writer waits for another writer to finish.
 	LockWait time.Duration
+	// Damaged opens a ledger that may be damaged, for reading only (with
+	// ReadOnly), as far as it can be read: damage to its schema does not
+	// stop it opening (doctor, a salvage).
+	Damaged bool
 }
 
 // Holder describes the process holding a ledger's lock.

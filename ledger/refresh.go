@@ -63,6 +63,10 @@ func (s *Service) refresh(ctx context.Context, r Refresh) (behind int64, err err
 		s.observer().RefreshSkipped(le.Error() + "; answering from the ledger as it is")
 		return 0, nil
 	}
+	if errors.Is(err, clawledger.ErrReadOnly) { // read-only media: the ledger is what it is
+		s.observer().RefreshSkipped(err.Error() + "; answering from the ledger as it is")
+		return 0, nil
+	}
 	if err != nil {
 		return 0, err
 	}

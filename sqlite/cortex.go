@@ -418,7 +418,7 @@ func (t *cortexTx) deleteEpisodes(from, hi int64) error {
 			}
 			t.touched[k] = true
 		}
-		if err := rows.Close(); err != nil {
+		if err := closeRows(rows); err != nil {
 			return err
 		}
 	}

@@ -48,6 +48,9 @@ func errorCode(err error) string {
 // looked for in args too, since a command line that does not parse may
 // fail before its flags are read.
 func (a *app) printError(ctx context.Context, err error, args []string) {
+	if a.svc != nil {
+		err = a.svc.Location.Diagnose(err) // a damaged ledger says so
+	}
 	msg := userMessage(ctx, err)
 	if a.json || jsonRequested(args) {
 		enc := json.NewEncoder(a.stderr)
@@ -90,6 +93,8 @@ var hints = []struct {
 	hint   func(msg string) string
 }{
 	{clawledger.ErrNoLedger, suffix(" (run `clawledger ingest` first)")},
+	{clawledger.ErrDamaged, suffix(" (run `clawledger doctor`: it says what can be saved)")},
+	{clawledger.ErrReadOnly, suffix(" (queries still answer from it as it is)")},
 	{clawledger.ErrNoSession, suffix(" (see `clawledger sessions --include-deleted`)")},
 	{episodes.ErrOverCap, suffix(": shorten it, or pass --truncate to store it cut to the cap")},
 	{episodes.ErrSecret, suffix(": remove it, or pass --allow-secrets to store it masked")},
