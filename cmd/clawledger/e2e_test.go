@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/clawledger/clawledger/internal/fixture"
@@ -24,6 +25,7 @@ type cli struct {
 	bin  string
 	home string
 	env  []string // more environment, NAME=value
+	sys  *syscall.SysProcAttr
 }
 
 func newCLI(t *testing.T, home string) *cli {
@@ -34,6 +36,7 @@ func newCLI(t *testing.T, home string) *cli {
 func (c *cli) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(c.bin, args...)
 	cmd.Env = append([]string{"HOME=" + c.home, "PATH=" + os.Getenv("PATH"), "TZ=UTC"}, c.env...)
+	cmd.SysProcAttr = c.sys
 	return cmd
 }
 
