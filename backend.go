@@ -44,6 +44,10 @@ type OpenOptions struct {
 	Writer Holder
 	// LockWait is how long a writer waits for another writer to finish.
 	LockWait time.Duration
+	// Host names the machine a writer ingests for, in a ledger that holds
+	// many hosts' sources (see Fleet); "" is this machine's hostname. A
+	// backend that keeps one machine's ledger ignores it.
+	Host string
 	// Damaged opens a ledger that may be damaged, for reading only (with
 	// ReadOnly), as far as it can be read: damage to its schema does not
 	// stop it opening (doctor, a salvage).

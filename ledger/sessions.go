@@ -18,13 +18,16 @@ type SessionsRequest struct {
 	// against it (case-insensitive; - _ . and spaces ignored; any path
 	// component containing it), else a mention in the first user messages
 	// when the cwd cannot tell (empty, or the agent's own workspace).
-	Project        string  `json:"project,omitempty"`
-	Since          int64   `json:"since,omitempty"` // epoch ms: active since; 0 = open
-	Until          int64   `json:"until,omitempty"` // epoch ms: started before; 0 = open
-	IncludeDeleted bool    `json:"include_deleted,omitempty"`
-	Limit          int     `json:"limit,omitempty"`  // at most this many (0: all)
-	Offset         int     `json:"offset,omitempty"` // skip this many first (a page's start)
-	Refresh        Refresh `json:"-"`
+	Project        string `json:"project,omitempty"`
+	Since          int64  `json:"since,omitempty"` // epoch ms: active since; 0 = open
+	Until          int64  `json:"until,omitempty"` // epoch ms: started before; 0 = open
+	IncludeDeleted bool   `json:"include_deleted,omitempty"`
+	// Tree orders the list as the spawn tree of sub-agent runs: each
+	// session a listed session spawned follows it, with its depth.
+	Tree    bool    `json:"tree,omitempty"`
+	Limit   int     `json:"limit,omitempty"`  // at most this many (0: all)
+	Offset  int     `json:"offset,omitempty"` // skip this many first (a page's start)
+	Refresh Refresh `json:"-"`
 }
 
 func (r *SessionsRequest) validate() (*report.Project, error) {
@@ -88,6 +91,9 @@ func (s *Service) Sessions(ctx context.Context, req SessionsRequest) (*view.Sess
 	}
 	for _, x := range list {
 		out.Sessions = append(out.Sessions, view.NewSession(x, last[x.SourceID], matches[x.SourceID]))
+	}
+	if out.Sessions, err = showSpawns(ctx, r, list, out.Sessions, req.Tree); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -129,6 +129,11 @@ func (s *Service) Show(ctx context.Context, req ShowRequest, w ShowWriter) error
 		}
 	}
 	head := &view.ShowHead{Session: view.NewSession(sess, last[sess.SourceID], nil), Filtered: req.Filtered}
+	spawned, err := showSpawns(ctx, r, []*clawledger.Session{sess}, []view.Session{head.Session}, false)
+	if err != nil {
+		return err
+	}
+	head.Session = spawned[0]
 	if ar != nil {
 		head.Around = &view.Around{Entry: req.Around, Context: req.Context}
 	} else if !req.AllBranches {

@@ -48,6 +48,13 @@ type Session struct {
 	ThinkingLevel    string        `json:"thinking_level"`
 	Index            *SessionIndex `json:"index"`
 	Match            *ProjectMatch `json:"match,omitempty"`
+	// sub-agent runs (the audit trail): the run that spawned this session,
+	// and those it spawned
+	SpawnedBy *Spawn  `json:"spawned_by,omitempty"`
+	Spawned   []Spawn `json:"spawned,omitempty"`
+	// Depth is the session's depth in the spawn tree (sessions listed as a
+	// tree: 0 for a root, 1 for a session it spawned, ...)
+	Depth int `json:"depth,omitempty"`
 }
 
 // ProjectMatch says why a session belongs to a project.

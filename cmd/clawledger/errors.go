@@ -109,6 +109,7 @@ var hints = []struct {
 	{ledger.ErrSettingsWithoutProvider, replace("--base-url, --model, --dims and --model-dir go with --provider (the stored choice is used as it is without one)")},
 	{ledger.ErrOtherVectors, suffix("; run `clawledger embed` to re-embed")},
 	{ledger.ErrInterrupted, suffix("; run `clawledger reindex` again")},
+	{ledger.ErrSeveralStateDirs, suffix(" with --state DIR")},
 	{search.ErrNotEmbedded, suffix(" (run `clawledger embed`)")},
 	{search.ErrDimensions, suffix(" (re-embed with `clawledger embed`)")},
 }

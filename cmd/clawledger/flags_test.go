@@ -91,6 +91,25 @@ func TestFlags(t *testing.T) {
 		{[]string{"episodes", "gc", "--global", "--now", "1700000000000", "--dry-run", "--retention", "tool.call=7"},
 			ledger.GCRequest{Scope: ledger.Scope{Global: true}, Now: 1700000000000, DryRun: true, Retention: []string{"tool.call=7"}}},
 		{[]string{"episodes", "capture", "--agent-scope"}, ledger.CaptureRequest{AgentScope: true}},
+		{[]string{"sessions", "--tree"}, ledger.SessionsRequest{Tree: true, Refresh: query}},
+		{[]string{"config", "history"}, ledger.ConfigHistoryRequest{Refresh: query}},
+		{[]string{"config", "history", "--file", "exec-approvals.json", "--no-refresh"},
+			ledger.ConfigHistoryRequest{ConfigTarget: ledger.ConfigTarget{File: "exec-approvals.json"}}},
+		{[]string{"config", "show"}, ledger.ConfigShowRequest{Refresh: query}},
+		{[]string{"config", "show", "--at", "2026-03-01"}, ledger.ConfigShowRequest{VersionRef: ledger.VersionRef{At: localMs(2026, 3, 1)}, Refresh: query}},
+		{[]string{"config", "show", "3f2A9c"}, ledger.ConfigShowRequest{VersionRef: ledger.VersionRef{Version: "3f2a9c"}, Refresh: query}},
+		{[]string{"config", "diff"}, ledger.ConfigDiffRequest{Refresh: query}},
+		{[]string{"config", "diff", "3f2a9c", "2026-03-01", "--no-refresh"},
+			ledger.ConfigDiffRequest{From: ledger.VersionRef{Version: "3f2a9c"}, To: ledger.VersionRef{At: localMs(2026, 3, 1)}}},
+		{[]string{"config", "diff", "20260301"}, // a version by that hash, else the time
+			ledger.ConfigDiffRequest{From: ledger.VersionRef{Version: "20260301", At: localMs(2026, 3, 1)}, Refresh: query}},
+		{[]string{"audit"}, ledger.AuditRequest{Limit: 100, Refresh: query}},
+		{[]string{"audit", "--since", "2026-03-01", "--until", "2026-03-02", "--agent", "ops", "--session", "agent:ops:main",
+			"--kind", "config", "--kind", "openclaw.tool", "--limit", "0", "--no-refresh"},
+			ledger.AuditRequest{Since: localMs(2026, 3, 1), Until: localMs(2026, 3, 3), Agent: "ops", Session: "agent:ops:main",
+				Kind: []string{"config", "openclaw.tool"}}},
+		{[]string{"inventory"}, ledger.InventoryRequest{Refresh: query}},
+		{[]string{"inventory", "--no-refresh"}, ledger.InventoryRequest{}},
 	} {
 		opts, err := parseFlags(t, c.args...)
 		if err != nil {
@@ -104,6 +123,12 @@ func TestFlags(t *testing.T) {
 	opts, err := parseFlags(t, "export", "a1", "--out", "f", "--force")
 	if e, ok := opts.(*exportOptions); err != nil || !ok || e.session != (ledger.ExportSessionRequest{Session: "a1", Out: "f", Force: true}) {
 		t.Errorf("export SESSION: %+v, %v", opts, err)
+	}
+	// one --state names the state dir a command about one is about
+	state := t.TempDir()
+	opts, err = parseFlags(t, "--state", state, "inventory")
+	if err != nil || request(opts).(ledger.InventoryRequest).StateDir != state {
+		t.Errorf("inventory --state: %+v, %v", opts, err)
 	}
 	opts, err = parseFlags(t, "watch", "--interval", "1m", "--log-format", "json")
 	if w, ok := opts.(*watchOptions); err != nil || !ok || w.Interval != time.Minute || w.Debounce != 200*time.Millisecond || w.Log == nil {
@@ -145,6 +170,11 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"watch", "--debounce", "0"}, "--interval and --debounce must be positive"},
 		{[]string{"watch", "--log-format", "xml"}, `--log-format must be text or json, not "xml"`},
 		{[]string{"episodes", "query", "--scope", "s", "--from", "soon"}, `cannot read time "soon"`},
+		{[]string{"audit", "--since", "soon"}, `cannot read time "soon"`},
+		{[]string{"config", "show", "abcd", "--at", "1d"}, "give a VERSION or --at T, not both"},
+		{[]string{"config", "show", "--at", "soon"}, `cannot read time "soon"`},
+		{[]string{"config", "diff", "a", "b", "c"}, "accepts at most 2 arg(s)"},
+		{[]string{"config", "diff", "xyz"}, `"xyz" is neither a version`},
 	} {
 		_, err := parseFlags(t, append([]string{"--db", filepath.Join(dir, "ledger.db")}, c.args...)...)
 		if err == nil || exitCode(err) != exitUsage || !strings.Contains(userMessage(context.Background(), err), c.msg) {

@@ -104,6 +104,10 @@ func (a *app) rootCommand() *cobra.Command {
 		newSearchCmd(a),
 		newReindexCmd(a),
 		newEmbedCmd(a),
+		newServeCmd(a),
+		newConfigCmd(a),
+		newAuditCmd(a),
+		newInventoryCmd(a),
 	)
 	return root
 }

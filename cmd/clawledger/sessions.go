@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,6 +50,7 @@ why it matched.`,
 	fl.StringVar(&o.since, "since", "", "only sessions active since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
 	fl.StringVar(&o.until, "until", "", "only sessions started up to this date (inclusive) or before this time")
 	fl.BoolVar(&o.IncludeDeleted, "include-deleted", false, "include deleted and reset archives and vanished files")
+	fl.BoolVar(&o.Tree, "tree", false, "order as the spawn tree of sub-agent runs: each session a session spawned under it")
 	fl.IntVar(&o.Limit, "limit", 0, "at most this many (newest first)")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	return cmd
@@ -98,7 +100,11 @@ func (a *app) printSessions(list []view.Session, project bool) {
 		if j.LastActivity != nil {
 			last = (*j.LastActivity)[:16]
 		}
-		cells := []any{last, j.Agent, shortID(j.SessionID), j.Messages, j.Tokens.Total, money(j.Cost), flagString(j.Flags)}
+		id := shortID(j.SessionID)
+		if j.Depth > 0 {
+			id = strings.Repeat("  ", j.Depth-1) + "└ " + id
+		}
+		cells := []any{last, j.Agent, id, j.Messages, j.Tokens.Total, money(j.Cost), flagString(j.Flags)}
 		if project {
 			cells = append(cells, matchString(j.Match))
 		}

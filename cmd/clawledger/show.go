@@ -187,6 +187,12 @@ func (s *showText) Head(h *view.ShowHead) error {
 	if j.Cwd != "" {
 		s.a.printf("cwd      %s\n", j.Cwd)
 	}
+	if b := j.SpawnedBy; b != nil {
+		s.a.printf("spawned by  %s\n", spawnText(*b))
+	}
+	for _, c := range j.Spawned {
+		s.a.printf("spawned     %s\n", spawnText(c))
+	}
 	if j.FirstActivity != nil && j.LastActivity != nil {
 		s.a.printf("time     %s .. %s\n", *j.FirstActivity, *j.LastActivity)
 	}
@@ -402,4 +408,18 @@ func derefInt(p *int64) any {
 		return "?"
 	}
 	return *p
+}
+
+// spawnText renders a sub-agent run from one of its sessions: the other
+// session, the run and how it ended.
+func spawnText(sp view.Spawn) string {
+	s := sp.SessionKey
+	if sp.SessionID != "" {
+		s += " (session " + sp.SessionID + ")"
+	}
+	s += ": run " + sp.RunID
+	if what := cmp.Or(sp.Label, sp.Task); what != "" {
+		s += ", " + oneLineText(what, 80)
+	}
+	return s + ", " + cmp.Or(sp.Status, "running")
 }
