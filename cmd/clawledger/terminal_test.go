@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,5 +93,29 @@ func TestHighlight(t *testing.T) {
 	snippet := "a" + fixture.EscClear + search.MarkStart + "hit" + search.MarkEnd + " b\x07"
 	if got, want := string(highlight(snippet, "\x1b[1m", "\x1b[0m")), "a␛[2J\x1b[1mhit\x1b[0m b␇"; got != want {
 		t.Errorf("highlight = %q, want %q", got, want)
+	}
+}
+
+// TestSafe: each kind of value is rendered for a terminal: a string, a
+// list of strings, an error on one line; a body keeps its lines; trusted
+// text is the CLI's own; numbers are left alone.
+func TestSafe(t *testing.T) {
+	for _, c := range []struct {
+		in   any
+		want string
+	}{
+		{"a\x1b[2J\nb", "a␛[2J␊b"},
+		{body("a\x1b[2J\nb\r\n"), "a␛[2J\nb\n"},
+		{trusted("\x1b[1mx\x1b[0m"), "\x1b[1mx\x1b[0m"},
+		{[]string{"a\x07", "b"}, "[a␇ b]"},
+		{errors.New("e\x1b"), "e␛"},
+		{[]byte("c\x00"), "c␀"},
+		{42, "42"},
+	} {
+		var b strings.Builder
+		fprintf(&b, "%v", c.in)
+		if b.String() != c.want {
+			t.Errorf("%#v: %q, want %q", c.in, b.String(), c.want)
+		}
 	}
 }
