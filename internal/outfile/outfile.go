@@ -118,6 +118,7 @@ func (f *File) created() string {
 type Dir struct {
 	root  *os.Root
 	force bool
+	dirs  map[string]bool // directories checked (or made) already
 }
 
 // OpenDir opens (creating when needed) the directory dir for output. The
@@ -130,7 +131,7 @@ func OpenDir(dir string, force bool) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Dir{root: root, force: force}, nil
+	return &Dir{root: root, force: force, dirs: map[string]bool{}}, nil
 }
 
 // Close closes the directory.
@@ -141,7 +142,7 @@ func (d *Dir) Close() error { return d.root.Close() }
 // its way is a symlink or not a directory, with ErrExists when something
 // is at rel and the directory does not overwrite.
 func (d *Dir) Check(rel string) error {
-	if err := d.dirs(rel, false); err != nil {
+	if err := d.checkDirs(rel, false); err != nil {
 		return err
 	}
 	if _, err := d.root.Lstat(filepath.FromSlash(rel)); err == nil && !d.force {
@@ -155,7 +156,7 @@ func (d *Dir) Check(rel string) error {
 // Create creates the file at rel (a slash path inside the directory),
 // creating the directories on its way (mode 0700).
 func (d *Dir) Create(rel string) (*File, error) {
-	if err := d.dirs(rel, true); err != nil {
+	if err := d.checkDirs(rel, true); err != nil {
 		return nil, err
 	}
 	dir, base := path.Split(rel)
@@ -172,12 +173,18 @@ func (d *Dir) Create(rel string) (*File, error) {
 	return f, err
 }
 
-// dirs checks each directory on rel's way, creating the missing ones when
-// create is set.
-func (d *Dir) dirs(rel string, create bool) error {
+// checkDirs checks each directory on rel's way, creating the missing ones
+// when create is set. A directory found to be one (or made) is not looked
+// at again: the os.Root keeps every write inside the directory whatever
+// happens to it since.
+func (d *Dir) checkDirs(rel string, create bool) error {
 	segs := strings.Split(rel, "/")
 	for i := 1; i < len(segs); i++ {
-		p := filepath.FromSlash(strings.Join(segs[:i], "/"))
+		dir := strings.Join(segs[:i], "/")
+		if d.dirs[dir] {
+			continue
+		}
+		p := filepath.FromSlash(dir)
 		fi, err := d.root.Lstat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && create:
@@ -189,8 +196,9 @@ func (d *Dir) dirs(rel string, create bool) error {
 		case err != nil:
 			return err
 		case !fi.IsDir():
-			return &os.PathError{Op: "create", Path: d.name(strings.Join(segs[:i], "/")), Err: ErrLink}
+			return &os.PathError{Op: "create", Path: d.name(dir), Err: ErrLink}
 		}
+		d.dirs[dir] = true
 	}
 	return nil
 }
