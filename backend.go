@@ -49,6 +49,10 @@ type OpenOptions struct {
 	// many hosts' sources (see Fleet); "" is this machine's hostname. A
 	// backend that keeps one machine's ledger ignores it.
 	Host string
+	// Damaged opens a ledger that may be damaged, for reading only (with
+	// ReadOnly), as far as it can be read: damage to its schema does not
+	// stop it opening (doctor, a salvage).
+	Damaged bool
 }
 
 // Holder describes the process holding a ledger's lock.

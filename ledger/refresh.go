@@ -71,6 +71,10 @@ func (s *Service) refresh(ctx context.Context, r Refresh, scope []string) (behin
 	if errors.Is(err, clawledger.ErrNoLedger) {
 		return 0, nil // the query says there is no ledger
 	}
+	if errors.Is(err, clawledger.ErrReadOnly) { // read-only media: the ledger is what it is
+		s.observer().RefreshSkipped(err.Error() + "; answering from the ledger as it is")
+		return 0, nil
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -583,7 +583,7 @@ func (t *cortexTx) deleteEpisodes(from, hi int64, old map[occurrenceKey]occurren
 				t.touched[k.facet] = true
 			}
 		}
-		if err := rows.Close(); err != nil {
+		if err := closeRows(rows); err != nil {
 			return err
 		}
 	}

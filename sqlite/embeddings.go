@@ -147,7 +147,7 @@ func (db *DB) GetEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, h
 			out[string(h)] = v
 			used = append(used, h)
 		}
-		if err := rows.Close(); err != nil {
+		if err := closeRows(rows); err != nil {
 			return nil, err
 		}
 	}
@@ -217,7 +217,7 @@ func (db *DB) PruneEmbeddingCache(ctx context.Context, maxBytes int64) (int64, e
 		evict = append(evict, k)
 		excess -= size
 	}
-	if err := rows.Close(); err != nil {
+	if err := closeRows(rows); err != nil {
 		return 0, err
 	}
 	tx, err := db.ownTx(ctx)

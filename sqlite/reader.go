@@ -345,7 +345,7 @@ func (db *DB) lineIssues(ctx context.Context, status clawledger.LineStatus, limi
 }
 
 func (db *DB) strings(ctx context.Context, q string, args ...any) ([]string, error) {
-	out, err := queryAll(ctx, db.r, func(r scanner) (s string, err error) { return s, r.Scan(&s) }, q, args...)
+	out, err := queryStrings(ctx, db.r, q, args...)
 	if out == nil && err == nil {
 		out = []string{}
 	}

@@ -434,7 +434,7 @@ func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*clawledger.Chun
 			}
 			out[c.ID] = h
 		}
-		if err := rows.Close(); err != nil {
+		if err := closeRows(rows); err != nil {
 			return nil, err
 		}
 	}

@@ -293,7 +293,7 @@ func TestNoCredentialInOutput(t *testing.T) {
 				run("search", q)
 			}
 			out := filepath.Join(t.TempDir(), "export")
-			run("export", "--all", "--out", out)
+			run("export", "--all", "--out", out, "--force") // twice: text, then --json
 			for _, o := range outputs {
 				for _, s := range m.Secrets {
 					if strings.Contains(o, s) {

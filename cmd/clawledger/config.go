@@ -194,7 +194,7 @@ func configShowRun(ctx context.Context, o *configShowOptions) error {
 	if err := json.Indent(&b, out.Content, "", "  "); err != nil {
 		return err
 	}
-	o.printf("%s\n", b.String())
+	o.printf("%s\n", body(b.String())) // a document of many lines
 	return nil
 }
 

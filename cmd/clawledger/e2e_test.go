@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/clawledger/clawledger/internal/fixture"
@@ -28,6 +29,7 @@ type cli struct {
 	// PostgreSQL one's answers are compared with the golden files as
 	// sameAnswer does
 	ledger string
+	sys    *syscall.SysProcAttr
 }
 
 func newCLI(t *testing.T, home string) *cli {
@@ -38,6 +40,7 @@ func newCLI(t *testing.T, home string) *cli {
 func (c *cli) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(c.bin, args...)
 	cmd.Env = append([]string{"HOME=" + c.home, "PATH=" + os.Getenv("PATH"), "TZ=UTC"}, c.env...)
+	cmd.SysProcAttr = c.sys
 	return cmd
 }
 
@@ -167,7 +170,10 @@ func testEndToEnd(t *testing.T, b backend) {
 	c.golden("show-all-branches", c.mustRun(0, "show", "agents/main/sessions/a1000000-0000-4000-8000-000000000001.jsonl", "--all-branches", "--json"))
 	c.golden("show-v1", c.mustRun(0, "show", "b1000000", "--json"))
 	c.golden("show-text", c.mustRun(0, "show", "agents/main/sessions/a1000000-0000-4000-8000-000000000001.jsonl"))
-	c.golden("export-all", strings.ReplaceAll(c.mustRun(0, "export", "--all", "--out", out, "--json"), out, "$OUT"))
+	c.golden("export-all", strings.ReplaceAll(c.mustRun(0, "export", "--all", "--out", out, "--json", "--force"), out, "$OUT"))
+	checkExport(t, out, m.Exported)
+	one := filepath.Join(t.TempDir(), "one.jsonl")
+	c.golden("export-session", strings.ReplaceAll(c.mustRun(0, "export", "b1000000", "--out", one, "--json"), one, "$OUT"))
 
 	var second ingestOut
 	c.jsonOf(&second, exitWarnings, "ingest") // the broken index and hostile files still warn
@@ -196,10 +202,12 @@ func testEndToEnd(t *testing.T, b backend) {
 	checkExport(t, out2, m.Exported)
 
 	// one session exported alone is its file, byte for byte
-	one := c.mustRun(0, "export", "b1000000")
 	want, _ := os.ReadFile(filepath.Join(home, ".openclaw/agents/main/sessions/b1000000-0000-4000-8000-000000000002.jsonl"))
-	if one != string(want) {
+	if got := c.mustRun(0, "export", "b1000000"); got != string(want) {
 		t.Fatal("export SESSION differs from the file")
+	}
+	if got, _ := os.ReadFile(one); string(got) != string(want) {
+		t.Fatal("export SESSION --out differs from the file")
 	}
 }
 

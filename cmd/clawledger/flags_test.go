@@ -76,7 +76,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"usage"}, ledger.UsageRequest{Period: "daily", WeekStart: "sunday", Refresh: query}},
 		{[]string{"tools", "--agent", "ops", "--until", "2026-03-02", "--no-refresh"}, ledger.ToolsRequest{Agent: "ops", Until: localMs(2026, 3, 3)}},
 		{[]string{"ingest", "--no-index"}, ledger.IngestRequest{NoIndex: true}},
-		{[]string{"export", "--all", "--out", "dir", "--include-gone"}, ledger.ExportRequest{Out: "dir", IncludeGone: true}},
+		{[]string{"export", "--all", "--out", "dir", "--include-gone", "--force"}, ledger.ExportRequest{Out: "dir", IncludeGone: true, Force: true}},
 		{[]string{"doctor", "--quick", "--fix"}, ledger.DoctorRequest{Quick: true, Fix: true}},
 		{[]string{"embed", "--provider", "static", "--model-dir", "m", "--cache-max-mb", "10"},
 			ledger.EmbedRequest{Config: embed.Config{Provider: "static", ModelDir: "m"}, CacheMaxMB: 10}},
@@ -149,8 +149,12 @@ func TestFlags(t *testing.T) {
 			t.Errorf("%v:\n got %+v\nwant %+v", c.args, got, c.want)
 		}
 	}
+	opts, err := parseFlags(t, "export", "a1", "--out", "f", "--force")
+	if e, ok := opts.(*exportOptions); err != nil || !ok || e.session != (ledger.ExportSessionRequest{Session: "a1", Out: "f", Force: true}) {
+		t.Errorf("export SESSION: %+v, %v", opts, err)
+	}
 	// one --state names the state dir a command about one is about
-	opts, err := parseFlags(t, "--state", state, "inventory")
+	opts, err = parseFlags(t, "--state", state, "inventory")
 	if err != nil || request(opts).(ledger.InventoryRequest).StateDir != state {
 		t.Errorf("inventory --state: %+v, %v", opts, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -63,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "clawledger: "+userMessage(ctx, err))
+		a.printError(ctx, err, args)
 		return exitCode(err)
 	}
 	return a.exitCode
@@ -241,12 +240,12 @@ func (a *app) printJSON(v any) error {
 
 func (a *app) printf(format string, args ...any) {
 	if !a.quiet {
-		fmt.Fprintf(a.stdout, format, args...)
+		fprintf(a.stdout, format, args...)
 	}
 }
 
 func (a *app) warnf(format string, args ...any) {
 	if !a.quiet {
-		fmt.Fprintf(a.stderr, format, args...)
+		fprintf(a.stderr, format, args...)
 	}
 }

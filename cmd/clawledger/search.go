@@ -169,7 +169,7 @@ func (a *app) printSearch(query string, res *search.Result, explain bool) {
 		}
 		parts = append(parts, view.HitFlags(h)...)
 		a.printf("%2d. %s  [%.3f]\n    %s\n", h.Rank, strings.Join(parts, " · "), h.Score, where)
-		a.printf("    %s\n", view.Marks(strings.Join(strings.Fields(h.Snippet), " "), open, close))
+		a.printf("    %s\n", highlight(strings.Join(strings.Fields(h.Snippet), " "), open, close))
 		if explain {
 			a.printf("    %s\n", explainLine(&h.Explain))
 		}
