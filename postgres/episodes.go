@@ -241,8 +241,10 @@ func textQuery(text string) string {
 // RedactEvents overwrites the selected events (summary, refs, payload),
 // flags them redacted and empties their words in one transaction, then
 // rewrites the table and its indexes (VACUUM FULL), so that no stale copy
-// of the old text is left in the table's files. Checkpointed reports that
-// the rewrite ran.
+// of the old text is left in the table's files. A transaction that began
+// before the redaction committed may still see the old text, and the
+// rewrite keeps what it may see: the rewrite waits for such transactions
+// (purgeWait at most). Checkpointed reports that it ran with none left.
 func (db *DB) RedactEvents(ctx context.Context, t clawledger.RedactTarget, payload json.RawMessage) (*clawledger.RedactResult, error) {
 	var p params
 	where, err := scopeWhere(t.ScopeSelector, &p)
@@ -259,6 +261,7 @@ func (db *DB) RedactEvents(ctx context.Context, t clawledger.RedactTarget, paylo
 	}
 	where += db.onHost("host_id", &p)
 	res := &clawledger.RedactResult{}
+	var xid string // the redaction's transaction
 	err = db.ownTx(ctx, func(tx pgx.Tx) error {
 		res.Matched, res.AlreadyRedacted = 0, 0
 		if err := tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE redacted) FROM episodic_events WHERE `+where, p.args...).
@@ -266,24 +269,60 @@ func (db *DB) RedactEvents(ctx context.Context, t clawledger.RedactTarget, paylo
 			return err
 		}
 		q := params{args: append([]any(nil), p.args...)}
-		_, err := tx.Exec(ctx, `UPDATE episodic_events SET summary = `+q.add(clawledger.RedactedText)+`, refs_json = NULL,
-			payload_json = `+q.add(nullJSON(payload))+`, redacted = true, words = ''::tsvector WHERE `+where, q.args...)
-		return err
+		if _, err := tx.Exec(ctx, `UPDATE episodic_events SET summary = `+q.add(clawledger.RedactedText)+`, refs_json = NULL,
+			payload_json = `+q.add(nullJSON(payload))+`, redacted = true, words = ''::tsvector WHERE `+where, q.args...); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT xid(pg_current_xact_id())::text`).Scan(&xid)
 	})
 	if err != nil {
 		return nil, err
 	}
 	if res.Matched > 0 {
-		res.Checkpointed = db.purge(ctx) == nil
+		res.Checkpointed = db.purge(ctx, xid) == nil
 	}
 	return res, nil
 }
 
-// purge rewrites the events table and its indexes, dropping every dead
-// row version (the text before a redaction or deletion).
-func (db *DB) purge(ctx context.Context) error {
-	_, err := db.pool.Exec(ctx, `VACUUM (FULL) episodic_events`)
-	return db.fail(err)
+// purgeWait bounds how long a redaction's purge waits for the transactions
+// that may still see the text it replaced.
+var purgeWait = 10 * time.Second
+
+// errStillSeen says that a transaction that may see a redacted text was
+// still open when the purge gave up waiting.
+var errStillSeen = errors.New("a transaction older than the redaction is still open")
+
+// purge rewrites the events table and its indexes, dropping every dead row
+// version (the text before a redaction or deletion), once no client's
+// snapshot predates the transaction xid (a rewrite keeps the row versions
+// an open snapshot may see; "" waits for none).
+func (db *DB) purge(ctx context.Context, xid string) error {
+	var older bool
+	if xid != "" {
+		deadline := time.Now().Add(purgeWait)
+		for {
+			if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database()
+				AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND backend_xmin IS NOT NULL
+				AND age(backend_xmin) >= age($1::xid))`, xid).Scan(&older); err != nil {
+				return db.fail(err)
+			}
+			if !older || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	if _, err := db.pool.Exec(ctx, `VACUUM (FULL) episodic_events`); err != nil {
+		return db.fail(err)
+	}
+	if older {
+		return errStillSeen
+	}
+	return nil
 }
 
 // DeleteEvents deletes (or counts) the events older than their type's
@@ -318,7 +357,7 @@ func (db *DB) DeleteEvents(ctx context.Context, sel clawledger.ScopeSelector, cu
 		return err
 	})
 	if err == nil && len(counts) > 0 {
-		err = db.purge(ctx)
+		err = db.purge(ctx, "")
 	}
 	return counts, err
 }

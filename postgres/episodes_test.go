@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/pgtest"
+	"github.com/clawledger/clawledger/postgres"
 )
 
 func event(n int, scope, session string, typ clawledger.EventType, ts int64, summary, payload string) *clawledger.Event {
@@ -141,5 +142,43 @@ func TestRedactionLeavesNoTrace(t *testing.T) {
 	res, err = db.RedactEvents(ctx, clawledger.RedactTarget{ScopeSelector: sel, EventID: events[0].EventID}, nil)
 	if err != nil || res.Matched != 1 || res.AlreadyRedacted != 1 {
 		t.Fatalf("redacting again: %+v %v", res, err)
+	}
+}
+
+// TestRedactionWaitsForOlderSnapshots: a transaction that began before a
+// redaction may still read the text it replaced, and a rewrite keeps what
+// it may read: while one is open the purge is not reported done.
+func TestRedactionWaitsForOlderSnapshots(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	db := openPG(t, dsn, "h")
+	mustAppend(t, db, event(1, "vault", "s1", clawledger.EventDecision, 1, "one", ""), event(2, "vault", "s2", clawledger.EventDecision, 2, "two", ""))
+	t.Cleanup(postgres.SetPurgeWait(0))
+
+	reader, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close(ctx)
+	tx, err := reader.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	// its snapshot, taken without a lock on the table (VACUUM FULL would wait for that lock)
+	if err := tx.QueryRow(ctx, `SELECT 1`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	sel := clawledger.ScopeSelector{Scope: "vault"}
+	res, err := db.RedactEvents(ctx, clawledger.RedactTarget{ScopeSelector: sel, SessionID: "s1"}, nil)
+	if err != nil || res.Matched != 1 || res.Checkpointed {
+		t.Errorf("redact while an older snapshot is open: %+v %v, want it matched and not checkpointed", res, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err = db.RedactEvents(ctx, clawledger.RedactTarget{ScopeSelector: sel, SessionID: "s2"}, nil)
+	if err != nil || res.Matched != 1 || !res.Checkpointed {
+		t.Errorf("redact with no older snapshot: %+v %v, want it checkpointed", res, err)
 	}
 }

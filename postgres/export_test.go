@@ -1,5 +1,7 @@
 package postgres
 
+import "time"
+
 // SetWriterHook makes hook run at each stage of the writer's batches (see
 // writer.hook).
 func SetWriterHook(db *DB, hook func(stage string) error) { db.w.hook = hook }
@@ -14,4 +16,12 @@ func SetBatchSizes(batch, pending int64) (restore func()) {
 	b, p := batchBytes, pendingBytes
 	batchBytes, pendingBytes = batch, pending
 	return func() { batchBytes, pendingBytes = b, p }
+}
+
+// SetPurgeWait sets how long a redaction's purge waits for older
+// transactions, and returns a function that restores it.
+func SetPurgeWait(d time.Duration) (restore func()) {
+	old := purgeWait
+	purgeWait = d
+	return func() { purgeWait = old }
 }

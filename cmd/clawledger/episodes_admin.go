@@ -53,7 +53,7 @@ func episodesRedactRun(ctx context.Context, o *episodesRedactOptions) error {
 		return err
 	}
 	if !out.WALCheckpointed {
-		o.warnf("warning: another process holds the ledger open; the WAL keeps old pages until its next checkpoint\n")
+		o.warnf("warning: redacted, but another process had the ledger open: the old text may stay in the ledger's files (SQLite's WAL, PostgreSQL's older row versions) until it ends; run the redaction again then to purge it\n")
 		o.exitCode = exitWarnings
 	}
 	if o.json {
