@@ -99,6 +99,20 @@ type VectorSink interface {
 	AddEncoded(id int64, m VectorMeta, blob, agent, role, kind []byte) error
 }
 
+// VectorLoader is a search index whose vector matrix a long-running reader
+// keeps in memory and brings up to date by loading only the vectors added
+// since: chunk ids only grow, and chunks are embedded in id order, so new
+// vectors are those of chunks above the last one loaded. A backend without
+// it has the matrix loaded whole for each search.
+type VectorLoader interface {
+	// VectorRange returns the smallest and largest id of a chunk holding a
+	// vector (0, 0 when none).
+	VectorRange(ctx context.Context) (first, last int64, err error)
+	// LoadVectorsAfter hands x the stored vectors of the chunks above
+	// afterID, in chunk order.
+	LoadVectorsAfter(ctx context.Context, x VectorSink, afterID int64) error
+}
+
 // PendingChunk is a chunk waiting for its vector.
 type PendingChunk struct {
 	ID   int64

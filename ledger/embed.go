@@ -160,7 +160,10 @@ func (s *Service) searchEngine(ctx context.Context, st clawledger.SearchReader, 
 		return eng, nil
 	}
 	eng.Embedder = e
-	memlimit.Lift() // the search loads every vector
+	memlimit.Lift() // the search holds every vector
+	if eng.Matrix, err = s.vectorMatrix(ctx, st); err != nil {
+		return nil, err
+	}
 	return eng, nil
 }
 

@@ -20,7 +20,7 @@ func (s *Service) ExportSession(ctx context.Context, ref string, open func() (io
 	if err != nil {
 		return err
 	}
-	sel, err := resolve(ctx, r, ref)
+	sel, err := resolve(ctx, r, ref, "")
 	if err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 		sr.Window = LexicalWindow
 	}
 	if req.Session != "" {
-		sel, err := resolve(ctx, r, req.Session)
+		sel, err := resolve(ctx, r, req.Session, req.Agent)
 		if err != nil {
 			return nil, err
 		}

@@ -53,6 +53,7 @@ type Service struct {
 	reader   clawledger.Store    // the shared read-only store, once open
 	embedder clawledger.Embedder // opened once
 	embedCfg embed.Config
+	vectors  matrix // the vector matrix, kept across searches
 }
 
 // Close closes the shared reader.

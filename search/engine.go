@@ -133,7 +133,10 @@ type Engine struct {
 	// NotEmbedded says that no chunk has a vector yet, when an Embedder is
 	// set (default ErrNotEmbedded's text); shown likewise.
 	NotEmbedded string
-	vectors     *VectorIndex
+	// Matrix is the vector matrix: set it to one already loaded (a
+	// long-running service keeps one across searches), else it is loaded
+	// on first use. A search only reads it.
+	Matrix *VectorIndex
 }
 
 // ErrNoVectors is returned when vector search is asked for but impossible
@@ -147,14 +150,14 @@ var ErrNotEmbedded = errors.New("no chunk is embedded yet")
 
 // Vectors loads (once) and returns the vector matrix.
 func (e *Engine) Vectors(ctx context.Context) (*VectorIndex, error) {
-	if e.vectors == nil {
+	if e.Matrix == nil {
 		x := NewVectorIndex(0)
 		if err := e.Store.LoadVectors(ctx, x); err != nil {
 			return nil, err
 		}
-		e.vectors = x
+		e.Matrix = x
 	}
-	return e.vectors, nil
+	return e.Matrix, nil
 }
 
 // Search runs one request.

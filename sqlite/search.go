@@ -444,10 +444,24 @@ func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*clawledger.Chun
 	return out, nil
 }
 
-// LoadVectors adds every stored chunk vector to x, in chunk order. The
-// vectors and the chunks' metadata are read in two sequential passes
-// (both in id order) rather than joined row by row.
+var _ clawledger.VectorLoader = (*DB)(nil)
+
+// LoadVectors adds every stored chunk vector to x, in chunk order.
 func (db *DB) LoadVectors(ctx context.Context, x clawledger.VectorSink) error {
+	return db.LoadVectorsAfter(ctx, x, 0)
+}
+
+// VectorRange returns the smallest and largest chunk id holding a vector
+// (two lookups at the ends of search_vectors' rowid tree).
+func (db *DB) VectorRange(ctx context.Context) (first, last int64, err error) {
+	err = db.r.QueryRowContext(ctx, `SELECT coalesce(min(chunk_id), 0), coalesce(max(chunk_id), 0) FROM search_vectors`).Scan(&first, &last)
+	return first, last, err
+}
+
+// LoadVectorsAfter adds the stored vectors of the chunks above afterID to x,
+// in chunk order. The vectors and the chunks' metadata are read in two
+// sequential passes (both in id order) rather than joined row by row.
+func (db *DB) LoadVectorsAfter(ctx context.Context, x clawledger.VectorSink, afterID int64) error {
 	conn, err := db.r.Conn(ctx) // one snapshot for both passes
 	if err != nil {
 		return err
@@ -459,7 +473,7 @@ func (db *DB) LoadVectors(ctx context.Context, x clawledger.VectorSink) error {
 	}
 	defer tx.Rollback()
 	var n, dims int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce((SELECT length(vec) / 4 FROM search_vectors LIMIT 1), 0) FROM search_vectors`).
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce((SELECT length(vec) / 4 FROM search_vectors LIMIT 1), 0) FROM search_vectors WHERE chunk_id > ?`, afterID).
 		Scan(&n, &dims); err != nil {
 		return err
 	}
@@ -468,12 +482,12 @@ func (db *DB) LoadVectors(ctx context.Context, x clawledger.VectorSink) error {
 	}
 	x.Grow(n, dims)
 	meta, err := tx.QueryContext(ctx, `SELECT c.id, c.source_id, c.ts_ms, c.agent_id, c.role, c.kind FROM search_chunks c
-		WHERE c.id IN (SELECT chunk_id FROM search_vectors) ORDER BY c.id`)
+		WHERE c.id > ? AND c.id IN (SELECT chunk_id FROM search_vectors WHERE chunk_id > ?) ORDER BY c.id`, afterID, afterID)
 	if err != nil {
 		return err
 	}
 	defer meta.Close()
-	vecs, err := tx.QueryContext(ctx, `SELECT chunk_id, vec FROM search_vectors ORDER BY chunk_id`)
+	vecs, err := tx.QueryContext(ctx, `SELECT chunk_id, vec FROM search_vectors WHERE chunk_id > ? ORDER BY chunk_id`, afterID)
 	if err != nil {
 		return err
 	}
