@@ -181,8 +181,8 @@ type appendIn struct {
 func (s *server) appendTool() tool[appendIn, view.Appended] {
 	return tool[appendIn, view.Appended]{name: toolAppend, title: "Append an episodic event", readOnly: false,
 		description: `Append one event to the episodic ledger: a decision, an alert, an observation worth recalling later (or a message or tool event). Validated as the CLI validates it: caps (summary 1 KB, payload 8 KB, refs 4 KB), and text holding credentials is refused unless allow_secrets (then stored masked). Idempotent on event_id. Returns a receipt with the event's id.`,
-		adjust: map[string]func(*jsonschema.Schema){"agent_id": same, "type": enum(eventTypes...)},
-		handle: s.append}
+		adjust:      map[string]func(*jsonschema.Schema){"agent_id": same, "type": enum(eventTypes...)},
+		handle:      s.append}
 }
 
 func (s *server) append(ctx context.Context, in appendIn) (*view.Appended, string, error) {

@@ -401,8 +401,8 @@ type entryOut struct {
 func (s *server) entryTool() tool[entryIn, entryOut] {
 	return tool[entryIn, entryOut]{name: toolEntry, title: "One entry whole", readOnly: true,
 		description: `Read one entry of a session whole: a message's text, a tool result's output (which around leaves out), a command's output or a compaction summary, secrets masked, with what the filtered view makes of it. Text longer than the budget is cut: call again with offset set to next_offset for the rest.`,
-		adjust: map[string]func(*jsonschema.Schema){"offset": bounds(0, 1<<30), "max_bytes": bounds(MinBudget, MaxBudget)},
-		handle: s.entry}
+		adjust:      map[string]func(*jsonschema.Schema){"offset": bounds(0, 1<<30), "max_bytes": bounds(MinBudget, MaxBudget)},
+		handle:      s.entry}
 }
 
 func (s *server) entry(ctx context.Context, in entryIn) (*entryOut, string, error) {

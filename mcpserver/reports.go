@@ -247,8 +247,8 @@ type toolsOut struct {
 func (s *server) toolsTool() tool[toolsIn, toolsOut] {
 	return tool[toolsIn, toolsOut]{name: toolTools, title: "Tool statistics", readOnly: true,
 		description: `Report every tool the agents called, most called first: calls, results, errors and error rate, median and p95 duration, calls that never got a result, last use and last error. Useful to see which tools fail and how.`,
-		adjust: map[string]func(*jsonschema.Schema){"agent": same, "max_bytes": bounds(MinBudget, MaxBudget)},
-		handle: s.tools}
+		adjust:      map[string]func(*jsonschema.Schema){"agent": same, "max_bytes": bounds(MinBudget, MaxBudget)},
+		handle:      s.tools}
 }
 
 func (s *server) tools(ctx context.Context, in toolsIn) (*toolsOut, string, error) {

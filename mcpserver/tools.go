@@ -64,7 +64,9 @@ func enum(values ...string) func(*jsonschema.Schema) {
 }
 
 func bounds(lo, hi int) func(*jsonschema.Schema) {
-	return func(s *jsonschema.Schema) { s.Minimum, s.Maximum = jsonschema.Ptr(float64(lo)), jsonschema.Ptr(float64(hi)) }
+	return func(s *jsonschema.Schema) {
+		s.Minimum, s.Maximum = jsonschema.Ptr(float64(lo)), jsonschema.Ptr(float64(hi))
+	}
 }
 
 func defaultTo(v any) func(*jsonschema.Schema) {
