@@ -8,6 +8,7 @@ import (
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/embed"
 	"github.com/clawledger/clawledger/episodes"
+	"github.com/clawledger/clawledger/internal/skill"
 	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/search"
 )
@@ -64,6 +65,7 @@ var hints = []struct {
 	{ledger.ErrInterrupted, suffix("; run `clawledger reindex` again")},
 	{search.ErrNotEmbedded, suffix(" (run `clawledger embed`)")},
 	{search.ErrDimensions, suffix(" (re-embed with `clawledger embed`)")},
+	{skill.ErrChanged, suffix(": pass --force to replace it")},
 }
 
 func suffix(s string) func(string) string  { return func(msg string) string { return msg + s } }

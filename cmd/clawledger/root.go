@@ -106,6 +106,7 @@ func (a *app) rootCommand() *cobra.Command {
 		newReindexCmd(a),
 		newEmbedCmd(a),
 		newMCPCmd(a),
+		newSkillCmd(a),
 	)
 	return root
 }
