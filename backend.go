@@ -44,6 +44,10 @@ type OpenOptions struct {
 	Writer Holder
 	// LockWait is how long a writer waits for another writer to finish.
 	LockWait time.Duration
+	// Host names the machine a writer ingests for, in a ledger that holds
+	// many hosts' sources (see Fleet); "" is this machine's hostname. A
+	// backend that keeps one machine's ledger ignores it.
+	Host string
 }
 
 // Holder describes the process holding a ledger's lock.

@@ -58,6 +58,10 @@ type WatchRequest struct {
 	Interval time.Duration // full rescan period
 	Debounce time.Duration // quiet time after a change before a batch runs
 	Log      *slog.Logger  // where the watch logs (never nil)
+	// Changed, when set, is called after each batch that changed the
+	// ledger, once the derived layers are current (a server tells its
+	// open pages).
+	Changed func()
 }
 
 // Watch keeps the ledger current until ctx is done: an incremental ingest
@@ -104,8 +108,13 @@ func (s *Service) Watch(ctx context.Context, req WatchRequest) error {
 			if b.Err != nil || !b.Report.Changed() {
 				return nil
 			}
-			_, err := s.derive(ctx, st, derivation{})
-			return err
+			if _, err := s.derive(ctx, st, derivation{}); err != nil {
+				return err
+			}
+			if req.Changed != nil {
+				req.Changed()
+			}
+			return nil
 		},
 		Exclusive: func(ctx context.Context, batch func() error) error {
 			if err := st.Lock(ctx, s.LockWait); err != nil {

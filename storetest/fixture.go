@@ -111,7 +111,8 @@ func testKnownFixture(t *testing.T, h *harness) {
 // the ledger are, when the state dirs were scanned.
 func normalize(b []byte, loc clawledger.Location, home string, st *view.Status) []byte {
 	s := strings.ReplaceAll(string(b), home, "$HOME")
-	s = strings.ReplaceAll(s, loc.String(), "$LEDGER")
+	where, _ := json.Marshal(loc.String()) // as JSON has it (a URL's & is \u0026)
+	s = strings.ReplaceAll(s, string(where[1:len(where)-1]), "$LEDGER")
 	for _, d := range st.StateDirs {
 		if d.LastScan != nil {
 			s = strings.ReplaceAll(s, `"last_scan": "`+*d.LastScan+`"`, `"last_scan": "$TIME"`)

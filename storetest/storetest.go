@@ -42,6 +42,7 @@ func Run(t *testing.T, newLedger func(t *testing.T) clawledger.Location) {
 		{"UsageCopiesOfReReadFiles", testUsageCopiesOfReReadFiles},
 		{"RedactionLeavesNoText", testRedactionLeavesNoText},
 		{"ScopeIsolation", testScopeIsolation},
+		{"EventsOrderAndText", testEventsOrderAndText},
 		{"FiltersBeforeLimits", testFiltersBeforeLimits},
 		{"SearchIndex", testSearchIndex},
 		{"Vectors", testVectors},

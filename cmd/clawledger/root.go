@@ -105,6 +105,7 @@ func (a *app) rootCommand() *cobra.Command {
 		newSearchCmd(a),
 		newReindexCmd(a),
 		newEmbedCmd(a),
+		newServeCmd(a),
 		newMCPCmd(a),
 		newSkillCmd(a),
 	)

@@ -1,0 +1,520 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/clawledger/clawledger"
+)
+
+// Writes are batched: they join the open write transaction, which commits
+// once it holds batchBytes of lines (at a source's commit) and on Flush.
+// Rows wait in memory (pending) until pendingBytes of them gather, a read
+// needs them, or the batch commits: then each table's rows go in one
+// binary COPY and the statements in one pipelined round trip, so many
+// small sources cost a few round trips, not a few each.
+//
+// Everything sent in a transaction is kept (log) until it commits. When
+// the connection is lost, the writer reconnects with backoff, takes the
+// host's writer lock again and, if no other writer wrote for the host
+// meanwhile (the host's batch token is the one it last committed), sends
+// the log again in a new transaction. Each commit writes a new token with
+// the batch, so a commit whose answer was lost is known by its token.
+var (
+	batchBytes   int64 = 32 << 20
+	pendingBytes int64 = 4 << 20
+)
+
+const (
+	// maxLogBytes bounds the log: a larger transaction (a file of
+	// hundreds of MB replaced in one) is not replayed in place, it fails,
+	// and the next run reads the source again (nothing of it committed).
+	maxLogBytes = 256 << 20
+	// reconnectFor bounds the reconnection attempts after a lost connection.
+	reconnectFor = 2 * time.Minute
+)
+
+type writer struct {
+	db     *DB
+	holder clawledger.Holder
+	conn   *pgx.Conn
+	pid    uint32 // the server process of conn
+	locked bool
+	// committed is the token of the host's last batch as this writer knows
+	// it: its own last commit's, or what it found when it took the lock
+	committed string
+	b         *batch
+	lineIDs   idBlock
+	sourceIDs idBlock
+	chunkIDs  idBlock
+
+	// hook, in tests, runs before each round trip of a batch ("send"),
+	// before its commit ("commit"), after it ("committed": an error it
+	// returns is taken for the commit's answer) and after each failed
+	// attempt to reconnect ("retry")
+	hook func(stage string) error
+}
+
+// batch is the open write transaction.
+type batch struct {
+	tx       pgx.Tx
+	log      []round // what was sent in tx, in order
+	logBytes int64
+	replay   bool // log holds everything sent (it was never over maxLogBytes)
+	pend     round
+	lines    int64                         // bytes of lines written in the batch
+	sessions map[int64]*clawledger.Session // session summaries saved in the batch
+}
+
+// round is what one round trip sends: COPYs, then statements pipelined.
+// Statements queued with rows commute with them (cursor and summary
+// updates): anything that touches rows (a delete, a savepoint) is sent
+// at once, after what is pending, as a round of its own.
+type round struct {
+	copies []*copyBuf
+	stmts  []stmt
+	bytes  int64
+}
+
+type stmt struct {
+	sql  string
+	args []any
+}
+
+func (r *round) empty() bool { return len(r.copies) == 0 && len(r.stmts) == 0 }
+
+// rows returns the pending COPY rows of a table, starting them.
+func (r *round) rows(table string, cols []string) *copyBuf {
+	for _, c := range r.copies {
+		if c.table == table {
+			return c
+		}
+	}
+	c := newCopyBuf(table, cols)
+	r.copies = append(r.copies, c)
+	return c
+}
+
+// connect opens the writer's connection when it has none (or lost it).
+func (w *writer) connect(ctx context.Context) error {
+	if w.conn != nil && !w.conn.IsClosed() {
+		return nil
+	}
+	if w.conn != nil {
+		w.conn.Close(ctx)
+	}
+	cc := w.db.cfg.ConnConfig.Copy()
+	cc.RuntimeParams["application_name"] = holderName(w.holder)
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return w.db.fail(err)
+	}
+	w.conn, w.pid = conn, conn.PgConn().PID()
+	return nil
+}
+
+// begin opens the batch's transaction when none is open.
+func (w *writer) begin(ctx context.Context) error {
+	if w.b != nil {
+		return nil
+	}
+	if !w.locked {
+		return errors.New("writing to the ledger without holding the host's writer lock")
+	}
+	w.b = &batch{replay: true, sessions: map[int64]*clawledger.Session{}}
+	if w.conn == nil || w.conn.IsClosed() { // lost since the last batch, and the lock with it
+		return w.recover(ctx, errors.New("the connection was lost"))
+	}
+	tx, err := w.conn.Begin(ctx)
+	if err != nil {
+		if lostConnection(w.conn, err) {
+			return w.recover(ctx, err)
+		}
+		w.b = nil
+		return w.db.fail(err)
+	}
+	w.b.tx = tx
+	return nil
+}
+
+// queue adds a statement that commutes with pending rows.
+func (w *writer) queue(ctx context.Context, sql string, args ...any) error {
+	if err := w.begin(ctx); err != nil {
+		return err
+	}
+	w.b.pend.stmts = append(w.b.pend.stmts, stmt{sql, args})
+	return w.maybeSend(ctx)
+}
+
+// maybeSend sends what is pending once there is enough of it.
+func (w *writer) maybeSend(ctx context.Context) error {
+	p := &w.b.pend
+	p.bytes = 0
+	for _, c := range p.copies {
+		p.bytes += int64(c.size())
+	}
+	if p.bytes < pendingBytes {
+		return nil
+	}
+	return w.send(ctx)
+}
+
+// exec sends what is pending, then the statements, in order.
+func (w *writer) exec(ctx context.Context, stmts ...stmt) error {
+	if err := w.send(ctx); err != nil {
+		return err
+	}
+	return w.sendRound(ctx, round{stmts: stmts})
+}
+
+// send sends what is pending.
+func (w *writer) send(ctx context.Context) error {
+	if err := w.begin(ctx); err != nil {
+		return err
+	}
+	if w.b.pend.empty() {
+		return nil
+	}
+	r := w.b.pend
+	w.b.pend = round{}
+	return w.sendRound(ctx, r)
+}
+
+// sendRound logs a round and sends it; a lost connection is recovered
+// (which sends it with the rest of the log), any other failure rolls the
+// batch back.
+func (w *writer) sendRound(ctx context.Context, r round) error {
+	if err := w.begin(ctx); err != nil {
+		return err
+	}
+	b := w.b
+	if b.replay {
+		for _, c := range r.copies {
+			b.logBytes += int64(c.size())
+		}
+		if b.logBytes > maxLogBytes {
+			b.replay, b.log = false, nil
+		} else {
+			b.log = append(b.log, r)
+		}
+	}
+	if w.hook != nil {
+		w.hook("send")
+	}
+	err := w.run(ctx, b.tx, r)
+	if err == nil {
+		return nil
+	}
+	if lostConnection(w.conn, err) {
+		return w.recover(ctx, err)
+	}
+	w.abort()
+	return w.db.fail(err)
+}
+
+// run sends one round in tx.
+func (w *writer) run(ctx context.Context, tx pgx.Tx, r round) error {
+	ctx = context.WithoutCancel(ctx) // a statement runs to its end; callers check between them
+	for _, c := range r.copies {
+		if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(c.data()), c.sql()); err != nil {
+			return fmt.Errorf("copy into %s: %w", c.table, err)
+		}
+	}
+	switch len(r.stmts) {
+	case 0:
+		return nil
+	case 1:
+		_, err := tx.Exec(ctx, r.stmts[0].sql, r.stmts[0].args...)
+		return err
+	}
+	pb := &pgx.Batch{}
+	for _, s := range r.stmts {
+		pb.Queue(s.sql, s.args...)
+	}
+	res := tx.SendBatch(ctx, pb)
+	for range r.stmts {
+		if _, err := res.Exec(); err != nil {
+			res.Close()
+			return err
+		}
+	}
+	return res.Close()
+}
+
+// read runs a read in the batch's transaction, after what is pending (it
+// sees the batch's writes), recovering a lost connection.
+func (w *writer) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if err := w.send(ctx); err != nil {
+		return err
+	}
+	return w.readPending(ctx, fn)
+}
+
+// readPending runs a read in the batch's transaction that what is pending
+// does not change, without sending it.
+func (w *writer) readPending(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if err := w.begin(ctx); err != nil {
+		return err
+	}
+	for {
+		err := fn(w.b.tx)
+		if err == nil || errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if !lostConnection(w.conn, err) {
+			w.abort()
+			return w.db.fail(err)
+		}
+		if err := w.recover(ctx, err); err != nil {
+			return err
+		}
+	}
+}
+
+// flush commits the batch: its rows, then its token.
+func (w *writer) flush(ctx context.Context) error {
+	if w.b == nil {
+		return nil
+	}
+	token := uuid.NewString()
+	if err := w.exec(ctx, stmt{`UPDATE hosts SET batch = $1 WHERE id = $2`, []any{token, w.db.hostID}}); err != nil {
+		return err
+	}
+	for {
+		if w.hook != nil {
+			w.hook("commit")
+		}
+		err := w.b.tx.Commit(context.WithoutCancel(ctx))
+		if err == nil && w.hook != nil {
+			err = w.hook("committed")
+		}
+		if err == nil {
+			w.committed, w.b = token, nil
+			return nil
+		}
+		if !lostConnection(w.conn, err) {
+			w.b = nil
+			return w.db.fail(err)
+		}
+		// did it commit before the connection went?
+		done, err := w.reattach(ctx, err, token)
+		if err != nil {
+			return err
+		}
+		if done {
+			w.committed, w.b = token, nil
+			return nil
+		}
+	}
+}
+
+// ready makes the writer's connection free for a transaction of its own:
+// its batch committed, the connection (and the host's lock) there, made
+// again if it was lost.
+func (w *writer) ready(ctx context.Context) error {
+	if w.b == nil && w.locked && w.conn != nil && !w.conn.IsClosed() {
+		return nil
+	}
+	if err := w.begin(ctx); err != nil {
+		return err
+	}
+	return w.flush(ctx)
+}
+
+// abort rolls the batch back after a failed write.
+func (w *writer) abort() {
+	if w.b == nil {
+		return
+	}
+	if w.b.tx != nil && w.conn != nil && !w.conn.IsClosed() {
+		w.b.tx.Rollback(context.Background())
+	}
+	w.b = nil
+}
+
+// recover brings a batch whose connection was lost back to where it was:
+// it reconnects (with backoff), and sends the log again in a new
+// transaction.
+func (w *writer) recover(ctx context.Context, cause error) error {
+	if _, err := w.reattach(ctx, cause, ""); err != nil {
+		return err
+	}
+	return nil
+}
+
+// reattach reconnects after the connection was lost (cause), retrying with
+// backoff for up to reconnectFor, takes the writer lock again and checks
+// the host's batch token: when it is committing (its commit's answer was
+// lost), it reports done; when no other writer wrote meanwhile, it sends
+// the log again in a new transaction; else the batch is lost (ECONFLICT).
+func (w *writer) reattach(ctx context.Context, cause error, committing string) (done bool, err error) {
+	b := w.b
+	if b == nil {
+		return false, w.db.fail(cause)
+	}
+	if !b.replay {
+		w.abort()
+		return false, w.db.fail(fmt.Errorf("the connection was lost during a write too large to send again (it was rolled back): %w", cause))
+	}
+	delay, deadline := 100*time.Millisecond, time.Now().Add(reconnectFor)
+	for {
+		done, err = w.reattachOnce(ctx, b, committing)
+		if err == nil || !retryable(err) {
+			if err != nil {
+				w.b = nil
+			}
+			return done, err
+		}
+		if !time.Now().Before(deadline) {
+			w.b = nil
+			return false, w.db.fail(fmt.Errorf("the connection was lost (%v) and could not be made again: %w", cause, err))
+		}
+		if w.hook != nil {
+			w.hook("retry")
+		}
+		select {
+		case <-ctx.Done():
+			w.b = nil
+			return false, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// errIntervened: another writer wrote for the host while this one was
+// disconnected, so its batch cannot be sent again.
+var errIntervened = errors.New("another writer wrote for this host while the connection was lost: the batch was rolled back")
+
+func (w *writer) reattachOnce(ctx context.Context, b *batch, committing string) (bool, error) {
+	old := w.pid
+	if w.conn != nil {
+		w.conn.Close(ctx)
+		w.conn = nil
+	}
+	if err := w.connect(ctx); err != nil {
+		return false, err
+	}
+	db := w.db
+	// the lost session may still hold the lock until the server notices
+	// it is gone: end it
+	if _, err := w.conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE pid = $1 AND application_name LIKE $2`, int32(old), fmt.Sprintf("clawledger %% %d %%", os.Getpid())); err != nil {
+		return false, err
+	}
+	ok, err := tryLock(ctx, w.conn, db.lockSpace, writerKey(db.hostID), 10*time.Second)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		w.locked = false
+		return false, &clawledger.LockedError{Ledger: db.ledgerName(), Holder: lockHolder(ctx, w.conn, db.lockSpace, writerKey(db.hostID))}
+	}
+	var token string
+	if err := w.conn.QueryRow(ctx, `SELECT coalesce(batch::text, '') FROM hosts WHERE id = $1`, db.hostID).Scan(&token); err != nil {
+		return false, err
+	}
+	switch {
+	case committing != "" && token == committing:
+		return true, nil
+	case token != w.committed:
+		w.committed = token
+		return false, clawledger.Reasonf(clawledger.ECONFLICT, errIntervened, "%s: %v", db.ledgerName(), errIntervened)
+	}
+	tx, err := w.conn.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	b.tx = tx
+	for _, r := range b.log {
+		if err := w.run(ctx, tx, r); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// retryable reports whether a reconnection attempt may succeed later.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// the server is starting or shutting down, or is out of connections
+		return pe.Code == "57P03" || pe.Code == "53300" || lostConnection(nil, err)
+	}
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ce) || lostConnection(nil, err)
+}
+
+// lostConnection reports whether err means the session is gone (and its
+// transaction with it): the server ended it, restarted, or cannot be
+// reached.
+func lostConnection(conn *pgx.Conn, err error) bool {
+	if err == nil {
+		return false
+	}
+	if conn != nil && conn.IsClosed() {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ne) || errors.As(err, &ce) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
+}
+
+func (w *writer) close() error {
+	// the lock goes first: the server lets a closed session's locks go
+	// only once its process has noticed, a moment later
+	err := w.unlock()
+	if w.conn == nil {
+		return err
+	}
+	err = errors.Join(err, w.conn.Close(context.Background()))
+	w.conn, w.locked = nil, false
+	return err
+}
+
+// idBlock is a block of ids taken from a sequence that increments by
+// its size: the writer hands them out ascending, and a block taken is
+// never handed out again, whatever becomes of the transaction.
+type idBlock struct{ next, end int64 }
+
+// nextID hands out the next id of a block of seq (of size n), taking a
+// block when the last one is used up.
+func (w *writer) nextID(ctx context.Context, blk *idBlock, seq string, n int64) (int64, error) {
+	if blk.next == blk.end {
+		var base int64
+		for {
+			err := w.conn.QueryRow(context.WithoutCancel(ctx), `SELECT nextval('`+seq+`')`).Scan(&base)
+			if err == nil {
+				break
+			}
+			if !lostConnection(w.conn, err) {
+				return 0, w.db.fail(err)
+			}
+			if err := w.recover(ctx, err); err != nil {
+				return 0, err
+			}
+		}
+		blk.next, blk.end = base, base+n
+	}
+	id := blk.next
+	blk.next++
+	return id, nil
+}

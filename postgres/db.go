@@ -1,0 +1,258 @@
+// Package postgres is the ledger store on PostgreSQL (jackc/pgx): schema,
+// migrations and queries, for one machine or a fleet of them writing one
+// ledger at once. It answers what the SQLite store answers for the same
+// sources; the differences are documented in docs/postgres.md.
+//
+// Every host has its own writer lock (a session advisory lock), so any
+// number of hosts ingest at once while each host has one writer at a time,
+// as a SQLite ledger has. A writer batches its writes into one transaction
+// and keeps a log of them until it commits: when its connection is lost
+// (a killed backend, a server restart, a network fault) it reconnects with
+// backoff, takes its lock again and replays the batch, so a line is never
+// lost or stored twice.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/clawledger/clawledger"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DB is an open ledger: a pool of reader connections and, for a writer,
+// one connection of its own that holds the host's writer lock.
+type DB struct {
+	where  string // the DSN with its password masked, for messages
+	secret string // the password, masked in every error
+	cfg    *pgxpool.Config
+	pool   *pgxpool.Pool
+
+	host   string // the host this store writes for
+	hostID int64
+	// only, when not 0, is the one host a view (OnHost) reads
+	only int64
+	// lockSpace keys this ledger's advisory locks: the oid of its hosts
+	// table, so ledgers in two schemas of one database never share a lock
+	lockSpace int32
+
+	w *writer // nil for readers and views
+}
+
+// Options tune Open (see clawledger.OpenOptions).
+type Options clawledger.OpenOptions
+
+// Open connects to the ledger at dsn (a postgres:// or postgresql:// URL,
+// or a keyword/value string) and, for a writer, brings its schema up to
+// date and takes the host's writer lock.
+func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
+	cfg, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{where: maskDSN(dsn), secret: cfg.ConnConfig.Password, cfg: cfg}
+	db.host = opt.Host
+	if db.host == "" {
+		if db.host, err = os.Hostname(); err != nil {
+			return nil, fmt.Errorf("the host's name: %w", err)
+		}
+	}
+	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, db.fail(err)
+	}
+	if err := db.open(ctx, opt); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) open(ctx context.Context, opt Options) error {
+	exists, err := db.schemaExists(ctx)
+	if err != nil {
+		return db.fail(err)
+	}
+	if !exists && (opt.ReadOnly || opt.Existing) {
+		return clawledger.Reasonf(clawledger.ENOTFOUND, clawledger.ErrNoLedger, "no ledger at %s", db.where)
+	}
+	if !opt.ReadOnly {
+		if err := db.migrate(ctx); err != nil {
+			return db.fail(fmt.Errorf("migrate the ledger: %w", err))
+		}
+	} else if err := db.checkVersion(ctx); err != nil {
+		return err
+	}
+	var space int64
+	if err := db.pool.QueryRow(ctx, `SELECT 'hosts'::regclass::oid::bigint`).Scan(&space); err != nil {
+		return db.fail(err)
+	}
+	db.lockSpace = int32(uint32(space))
+	if opt.ReadOnly {
+		// a reader never registers its host: it may be a role that cannot
+		err := db.pool.QueryRow(ctx, `SELECT id FROM hosts WHERE name = $1`, db.host).Scan(&db.hostID)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return db.fail(err)
+		}
+		return nil
+	}
+	if err := db.pool.QueryRow(ctx, `INSERT INTO hosts(name) VALUES($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name
+		RETURNING id`, db.host).Scan(&db.hostID); err != nil {
+		return db.fail(err)
+	}
+	db.w = &writer{db: db, holder: opt.Writer}
+	return db.w.lock(ctx, opt.LockWait)
+}
+
+// schemaExists reports whether the ledger's tables are there.
+func (db *DB) schemaExists(ctx context.Context) (bool, error) {
+	var ok bool
+	err := db.pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL AND to_regclass('hosts') IS NOT NULL`).Scan(&ok)
+	return ok, err
+}
+
+// supportedVersion is the newest migration this build knows.
+func supportedVersion() int64 {
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	var v int64
+	for _, n := range names {
+		var x int64
+		if _, err := fmt.Sscanf(filepath.Base(n), "%d_", &x); err == nil && x > v {
+			v = x
+		}
+	}
+	return v
+}
+
+// SupportedSchemaVersion is the newest schema this build knows.
+func (db *DB) SupportedSchemaVersion() int64 { return supportedVersion() }
+
+// SchemaVersion returns the ledger's schema version.
+func (db *DB) SchemaVersion(ctx context.Context) (int64, error) {
+	var v *int64
+	err := db.pool.QueryRow(ctx, `SELECT max(version_id) FROM schema_migrations WHERE is_applied`).Scan(&v)
+	if v == nil {
+		return 0, db.fail(err)
+	}
+	return *v, db.fail(err)
+}
+
+func (db *DB) checkVersion(ctx context.Context) error {
+	v, err := db.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if want := supportedVersion(); v > want {
+		return fmt.Errorf("the ledger at %s has schema version %d, newer than this clawledger (%d): upgrade clawledger", db.where, v, want)
+	}
+	return nil
+}
+
+// migrate applies the migrations this build knows and the ledger lacks.
+// Writers of many hosts may start at once: goose's session lock (an
+// advisory lock) lets one of them migrate while the others wait.
+func (db *DB) migrate(ctx context.Context) error {
+	if v, err := db.SchemaVersion(ctx); err == nil && v == supportedVersion() {
+		return nil // the common case, in one query
+	}
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	// one ledger per schema: two ledgers of one database migrate at once
+	var schema *string
+	if err := db.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return err
+	}
+	if schema == nil {
+		return errors.New("no schema to create the ledger in (the search_path names none that exists)")
+	}
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(crc32.ChecksumIEEE([]byte("clawledger:"+*schema)))),
+		lock.WithLockTimeout(1, 600))
+	if err != nil {
+		return err
+	}
+	sqlDB := stdlib.OpenDBFromPool(db.pool)
+	defer sqlDB.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, sub,
+		goose.WithTableName("schema_migrations"), goose.WithSessionLocker(locker))
+	if err != nil {
+		return err
+	}
+	cur, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if cur > supportedVersion() {
+		return fmt.Errorf("the ledger has schema version %d, newer than this clawledger (%d): upgrade clawledger", cur, supportedVersion())
+	}
+	_, err = p.Up(ctx)
+	return err
+}
+
+// Host is the host this store writes for.
+func (db *DB) Host() string { return db.host }
+
+// Close closes the ledger. A write batch still open (not flushed) is
+// rolled back, and the writer lock released.
+func (db *DB) Close() error {
+	var err error
+	if db.w != nil {
+		err = db.w.close()
+	}
+	if db.pool != nil && db.only == 0 {
+		db.pool.Close()
+	}
+	return err
+}
+
+// fail makes an error safe to show: the DSN's password never appears in
+// it, and a server that cannot be reached is EUNAVAILABLE.
+func (db *DB) fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if db.secret != "" && strings.Contains(msg, db.secret) {
+		msg = strings.ReplaceAll(msg, db.secret, "xxxxx")
+	}
+	code := clawledger.ErrorCode(err)
+	var pe *pgconn.PgError
+	var ce *pgconn.ConnectError
+	switch {
+	case errors.As(err, &pe) && pe.Code == "3D000": // invalid_catalog_name
+		code = clawledger.ENOTFOUND
+	case errors.As(err, &pe) && (pe.Code == "42501" || strings.HasPrefix(pe.Code, "28")): // no privilege, no login
+		code = clawledger.EINVALID
+	case errors.As(err, &ce), lostConnection(nil, err):
+		code = clawledger.EUNAVAILABLE
+	case code != clawledger.EINTERNAL:
+		return err // already coded (a LockedError, a not found)
+	}
+	if !strings.Contains(msg, db.where) {
+		msg = db.where + ": " + msg
+	}
+	return &clawledger.Error{Code: code, Message: msg, Err: maskedErr{err}}
+}
+
+// maskedErr keeps an error for errors.Is and errors.As without its text
+// (which may hold a password).
+type maskedErr struct{ err error }
+
+func (m maskedErr) Error() string { return "" }
+func (m maskedErr) Unwrap() error { return m.err }

@@ -1,0 +1,17 @@
+package postgres
+
+// SetWriterHook makes hook run at each stage of the writer's batches (see
+// writer.hook).
+func SetWriterHook(db *DB, hook func(stage string) error) { db.w.hook = hook }
+
+// WriterPID is the server process of the writer's connection.
+func WriterPID(db *DB) uint32 { return db.w.pid }
+
+// SetBatchSizes sets how many bytes of lines a batch holds before it
+// commits and how many bytes of rows wait before they are sent, and
+// returns a function that restores them.
+func SetBatchSizes(batch, pending int64) (restore func()) {
+	b, p := batchBytes, pendingBytes
+	batchBytes, pendingBytes = batch, pending
+	return func() { batchBytes, pendingBytes = b, p }
+}

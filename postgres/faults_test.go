@@ -1,0 +1,208 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/collect"
+	"github.com/clawledger/clawledger/internal/pgtest"
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/postgres"
+)
+
+// terminate ends a server process and waits until it is gone.
+func terminate(t *testing.T, dsn string, pid uint32) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	check(t, err)
+	defer conn.Close(ctx)
+	var ok bool
+	check(t, conn.QueryRow(ctx, `SELECT pg_terminate_backend($1, 10000)`, int32(pid)).Scan(&ok))
+	if !ok {
+		t.Fatalf("server process %d did not end", pid)
+	}
+}
+
+// faultTrees are the state dirs the fault tests ingest.
+func faultTrees(t *testing.T) []string {
+	t.Helper()
+	all := fixtures(t)
+	var dirs []string
+	for _, name := range []string{"edge", "sample", "era", "usage"} {
+		dirs = append(dirs, all[name]...)
+	}
+	return dirs
+}
+
+// TestLostConnection kills the writer's server process (as
+// pg_terminate_backend, a crashed server process or a network fault would
+// end its session) at one point of an ingest after another, with batches
+// small enough that an ingest commits many and sends each row on its own:
+// each time the writer reconnects, sends its batch again, and the ledger
+// answers every report as the SQLite ledger of the same trees does.
+func TestLostConnection(t *testing.T) {
+	dsn := pgtest.Server(t)
+	defer postgres.SetBatchSizes(4<<10, 1)()
+	dirs := faultTrees(t)
+	lite := openSQLite(t)
+	ingest(t, lite, dirs...)
+
+	lostReply := fmt.Errorf("the commit's answer was lost: %w", io.ErrUnexpectedEOF)
+	cases := []struct {
+		stage string
+		at    int   // the stage's nth time
+		reply error // returned by the hook instead of killing the process
+	}{
+		{"send", 1, nil},
+		{"send", 7, nil},
+		{"send", 60, nil},
+		{"send", 250, nil},
+		{"commit", 1, nil},
+		{"commit", 3, nil},
+		{"committed", 1, lostReply},
+		{"committed", 4, lostReply},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s-%d", c.stage, c.at), func(t *testing.T) {
+			schemaDSN := pgtest.InSchema(t, dsn, pgtest.NewSchema(t, dsn))
+			pg := openPG(t, schemaDSN, "h")
+			seen, fired := 0, false
+			postgres.SetWriterHook(pg, func(stage string) error {
+				if stage != c.stage || fired {
+					return nil
+				}
+				if seen++; seen < c.at {
+					return nil
+				}
+				fired = true
+				if c.reply != nil {
+					return c.reply
+				}
+				terminate(t, dsn, postgres.WriterPID(pg))
+				return nil
+			})
+			ingest(t, pg, dirs...)
+			if !fired {
+				t.Fatalf("the ingest never reached %s #%d (%d of them)", c.stage, c.at, seen)
+			}
+			sameReports(t, lite, pg)
+			// and once more: nothing new, nothing twice
+			if rep := ingest(t, pg, dirs...); rep.LinesIngested != 0 {
+				t.Fatalf("a second ingest stored %d lines", rep.LinesIngested)
+			}
+			sameReports(t, lite, pg)
+		})
+	}
+}
+
+// TestLostConnectionAnotherWriter: when another writer wrote for the host
+// while the connection was down, the batch cannot be sent again; it is
+// rolled back with a conflict, and the next ingest stores what it lacks.
+func TestLostConnectionAnotherWriter(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	dirs := faultTrees(t)
+	lite := openSQLite(t)
+	ingest(t, lite, dirs...)
+	pg := openPG(t, dsn, "h")
+	fired := false
+	postgres.SetWriterHook(pg, func(stage string) error {
+		if stage != "send" || fired {
+			return nil
+		}
+		fired = true
+		terminate(t, pgtest.Server(t), postgres.WriterPID(pg))
+		// another writer of the host commits a batch meanwhile
+		other, err := postgres.Open(context.Background(), dsn, postgres.Options{Host: "h"})
+		check(t, err)
+		_, err = other.StateDirID(context.Background(), "/elsewhere")
+		check(t, err)
+		check(t, other.Flush(context.Background()))
+		check(t, other.Close())
+		return nil
+	})
+	_, err := ingestErr(pg, dirs...)
+	if clawledger.ErrorCode(err) != clawledger.ECONFLICT {
+		t.Fatalf("ingest after another writer wrote: %v (%s)", err, clawledger.ErrorCode(err))
+	}
+	postgres.SetWriterHook(pg, nil)
+	ingest(t, pg, dirs...)
+	// the other writer's state dir is extra: compare without it
+	view, err := pg.OnHost(context.Background(), "h")
+	check(t, err)
+	got := reports(t, view.(reportStore))
+	want := reports(t, lite)
+	for _, k := range []string{"sources", "export", "usage 0", "tools 0", "sessions 1"} {
+		if g, w := jsonOf(got[k]), jsonOf(want[k]); g != w {
+			t.Errorf("%s differs after the conflict:\n%s\n%s", k, w, g)
+		}
+	}
+}
+
+// TestServerRestart stops the server in the middle of an ingest and starts
+// it again once the writer failed to reconnect: the writer retries with
+// backoff, sends its batch again, and nothing is lost or stored twice. It
+// needs a server of its own (scripts/test-services.sh starts one).
+func TestServerRestart(t *testing.T) {
+	dsn, ctl := os.Getenv("CLAWLEDGER_TEST_POSTGRES_RESTARTABLE"), os.Getenv("CLAWLEDGER_TEST_POSTGRES_CTL")
+	if dsn == "" || ctl == "" {
+		t.Skip("CLAWLEDGER_TEST_POSTGRES_RESTARTABLE and CLAWLEDGER_TEST_POSTGRES_CTL are not set: run scripts/test-services.sh go test ./postgres/ (it starts a server this test may stop)")
+	}
+	run := func(action string) {
+		if out, err := exec.Command(ctl, action).CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v\n%s", ctl, action, err, out)
+		}
+	}
+	defer postgres.SetBatchSizes(64<<10, 16<<10)()
+	dirs := faultTrees(t)
+	lite := openSQLite(t)
+	ingest(t, lite, dirs...)
+	schemaDSN := pgtest.InSchema(t, dsn, pgtest.NewSchema(t, dsn))
+	pg := openPG(t, schemaDSN, "h")
+	sends, stopped, retries := 0, false, 0
+	postgres.SetWriterHook(pg, func(stage string) error {
+		switch {
+		case stage == "send" && !stopped:
+			if sends++; sends == 5 {
+				stopped = true
+				run("stop")
+			}
+		case stage == "retry":
+			if retries++; retries == 1 {
+				run("start")
+			}
+		}
+		return nil
+	})
+	defer func() {
+		if stopped && retries == 0 {
+			run("start")
+		}
+	}()
+	ingest(t, pg, dirs...)
+	if !stopped || retries == 0 {
+		t.Fatalf("the server was not stopped mid-ingest (%d sends, %d retries)", sends, retries)
+	}
+	read := openPG(t, schemaDSN, "reader")
+	view, err := read.OnHost(context.Background(), "h")
+	check(t, err)
+	sameReports(t, lite, view.(reportStore))
+}
+
+func ingestErr(s collect.Store, dirs ...string) (*collect.Report, error) {
+	c := &collect.Collector{Store: s, FS: openclaw.OS}
+	return c.Run(context.Background(), dirs)
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,9 @@
+-- The reader's grants, once the writer created the ledger's tables (its
+-- first run), and again after an upgrade of clawledger: it reads every
+-- table of the ledger but the episodic events and what capture keeps.
+-- Run as the writer or a superuser:
+--
+--   psql -v reader=clawledger_reader -v schema=clawledger -d ledger -f grants.sql
+
+GRANT SELECT ON ALL TABLES IN SCHEMA :"schema" TO :"reader";
+REVOKE ALL ON :"schema".episodic_events, :"schema".episodic_capture_state, :"schema".episodic_capture_sources FROM :"reader";

@@ -1,0 +1,492 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/search"
+)
+
+var _ clawledger.SearchIndex = (*DB)(nil)
+
+// The search index is each host's: a writer indexes its host's sources,
+// keeps its host's corpus totals and "current" mark, and rebuilds or
+// clears its host's chunks only. A search reads every host's chunks (a
+// view, one host's). Words are found with a GIN index on tsvectors the
+// store builds (words.go); ranking is the search package's BM25, computed
+// from the matched texts and these document frequencies, as on SQLite.
+
+// SearchIndexCurrent says whether the host's search index holds every
+// change of its sources.
+func (db *DB) SearchIndexCurrent(ctx context.Context) (bool, error) {
+	if err := db.Flush(ctx); err != nil {
+		return false, err
+	}
+	var ok bool
+	err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM search_current WHERE host_id = $1)`, db.hostID).Scan(&ok)
+	return ok, db.fail(err)
+}
+
+// SearchIndexBacklog is how many ledger lines (plus one per changed
+// memory file) the host's search index has yet to take in.
+func (db *DB) SearchIndexBacklog(ctx context.Context) (int64, error) {
+	if current, err := db.SearchIndexCurrent(ctx); err != nil || current {
+		return 0, err
+	}
+	srcs, err := db.behind(ctx, db.pool)
+	var n int64
+	for _, s := range srcs {
+		n += max(s.Behind, 1)
+	}
+	return n, db.fail(err)
+}
+
+// behind lists the host's sources whose index is behind the ledger.
+func (db *DB) behind(ctx context.Context, q querier) ([]clawledger.IndexSource, error) {
+	return queryAll(ctx, q, func(r pgx.Row) (c clawledger.IndexSource, err error) {
+		var kind string
+		if err := r.Scan(&c.ID, &kind, &c.Rel, &c.AgentID, &c.SessionID, &c.Stale, &c.MaxOffset, &c.LineCount, &c.Behind); err != nil {
+			return c, err
+		}
+		c.Kind = clawledger.SourceKind(kind)
+		if c.Stale {
+			c.MaxOffset, c.Behind = -1, c.LineCount
+		}
+		c.Behind = max(c.Behind, 0)
+		return c, nil
+	}, `SELECT s.id, s.kind, s.rel_path, coalesce(ss.agent_id, ''), coalesce(ss.session_id, ''),
+		x.source_id IS NOT NULL, coalesce(i.max_offset, -1), s.line_count, s.line_count - coalesce(i.line_count, 0)
+		FROM sources s
+		LEFT JOIN search_sources i ON i.source_id = s.id
+		LEFT JOIN search_stale x ON x.source_id = s.id
+		LEFT JOIN workspace_files w ON w.source_id = s.id
+		LEFT JOIN sessions ss ON ss.source_id = s.id
+		WHERE s.host_id = $1 AND (
+		   (s.kind = 'transcript' AND (x.source_id IS NOT NULL OR i.source_id IS NULL OR i.line_count <> s.line_count))
+		OR (s.kind = 'workspace' AND w.source_id IS NOT NULL AND (i.source_id IS NULL OR i.sha256 <> w.sha256)))
+		ORDER BY s.id`, db.hostID)
+}
+
+// BeginIndex starts a write transaction on the host's search index, on
+// the writer's connection (which holds the host's writer lock) once its
+// batch committed.
+func (db *DB) BeginIndex(ctx context.Context) (clawledger.IndexTx, error) {
+	w, err := db.writer()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.ready(ctx); err != nil {
+		return nil, err
+	}
+	tx, err := w.conn.Begin(ctx)
+	if err != nil {
+		return nil, db.fail(err)
+	}
+	return &indexTx{db: db, w: w, tx: tx, ctx: ctx}, nil
+}
+
+// indexTx is one write transaction on a host's search index. Chunks wait
+// in a COPY until another statement or the commit sends them; they join
+// the host's corpus totals when it commits.
+type indexTx struct {
+	db             *DB
+	w              *writer
+	tx             pgx.Tx
+	ctx            context.Context
+	rows           *copyBuf
+	chunks, tokens int64
+}
+
+var chunkCols = []string{"id", "host_id", "kind", "source_id", "line_id", "agent_id", "session_id", "entry_id", "role",
+	"ts_ms", "start_line", "end_line", "part", "hash", "tokens", "text", "words"}
+
+// exec sends the pending chunks, then a statement.
+func (t *indexTx) exec(ctx context.Context, query string, args ...any) (pgx.Rows, error) {
+	if err := t.send(ctx); err != nil {
+		return nil, err
+	}
+	return t.tx.Query(ctx, query, args...)
+}
+
+func (t *indexTx) run(ctx context.Context, query string, args ...any) (int64, error) {
+	if err := t.send(ctx); err != nil {
+		return 0, err
+	}
+	tag, err := t.tx.Exec(ctx, query, args...)
+	return tag.RowsAffected(), t.db.fail(err)
+}
+
+// send sends the pending chunks.
+func (t *indexTx) send(ctx context.Context) error {
+	if t.rows == nil || t.rows.rows == 0 {
+		return nil
+	}
+	c := t.rows
+	t.rows = nil
+	return t.db.fail(t.w.run(ctx, t.tx, round{copies: []*copyBuf{c}}))
+}
+
+func (t *indexTx) Clear(ctx context.Context) error { return t.db.clearIndex(ctx, t.tx) }
+
+func (t *indexTx) Behind(ctx context.Context) ([]clawledger.IndexSource, error) {
+	if err := t.send(ctx); err != nil {
+		return nil, err
+	}
+	out, err := t.db.behind(ctx, t.tx)
+	return out, t.db.fail(err)
+}
+
+// TranscriptDocs reads up to limit documents of a transcript past a line
+// offset: user and assistant messages with text, and summaries, in file
+// order, with their offsets.
+func (t *indexTx) TranscriptDocs(ctx context.Context, src *clawledger.IndexSource, after int64, limit int) ([]clawledger.SearchDoc, []int64, error) {
+	rows, err := t.exec(ctx, `SELECT l.id, l.byte_offset, l.line_no, coalesce(l.entry_id, ''), l.role, coalesce(l.msg_ts_ms, 0), l.text
+		FROM lines l
+		WHERE l.source_id = $1 AND l.byte_offset > $2 AND l.role IN ('user', 'assistant') AND l.text <> ''
+		UNION ALL
+		SELECT c.line_id, l.byte_offset, l.line_no, coalesce(l.entry_id, ''), c.kind, c.ts_ms, c.summary
+		FROM compactions c JOIN lines l ON l.id = c.line_id
+		WHERE c.source_id = $1 AND l.byte_offset > $2 AND c.summary <> ''
+		ORDER BY 2 LIMIT $3`, src.ID, after, limit)
+	if err != nil {
+		return nil, nil, t.db.fail(err)
+	}
+	defer rows.Close()
+	var out []clawledger.SearchDoc
+	var offsets []int64
+	for rows.Next() {
+		d := clawledger.SearchDoc{Kind: search.KindMessage, SourceID: src.ID, AgentID: src.AgentID, SessionID: src.SessionID}
+		var off int64
+		if err := rows.Scan(&d.LineID, &off, &d.LineNo, &d.EntryID, &d.Role, &d.TsMs, &d.Text); err != nil {
+			return nil, nil, t.db.fail(err)
+		}
+		if d.Role != "user" && d.Role != "assistant" {
+			d.Kind = search.KindCompaction
+		}
+		out = append(out, d)
+		offsets = append(offsets, off)
+	}
+	return out, offsets, t.db.fail(rows.Err())
+}
+
+// WorkspaceDoc reads a workspace file as a document.
+func (t *indexTx) WorkspaceDoc(ctx context.Context, src *clawledger.IndexSource) (clawledger.SearchDoc, string, error) {
+	d := clawledger.SearchDoc{Kind: search.KindMemory, SourceID: src.ID, Role: search.KindMemory, Path: src.Rel}
+	if err := t.send(ctx); err != nil {
+		return d, "", err
+	}
+	var sum string
+	var mtimeNs int64
+	var content []byte
+	err := t.tx.QueryRow(ctx, `SELECT agent_id, mtime_ns, sha256, content FROM workspace_files WHERE source_id = $1`, src.ID).
+		Scan(&d.AgentID, &mtimeNs, &sum, &content)
+	d.MtimeMs, d.Text = mtimeNs/1e6, string(content)
+	return d, sum, t.db.fail(err)
+}
+
+// DeleteChunks removes a source's chunks and their vectors.
+func (t *indexTx) DeleteChunks(ctx context.Context, sourceID int64) (int, error) {
+	if _, err := t.run(ctx, `UPDATE search_stats SET
+		chunks = chunks - (SELECT count(*) FROM search_chunks WHERE source_id = $1),
+		tokens = tokens - (SELECT coalesce(sum(tokens), 0) FROM search_chunks WHERE source_id = $1)
+		WHERE host_id = $2`, sourceID, t.db.hostID); err != nil {
+		return 0, err
+	}
+	if _, err := t.run(ctx, `DELETE FROM search_vectors WHERE chunk_id IN (SELECT id FROM search_chunks WHERE source_id = $1)`, sourceID); err != nil {
+		return 0, err
+	}
+	n, err := t.run(ctx, `DELETE FROM search_chunks WHERE source_id = $1`, sourceID)
+	return int(n), err
+}
+
+// AddChunk stores a chunk and its words (the text with CJK runs as
+// bigrams, search.IndexText), with an id from a block of chunk_ids.
+func (t *indexTx) AddChunk(ctx context.Context, c *clawledger.Chunk, tokens int) error {
+	id, err := t.w.nextID(ctx, &t.w.chunkIDs, "chunk_ids", 1024)
+	if err != nil {
+		return err
+	}
+	c.ID = id
+	if t.rows == nil {
+		t.rows = newCopyBuf("search_chunks", chunkCols)
+	}
+	r := t.rows
+	r.row()
+	r.int8(id)
+	r.int8(t.db.hostID)
+	r.text(c.Kind)
+	r.int8(c.SourceID)
+	r.int8(c.LineID)
+	for _, s := range []string{c.AgentID, c.SessionID, c.EntryID, c.Role} {
+		r.text(s)
+	}
+	for _, n := range []int64{c.TsMs, c.StartLine, c.EndLine} {
+		r.int8(n)
+	}
+	r.int4(int32(c.Part))
+	r.bytea(c.Hash)
+	r.int4(int32(tokens))
+	r.text(c.Text)
+	r.tsvector(lexemes(search.IndexText(c.Text)))
+	t.chunks++
+	t.tokens += int64(tokens)
+	if int64(r.size()) >= pendingBytes {
+		return t.send(ctx)
+	}
+	return nil
+}
+
+// TranscriptIndexed records a transcript's progress; a replaced
+// transcript's stale mark goes with its first.
+func (t *indexTx) TranscriptIndexed(ctx context.Context, sourceID, lineCount, maxOffset int64) error {
+	if _, err := t.run(ctx, `DELETE FROM search_stale WHERE source_id = $1`, sourceID); err != nil {
+		return err
+	}
+	_, err := t.run(ctx, `INSERT INTO search_sources(source_id, line_count, max_offset) VALUES($1, $2, $3)
+		ON CONFLICT (source_id) DO UPDATE SET line_count = excluded.line_count, max_offset = excluded.max_offset`,
+		sourceID, lineCount, maxOffset)
+	return err
+}
+
+func (t *indexTx) WorkspaceIndexed(ctx context.Context, sourceID int64, digest string) error {
+	_, err := t.run(ctx, `INSERT INTO search_sources(source_id, sha256) VALUES($1, $2)
+		ON CONFLICT (source_id) DO UPDATE SET sha256 = excluded.sha256`, sourceID, digest)
+	return err
+}
+
+func (t *indexTx) MarkCurrent(ctx context.Context) error {
+	_, err := t.run(ctx, `INSERT INTO search_current(host_id) VALUES ($1) ON CONFLICT DO NOTHING`, t.db.hostID)
+	return err
+}
+
+func (t *indexTx) Commit() error {
+	ctx := t.ctx
+	if _, err := t.run(ctx, `INSERT INTO search_stats(host_id, chunks, tokens) VALUES($1, $2, $3)
+		ON CONFLICT (host_id) DO UPDATE SET chunks = search_stats.chunks + excluded.chunks, tokens = search_stats.tokens + excluded.tokens`,
+		t.db.hostID, t.chunks, t.tokens); err != nil {
+		t.tx.Rollback(ctx)
+		return err
+	}
+	return t.db.fail(t.tx.Commit(ctx))
+}
+
+func (t *indexTx) Rollback() error {
+	return t.tx.Rollback(context.WithoutCancel(t.ctx))
+}
+
+// ClearSearchIndex empties the host's search index (vectors included; the
+// embedding cache and the embedder configuration stay), so that the next
+// update rebuilds it from the ledger.
+func (db *DB) ClearSearchIndex(ctx context.Context) error {
+	tx, err := db.BeginIndex(ctx)
+	if err != nil {
+		return err
+	}
+	t := tx.(*indexTx)
+	if err := t.Clear(ctx); err != nil {
+		t.Rollback()
+		return err
+	}
+	return t.db.fail(t.tx.Commit(ctx))
+}
+
+func (db *DB) clearIndex(ctx context.Context, tx pgx.Tx) error {
+	for _, q := range []string{
+		`DELETE FROM search_vectors WHERE chunk_id IN (SELECT id FROM search_chunks WHERE host_id = $1)`,
+		`DELETE FROM search_chunks WHERE host_id = $1`,
+		`DELETE FROM search_sources WHERE source_id IN (SELECT id FROM sources WHERE host_id = $1)`,
+		`DELETE FROM search_stale WHERE source_id IN (SELECT id FROM sources WHERE host_id = $1)`,
+		`DELETE FROM search_current WHERE host_id = $1`,
+		`DELETE FROM search_stats WHERE host_id = $1`,
+	} {
+		if _, err := tx.Exec(ctx, q, db.hostID); err != nil {
+			return db.fail(err)
+		}
+	}
+	return nil
+}
+
+// SearchIndexCounts says how big the index is.
+func (db *DB) SearchIndexCounts(ctx context.Context) (chunks, vectors int64, err error) {
+	var p params
+	host := db.onHost("c.host_id", &p)
+	err = db.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM search_chunks c WHERE true`+host+`),
+		(SELECT count(*) FROM search_vectors v JOIN search_chunks c ON c.id = v.chunk_id WHERE true`+host+`)`, p.args...).
+		Scan(&chunks, &vectors)
+	return chunks, vectors, db.fail(err)
+}
+
+// filterSQL renders a filter as conditions on search_chunks c.
+func (db *DB) filterSQL(f *clawledger.SearchFilter, p *params) string {
+	var conds []string
+	if f.AgentID != "" {
+		conds = append(conds, "c.agent_id = "+p.add(f.AgentID))
+	}
+	if f.Role != "" {
+		conds = append(conds, "c.role = "+p.add(f.Role))
+	}
+	switch f.Source {
+	case search.SourceSessions:
+		conds = append(conds, "c.kind <> 'memory'")
+	case search.SourceMemory:
+		conds = append(conds, "c.kind = 'memory'")
+	}
+	if f.Since > 0 {
+		conds = append(conds, "c.ts_ms >= "+p.add(f.Since))
+	}
+	if f.Until > 0 {
+		conds = append(conds, "c.ts_ms < "+p.add(f.Until))
+	}
+	if f.SourceIDs != nil {
+		conds = append(conds, "c.source_id = ANY("+p.add(f.SourceIDs)+")")
+	}
+	out := db.onHost("c.host_id", p)
+	if len(conds) > 0 {
+		out += " AND " + strings.Join(conds, " AND ")
+	}
+	return out
+}
+
+// RenderQuery renders a parsed query as the tsquery Lexical runs.
+func (db *DB) RenderQuery(q *clawledger.SearchQuery) string { return renderQuery(q) }
+
+// Lexical returns the chunks a query matches that pass f, newest first, at
+// most window of them; ranking is the caller's.
+func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *clawledger.SearchFilter, window int) ([]clawledger.LexicalMatch, bool, error) {
+	expr := renderQuery(query)
+	if expr == "" {
+		return nil, true, nil
+	}
+	var p params
+	q := `SELECT c.id, c.tokens, c.text FROM search_chunks c WHERE c.words @@ ` + p.add(expr) + `::tsquery` +
+		db.filterSQL(f, &p) + ` ORDER BY c.id DESC`
+	if window > 0 {
+		q += ` LIMIT ` + p.add(window+1)
+	}
+	out, err := queryAll(ctx, db.pool, func(r pgx.Row) (m clawledger.LexicalMatch, err error) {
+		return m, r.Scan(&m.ID, &m.Tokens, &m.Text)
+	}, q, p.args...)
+	if err != nil {
+		return nil, false, db.fail(err)
+	}
+	complete := window <= 0 || len(out) <= window
+	if !complete {
+		out = out[:window]
+	}
+	return out, complete, nil
+}
+
+// TermCounts returns each term's document frequency: exact up to
+// search.DFProbe documents; beyond that estimated, as on SQLite, from how
+// densely its newest DFProbe matches lie among the newest chunks.
+func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, newest [][]int64) ([]clawledger.DocFrequency, clawledger.Corpus, error) {
+	var c clawledger.Corpus
+	var chunks, tokens, maxID int64
+	var p params
+	if err := db.pool.QueryRow(ctx, `SELECT coalesce(sum(chunks), 0)::bigint, coalesce(sum(tokens), 0)::bigint,
+		(SELECT coalesce(max(id), 0) FROM search_chunks c WHERE true`+db.onHost("c.host_id", &p)+`)
+		FROM search_stats WHERE true`+db.onHost("host_id", &p), p.args...).Scan(&chunks, &tokens, &maxID); err != nil {
+		return nil, c, db.fail(err)
+	}
+	c.Chunks = float64(chunks)
+	if chunks > 0 {
+		c.AvgLen = float64(tokens) / float64(chunks)
+	}
+	out := make([]clawledger.DocFrequency, len(terms))
+	for i, t := range terms {
+		var ids []int64
+		if i < len(newest) && newest[i] != nil {
+			ids = newest[i][:min(len(newest[i]), search.DFProbe)]
+		} else if expr := renderQuery(&clawledger.SearchQuery{Groups: [][]clawledger.SearchTerm{{t}}}); expr != "" {
+			var p params
+			var err error
+			if ids, err = queryAll(ctx, db.pool, func(r pgx.Row) (id int64, err error) { return id, r.Scan(&id) },
+				`SELECT c.id FROM search_chunks c WHERE c.words @@ `+p.add(expr)+`::tsquery`+db.onHost("c.host_id", &p)+
+					` ORDER BY c.id DESC LIMIT `+p.add(search.DFProbe), p.args...); err != nil {
+				return nil, c, db.fail(err)
+			}
+		}
+		n := len(ids)
+		out[i] = clawledger.DocFrequency{DF: float64(n), Exact: n < search.DFProbe}
+		if n == search.DFProbe && maxID >= ids[n-1] {
+			// n matches among the chunks with ids in [ids[n-1], maxID]
+			span := float64(maxID-ids[n-1]+1) * c.Chunks / float64(maxID)
+			out[i].DF = min(c.Chunks, max(float64(n), float64(n)*c.Chunks/span))
+		}
+	}
+	return out, c, nil
+}
+
+// Hits reads chunks with their sources.
+func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*clawledger.ChunkHit, error) {
+	out := make(map[int64]*clawledger.ChunkHit, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := db.pool.Query(ctx, `SELECT c.id, c.kind, c.source_id, c.line_id, c.agent_id, c.session_id, c.entry_id,
+		c.role, c.ts_ms, c.start_line, c.end_line, c.part, c.hash, c.text, d.path, s.rel_path, s.class, s.gone_at_ms <> 0
+		FROM search_chunks c JOIN sources s ON s.id = c.source_id JOIN state_dirs d ON d.id = s.state_dir_id
+		WHERE c.id = ANY($1)`, ids)
+	if err != nil {
+		return nil, db.fail(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		h := &clawledger.ChunkHit{}
+		c := &h.Chunk
+		var part int32
+		if err := rows.Scan(&c.ID, &c.Kind, &c.SourceID, &c.LineID, &c.AgentID, &c.SessionID, &c.EntryID, &c.Role, &c.TsMs,
+			&c.StartLine, &c.EndLine, &part, &c.Hash, &c.Text, &h.StateDir, &h.Path, &h.Class, &h.Gone); err != nil {
+			return nil, db.fail(err)
+		}
+		c.Part = int(part)
+		if c.Kind == search.KindMemory {
+			h.Class = ""
+		}
+		out[c.ID] = h
+	}
+	return out, db.fail(rows.Err())
+}
+
+// LoadVectors adds every stored chunk vector to x, in chunk order, from
+// one snapshot.
+func (db *DB) LoadVectors(ctx context.Context, x clawledger.VectorSink) error {
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return db.fail(err)
+	}
+	defer tx.Rollback(ctx)
+	var p params
+	host := db.onHost("c.host_id", &p)
+	var n, dims int
+	if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(max(length(v.vec) / 4), 0) FROM search_vectors v
+		JOIN search_chunks c ON c.id = v.chunk_id WHERE true`+host, p.args...).Scan(&n, &dims); err != nil {
+		return db.fail(err)
+	}
+	if n == 0 {
+		return nil
+	}
+	x.Grow(n, dims)
+	rows, err := tx.Query(ctx, `SELECT v.chunk_id, c.source_id, c.ts_ms, c.agent_id, c.role, c.kind, v.vec
+		FROM search_vectors v JOIN search_chunks c ON c.id = v.chunk_id WHERE true`+host+` ORDER BY v.chunk_id`, p.args...)
+	if err != nil {
+		return db.fail(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var m clawledger.VectorMeta
+		// RawValues stay valid until the next row: the sink copies what it keeps
+		if err := rows.Scan(&id, &m.SourceID, &m.TsMs, nil, nil, nil, nil); err != nil {
+			return db.fail(err)
+		}
+		v := rows.RawValues()
+		if err := x.AddEncoded(id, m, v[6], v[3], v[4], v[5]); err != nil {
+			return err
+		}
+	}
+	return db.fail(rows.Err())
+}

@@ -1,0 +1,139 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clawledger/clawledger"
+)
+
+// toolCalls reads each tool call once: the copies of one call (same call
+// id, name and time, in one host's live file and its archives or forks)
+// are grouped; calls without an id (never paired) stay apart. A call is
+// answered when any copy's transcript holds its result.
+const toolCalls = `SELECT c.name AS name, max(c.ts_ms) AS ts, bool_or(r.id IS NOT NULL) AS answered
+FROM tool_calls c%[1]s
+LEFT JOIN lines r ON r.source_id = c.source_id AND r.call_id = c.call_id
+WHERE c.call_id <> ''%[2]s
+GROUP BY c.ts_ms, c.call_id, c.name, c.host_id
+UNION ALL
+SELECT c.name, c.ts_ms, false FROM tool_calls c%[1]s
+WHERE c.call_id = ''%[2]s`
+
+// toolResults reads each tool result once, likewise. A result without a
+// tool name takes its call's; it is called when any copy's transcript
+// holds its call; failed by the error rule (applied at ingest).
+const toolResults = `SELECT coalesce(nullif(max(r.tool_name), ''), max(c.name), '') AS name, max(r.msg_ts_ms) AS ts,
+	bool_or(r.is_error) AS failed, max(r.duration_ms) AS dur, bool_or(c.line_id IS NOT NULL) AS called
+FROM lines r%[1]s
+LEFT JOIN tool_calls c ON c.source_id = r.source_id AND c.call_id = r.call_id
+WHERE r.call_id IS NOT NULL AND r.call_id <> ''%[2]s
+GROUP BY r.msg_ts_ms, r.call_id, r.host_id
+UNION ALL
+SELECT r.tool_name, r.msg_ts_ms, r.is_error, r.duration_ms, false
+FROM lines r%[1]s
+WHERE r.call_id = ''%[2]s`
+
+// ToolStats reports every tool f selects, most called first.
+func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawledger.ToolStat, error) {
+	out, err := db.toolStats(ctx, f)
+	return out, db.fail(err)
+}
+
+func (db *DB) toolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawledger.ToolStat, error) {
+	stats := map[string]*clawledger.ToolStat{}
+	stat := func(name string) *clawledger.ToolStat {
+		s := stats[name]
+		if s == nil {
+			s = &clawledger.ToolStat{Name: name}
+			stats[name] = s
+		}
+		return s
+	}
+	var p params
+	join, where := db.toolWhere(f, "c", "c.ts_ms", &p)
+	calls, err := queryAll(ctx, db.pool, func(r pgx.Row) (s clawledger.ToolStat, err error) {
+		return s, r.Scan(&s.Name, &s.Calls, &s.Orphans, &s.LastUsed)
+	}, `SELECT name, count(*), count(*) FILTER (WHERE NOT answered), max(ts) FROM (`+fmt.Sprintf(toolCalls, join, where)+`) t GROUP BY name`,
+		p.args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range calls {
+		s := stat(c.Name)
+		s.Calls, s.Orphans, s.LastUsed = c.Calls, c.Orphans, c.LastUsed
+	}
+
+	p = params{}
+	join, where = db.toolWhere(f, "r", "r.msg_ts_ms", &p)
+	// counts, and the nearest-rank median and p95 of the durations (rank
+	// ceil(n * p / 100) of the durations in ascending order)
+	results, err := queryAll(ctx, db.pool, func(r pgx.Row) (s clawledger.ToolStat, err error) {
+		var median, p95 *int64
+		err = r.Scan(&s.Name, &s.Results, &s.Errors, &s.OrphanResults, &s.Timed, &median, &p95)
+		if median != nil {
+			s.MedianMs, s.P95Ms = median, p95
+		}
+		return s, err
+	}, `SELECT name, count(*), count(*) FILTER (WHERE failed), count(*) FILTER (WHERE NOT called), max(nd),
+			max(CASE WHEN rn = (nd * 50 + 99) / 100 THEN dur END), max(CASE WHEN rn = (nd * 95 + 99) / 100 THEN dur END)
+		FROM (SELECT name, failed, called, dur,
+				row_number() OVER (PARTITION BY name ORDER BY dur IS NULL, dur) AS rn,
+				count(dur) OVER (PARTITION BY name) AS nd
+			FROM (`+fmt.Sprintf(toolResults, join, where)+`) t) u
+		GROUP BY name`, p.args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, res := range results { // keep what the calls said
+		s := stat(res.Name)
+		res.Calls, res.Orphans, res.LastUsed = s.Calls, s.Orphans, s.LastUsed
+		*s = res
+	}
+
+	// the newest failure of each tool (a copy of it says the same)
+	failures, err := queryAll(ctx, db.pool, func(r pgx.Row) (s clawledger.ToolStat, err error) {
+		return s, r.Scan(&s.Name, &s.LastErrorTime, &s.LastError)
+	}, `SELECT DISTINCT ON (r.tool_name) r.tool_name, r.msg_ts_ms, coalesce(r.error_text, '')
+		FROM lines r`+join+`
+		WHERE r.call_id IS NOT NULL AND r.is_error`+where+`
+		ORDER BY r.tool_name, r.msg_ts_ms DESC, r.call_id, r.source_id`, p.args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range failures {
+		if s := stats[e.Name]; s != nil && s.Errors > 0 {
+			s.LastError, s.LastErrorTime = e.LastError, e.LastErrorTime
+		}
+	}
+
+	out := make([]*clawledger.ToolStat, 0, len(stats))
+	for _, s := range stats {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *clawledger.ToolStat) int {
+		return cmp.Or(cmp.Compare(b.Calls, a.Calls), cmp.Compare(a.Name, b.Name))
+	})
+	return out, nil
+}
+
+// toolWhere renders f's conditions on a table's time column as " AND ..."
+// terms, with the join to sources that an agent condition needs.
+func (db *DB) toolWhere(f clawledger.ToolFilter, table, ts string, p *params) (join, where string) {
+	if f.Since > 0 {
+		where += " AND " + ts + " >= " + p.add(f.Since)
+	}
+	if f.Until > 0 {
+		where += " AND " + ts + " < " + p.add(f.Until)
+	}
+	where += db.onHost(table+".host_id", p)
+	if f.Agent != "" {
+		join = " JOIN sources src ON src.id = " + table + ".source_id"
+		where += " AND src.agent_id = " + p.add(f.Agent)
+	}
+	return join, where
+}

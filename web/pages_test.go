@@ -1,0 +1,228 @@
+package web
+
+import (
+	"encoding/base64"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// contains fails for each want the body lacks.
+func contains(t *testing.T, what, body string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("%s lacks %q", what, w)
+		}
+	}
+}
+
+// uniqueIDs fails for an element id a page holds twice.
+func uniqueIDs(t *testing.T, what, body string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(` id="([^"]+)"`).FindAllStringSubmatch(body, -1) {
+		if seen[m[1]] {
+			t.Errorf("%s holds id %q twice", what, m[1])
+		}
+		seen[m[1]] = true
+	}
+}
+
+func TestSessionPage(t *testing.T) {
+	s, _ := testServer(t, nil)
+	res, body := get(t, s, "/sessions/s-alpha")
+	if res.StatusCode != 200 {
+		t.Fatalf("%d", res.StatusCode)
+	}
+	contains(t, "the session page", body,
+		// an anchor per entry, a link to its raw line, tokens and cost
+		`id="L3"`, `href="#L3"`, `href="/sessions/s-alpha/raw/4"`, `6,280 tokens · $0.0123`,
+		// the model change
+		`model → anthropic/claude-sonnet-4`,
+		// thinking collapsed
+		`<details class="thinking"><summary>thinking</summary><div class="text">Let me check the deploy script first</div></details>`,
+		// the tool call folded with its result, status and duration
+		`<span class="tname">exec</span> <code class="target">./deploy.sh staging</code>`, `<span class="ok">ok</span> · 1.2 s`,
+		`<div class="result" id="L5" data-line="5">`, `deployed ok`,
+		// a failed call highlighted
+		`<details class="tool err">`, `<span class="bad">failed</span>`, `ENOENT: no such file or directory`,
+		// the provider error
+		`<p class="error">error: overloaded_error</p>`,
+		// the image, inline
+		`<img src="/sessions/s-alpha/image/8/0"`,
+		// the compaction with its files
+		`compaction · 120.0k tokens before · 1 files read · 1 modified`, `<code>deploy.sh</code>`, `<code>NOTES.md</code>`,
+		// the malformed line
+		`malformed line: truncated JSON`,
+		// the views
+		`href="/sessions/s-alpha?view=filtered"`, `href="/sessions/s-alpha?all_branches=1"`)
+	// a folded result is drawn once, inside its call; every anchor is unique
+	if n := strings.Count(body, `id="L5"`); n != 1 {
+		t.Errorf("line 5 has %d anchors", n)
+	}
+	uniqueIDs(t, "the session page", body)
+	if strings.Contains(body, "an abandoned reply") {
+		t.Error("the current branch shows another branch's entry")
+	}
+	// what the current branch leaves out, and links to where it branches off
+	contains(t, "the branch notice", body, `Not shown: 1 entry on 1 other branch, branching off <a href="/sessions/s-alpha?all_branches=1&amp;at=8#L8">after line 8</a>`)
+	_, all := get(t, s, "/sessions/s-alpha?all_branches=1")
+	contains(t, "all branches", all, "an abandoned reply", `<span class="badge">other branch</span>`, `↳ continues L8`)
+
+	_, filtered := get(t, s, "/sessions/s-alpha?view=filtered")
+	uniqueIDs(t, "the filtered view", filtered)
+	contains(t, "the filtered view", filtered, `→ <span class="tname">exec</span> <code class="target">./deploy.sh staging</code>`, `✗ read failed`)
+	if strings.Contains(filtered, "Let me check the deploy script") {
+		t.Error("the filtered view shows thinking")
+	}
+
+	// a link to a folded result opens its call
+	_, at := get(t, s, "/sessions/s-alpha?at=7")
+	contains(t, "at a failed result", at, `<details class="tool err" open>`)
+}
+
+func TestRawLineAndImage(t *testing.T) {
+	s, _ := testServer(t, nil)
+	res, body := get(t, s, "/sessions/s-alpha/raw/5")
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json; charset=utf-8" || !strings.HasPrefix(body, `{"type":"message","id":"r1"`) {
+		t.Fatalf("raw line 5: %d %q %.60s", res.StatusCode, res.Header.Get("Content-Type"), body)
+	}
+	res, body = get(t, s, "/sessions/s-alpha/raw/13")
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") || body != `{"type":"message","id":"trunc` {
+		t.Fatalf("the malformed line: %d %q %q", res.StatusCode, res.Header.Get("Content-Type"), body)
+	}
+	if res, _ := get(t, s, "/sessions/s-alpha/raw/99"); res.StatusCode != 404 {
+		t.Errorf("a line past the end: %d", res.StatusCode)
+	}
+	res, body = get(t, s, "/sessions/s-alpha/image/8/0")
+	png, _ := base64.StdEncoding.DecodeString(tinyPNG)
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "image/png" || body != string(png) ||
+		!strings.Contains(res.Header.Get("Content-Security-Policy"), "sandbox") {
+		t.Fatalf("the image: %d %q", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	for _, path := range []string{"/sessions/s-alpha/image/8/1", "/sessions/s-alpha/image/3/0", "/sessions/s-alpha/image/8/x"} {
+		if res, _ := get(t, s, path); res.StatusCode/100 != 4 {
+			t.Errorf("%s: %d", path, res.StatusCode)
+		}
+	}
+}
+
+func TestImageTypes(t *testing.T) {
+	s, f := testServer(t, nil)
+	svg := base64.StdEncoding.EncodeToString([]byte(`<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`))
+	html := base64.StdEncoding.EncodeToString([]byte(`<html><script>alert(1)</script></html>`))
+	f.add("s-img", "main", "", "images", []fakeLine{
+		{`{"type":"message","id":"i1","parentId":null,"message":{"role":"user","content":[` +
+			`{"type":"image","data":"` + svg + `","mimeType":"image/svg+xml"},` +
+			`{"type":"image","data":"` + html + `","mimeType":"image/png"},` +
+			`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + tinyPNG + `"}}]}}`, true},
+	}, 0)
+	for n, want := range []int{404, 404, 200} {
+		res, _ := get(t, s, "/sessions/s-img/image/1/"+itoa(int64(n)))
+		if res.StatusCode != want {
+			t.Errorf("image %d: %d, want %d", n, res.StatusCode, want)
+		}
+	}
+}
+
+func TestTail(t *testing.T) {
+	s, _ := testServer(t, func(c *Config) { c.Watching = true })
+	_, page := get(t, s, "/sessions/s-alpha")
+	contains(t, "a live session page", page, `data-live="session"`, `data-tail="13"`)
+	_, overview := get(t, s, "/")
+	contains(t, "a live overview", overview, `data-live="overview"`, `id="live-totals"`, `id="live-charts"`, `id="live-active"`)
+	// without a watch in the server nothing would tell the pages
+	quiet, _ := testServer(t, nil)
+	if _, page := get(t, quiet, "/sessions/s-alpha"); strings.Contains(page, "data-live") {
+		t.Error("a page offers live updates from a server without a watch")
+	}
+	res, body := get(t, s, "/sessions/s-alpha/tail?after=9")
+	if res.StatusCode != 200 || !strings.HasPrefix(body, `<section id="entries" data-tail="13">`) {
+		t.Fatalf("tail: %d %.80s", res.StatusCode, body)
+	}
+	if strings.Contains(body, `id="L9"`) || !strings.Contains(body, `id="L12"`) || strings.Contains(body, "<html") {
+		t.Error("the tail holds what it should not, or not what it should")
+	}
+}
+
+func TestSearchPage(t *testing.T) {
+	s, _ := testServer(t, nil)
+	res, body := get(t, s, "/search?q=zebracorn")
+	if res.StatusCode != 200 {
+		t.Fatalf("%d", res.StatusCode)
+	}
+	contains(t, "the search page", body,
+		`That page holds a <mark>zebracorn</mark>: nothing ran.`, // highlighted, by the engine's marks
+		`href="/sessions/s-alpha">session s-alpha</a>`,           // grouped by session
+		`href="/sessions/s-alpha?at=9#L9"`,                       // the hit links to its entry's anchor
+		`value="zebracorn"`)                                      // the query stays in the box
+	// text that looks like the marks the CLI prints is not a match
+	_, body = get(t, s, "/search?q=window")
+	if strings.Contains(body, "<mark>pwned") || strings.Contains(body, "<script") && !strings.Contains(body, `<script src="/static/app.js"`) {
+		t.Error("a hit's text became markup")
+	}
+	if res, _ := get(t, s, "/search"); res.StatusCode != 200 {
+		t.Errorf("the empty search page: %d", res.StatusCode)
+	}
+}
+
+func TestUsageCSV(t *testing.T) {
+	s, _ := testServer(t, nil)
+	res, body := get(t, s, "/usage.csv?kind=session")
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/csv") ||
+		!strings.Contains(res.Header.Get("Content-Disposition"), "clawledger-usage-session.csv") {
+		t.Fatalf("%d %q", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "session,agent,") || !strings.HasPrefix(lines[1], "s-alpha,main,") {
+		t.Fatalf("CSV %q", lines)
+	}
+	// a cell a spreadsheet would run as a formula is quoted as text
+	if !strings.HasPrefix(lines[2], `'=cmd|`) {
+		t.Errorf("formula cell: %q", lines[2])
+	}
+}
+
+func TestOtherPages(t *testing.T) {
+	s, _ := testServer(t, nil)
+	for path, want := range map[string][]string{
+		"/":                               {"Today", "the 30 days up to 2026-03-14", "<svg class=\"chart\"", "$2.50"},
+		"/sessions":                       {"Deploy the payments service to staging please", `href="/sessions/s-alpha"`, "telegram"},
+		"/sessions?sort=cost&flag=orphan": {"No session matches."},
+		"/usage":                          {"<svg class=\"chart\"", "claude-sonnet-4", "2026-03-14", `href="/usage.csv?`},
+		"/usage?stack=agent&kind=weekly":  {"<svg class=\"chart\""},
+		"/tools":                          {"exec", "20.0%", "Error: &lt;b&gt;permission&lt;/b&gt; denied"},
+		"/status":                         {"/state/agents/main/sessions/s-alpha.jsonl:13", "truncated JSON &lt;b&gt;", "Healthy."},
+		"/episodes":                       {"Pick a scope"},
+		"/episodes?scope=agent:main":      {"cron job failed: [REDACTED:openai]", "ops.alert"},
+		"/episodes/replay/s-alpha?scope=agent:main": {"Replay", "cron job failed"},
+	} {
+		res, body := get(t, s, path)
+		if res.StatusCode != 200 {
+			t.Errorf("%s: %d", path, res.StatusCode)
+			continue
+		}
+		contains(t, path, body, want...)
+	}
+	if res, _ := get(t, s, "/sessions?sort=weird"); res.StatusCode != 400 {
+		t.Errorf("a bad sort: %d", res.StatusCode)
+	}
+}
+
+// TestControlCharactersShown: a bidi override or a terminal escape in a
+// message is shown, not acted on (it would reorder what is read).
+func TestControlCharactersShown(t *testing.T) {
+	s, f := testServer(t, nil)
+	f.add("s-bidi", "main", "", "a \u202eevil\u202c title", []fakeLine{
+		{`{"type":"message","id":"b1","parentId":null,"message":{"role":"user","content":"pay \u202e0001\u202c now \u001b[2J"}}`, true},
+	}, 0)
+	for _, path := range []string{"/sessions/s-bidi", "/sessions", "/search?q=pay"} {
+		_, body := get(t, s, path)
+		if strings.ContainsAny(body, "\u202e\u202c\u001b") {
+			t.Errorf("%s holds a control character as it is", path)
+		}
+	}
+	_, body := get(t, s, "/sessions/s-bidi")
+	contains(t, "the session", body, `pay \u202e0001\u202c now ␛[2J`)
+}
