@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -40,9 +41,8 @@ type eventsOut struct {
 func (s *server) queryTool() tool[queryIn, eventsOut] {
 	return tool[queryIn, eventsOut]{name: toolQuery, title: "Query episodic events", readOnly: true,
 		description: `Read events of the episodic ledger (an append-only timeline of what happened: messages, tool calls and results, decisions, alerts, observations) in one scope, oldest first, every filter applied before the limit. Summary-only (event id, time, type, summary, refs) unless include_payload. A scope is required (or global: true for every scope); more says whether more events matched.`,
-		adjust: map[string]func(*jsonschema.Schema){"agent_id": same, "limit": both(bounds(1, ledger.MaxEventsLimit), defaultTo(ledger.EventsDefaultLimit)),
-			"max_bytes": bounds(MinBudget, MaxBudget), "types": func(p *jsonschema.Schema) { enum(eventTypes...)(p.Items) }},
-		handle: s.query}
+		adjust:      map[string]func(*jsonschema.Schema){"limit": both(bounds(1, ledger.MaxEventsLimit), defaultTo(ledger.EventsDefaultLimit)), "types": func(p *jsonschema.Schema) { enum(eventTypes...)(p.Items) }},
+		handle:      s.query}
 }
 
 func (s *server) query(ctx context.Context, in queryIn) (*eventsOut, string, error) {
@@ -58,10 +58,10 @@ func (s *server) query(ctx context.Context, in queryIn) (*eventsOut, string, err
 	if req.AgentID, err = s.agent("agent_id", in.AgentID); err != nil {
 		return nil, "", err
 	}
-	if req.From, err = ledger.ParseTimeMs(in.From, s.now()); err != nil {
+	if req.From, err = ledger.ParseTimeMs(in.From, time.Now()); err != nil {
 		return nil, "", err
 	}
-	if req.To, err = ledger.ParseTimeMs(in.To, s.now()); err != nil {
+	if req.To, err = ledger.ParseTimeMs(in.To, time.Now()); err != nil {
 		return nil, "", err
 	}
 	res, err := s.svc.QueryEvents(ctx, req)
@@ -99,9 +99,8 @@ type replayOut struct {
 func (s *server) replayTool() tool[replayIn, replayOut] {
 	return tool[replayIn, replayOut]{name: toolReplay, title: "Replay a session's events", readOnly: true,
 		description: `Read one session's episodic timeline in order (bounded: 500 events by default), within a scope (or global: true). Summary-only unless include_payload.`,
-		adjust: map[string]func(*jsonschema.Schema){"limit": both(bounds(1, ledger.MaxEventsLimit), defaultTo(ledger.ReplayDefaultLimit)),
-			"max_bytes": bounds(MinBudget, MaxBudget)},
-		handle: s.replay}
+		adjust:      map[string]func(*jsonschema.Schema){"limit": both(bounds(1, ledger.MaxEventsLimit), defaultTo(ledger.ReplayDefaultLimit))},
+		handle:      s.replay}
 }
 
 func (s *server) replay(ctx context.Context, in replayIn) (*replayOut, string, error) {
@@ -181,7 +180,7 @@ type appendIn struct {
 func (s *server) appendTool() tool[appendIn, view.Appended] {
 	return tool[appendIn, view.Appended]{name: toolAppend, title: "Append an episodic event", readOnly: false,
 		description: `Append one event to the episodic ledger: a decision, an alert, an observation worth recalling later (or a message or tool event). Validated as the CLI validates it: caps (summary 1 KB, payload 8 KB, refs 4 KB), and text holding credentials is refused unless allow_secrets (then stored masked). Idempotent on event_id. Returns a receipt with the event's id.`,
-		adjust:      map[string]func(*jsonschema.Schema){"agent_id": same, "type": enum(eventTypes...)},
+		adjust:      map[string]func(*jsonschema.Schema){"type": enum(eventTypes...)},
 		handle:      s.append}
 }
 

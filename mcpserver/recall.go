@@ -88,7 +88,7 @@ func (s *server) searchTool() tool[searchIn, searchOut] {
 		description: `Search everything the agents said and remembered: user and assistant messages of every session (archived and deleted ones too), compaction summaries, and memory files. Returns compact hits, best first: for a message its session_id, entry_id and a snippet; for memory its file and lines. Start recall here, then call around(session, entry) on a hit for its context, or get_entry for one entry whole. Matches are full-text (BM25) by default, by meaning too when embeddings are configured.`,
 		adjust: map[string]func(*jsonschema.Schema){
 			"mode": enum(search.ModeLexical, search.ModeVector, search.ModeHybrid), "source": enum(search.SourceSessions, search.SourceMemory),
-			"limit": both(bounds(1, maxHits), defaultTo(10)), "max_bytes": bounds(MinBudget, MaxBudget), "agent": same,
+			"limit": both(bounds(1, maxHits), defaultTo(10)),
 		},
 		handle: s.search}
 }
@@ -106,7 +106,7 @@ func (s *server) search(ctx context.Context, in searchIn) (*searchOut, string, e
 	if req.Agent, err = s.agent("agent", in.Agent); err != nil {
 		return nil, "", err
 	}
-	if req.Since, req.Until, err = s.timeRange(in.Since, in.Until, time.Local); err != nil {
+	if req.Since, req.Until, err = timeRange(in.Since, in.Until, time.Local); err != nil {
 		return nil, "", err
 	}
 	res, err := s.svc.Search(ctx, req)
@@ -201,7 +201,7 @@ func (s *server) aroundTool() tool[aroundIn, aroundOut] {
 	return tool[aroundIn, aroundOut]{name: toolAround, title: "The turns around an entry", readOnly: true,
 		description: `Read the conversation around one entry of a session, as one re-reads it: user and assistant text, tool calls as name and target, failed tool results, compactions and model changes (thinking and successful tool output left out). Give the session_id and entry_id of a search hit. Long texts are cut (text_bytes says how long they are): get_entry reads one entry whole.`,
 		adjust: map[string]func(*jsonschema.Schema){
-			"before": both(bounds(0, maxWindow), defaultTo(3)), "after": both(bounds(0, maxWindow), defaultTo(3)), "max_bytes": bounds(MinBudget, MaxBudget),
+			"before": both(bounds(0, maxWindow), defaultTo(3)), "after": both(bounds(0, maxWindow), defaultTo(3)),
 		},
 		handle: s.around}
 }
@@ -230,19 +230,15 @@ func (s *server) around(ctx context.Context, in aroundIn) (*aroundOut, string, e
 	if err != nil {
 		return nil, "", err
 	}
-	units, err := s.trim(ctx, in, w.units, before, after)
+	units, target, err := s.trim(ctx, in, w.units, before, after)
 	if err != nil {
 		return nil, "", err
 	}
 	items := make([]turn, len(units))
-	target := 0 // the index the items are kept closest to
 	for i, u := range units {
 		items[i] = turn{Item: *u.Item}
 		if t, cut := clip(u.Item.Text, maxItemText); cut {
 			items[i].Text, items[i].TextBytes = t, len(u.Item.Text)
-		}
-		if u.Item.Target {
-			target = i
 		}
 	}
 	sess := w.head.Session
@@ -258,20 +254,19 @@ func (s *server) around(ctx context.Context, in aroundIn) (*aroundOut, string, e
 }
 
 // trim cuts a symmetric window to before and after items around its
-// target. A target with no item of its own (a successful tool result, a
-// thinking-only message) is placed by its line.
-func (s *server) trim(ctx context.Context, in aroundIn, units []view.ShowUnit, before, after int) ([]view.ShowUnit, error) {
-	if before == after {
-		return units, nil
-	}
-	split := -1 // the first unit after those before the target
+// target, and says where the target is among them (the items are cut to a
+// budget closest to it). A target with no item of its own (a successful
+// tool result, a thinking-only message) is placed by its line.
+func (s *server) trim(ctx context.Context, in aroundIn, units []view.ShowUnit, before, after int) ([]view.ShowUnit, int, error) {
+	split, targets := -1, 0 // the target's first unit, and its units
 	for i, u := range units {
 		if u.Item.Target {
-			split = i
-			break
+			if split < 0 {
+				split = i
+			}
+			targets++
 		}
 	}
-	targets := 0
 	if split < 0 {
 		var line int64
 		err := s.inScope(func(agent string) error {
@@ -282,7 +277,7 @@ func (s *server) trim(ctx context.Context, in aroundIn, units []view.ShowUnit, b
 			return err
 		})
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		split = len(units)
 		for i, u := range units {
@@ -291,16 +286,9 @@ func (s *server) trim(ctx context.Context, in aroundIn, units []view.ShowUnit, b
 				break
 			}
 		}
-	} else {
-		for _, u := range units[split:] {
-			if u.Item.Target {
-				targets++
-			}
-		}
 	}
-	lo := max(0, split-before)
-	hi := min(len(units), split+targets+after)
-	return units[lo:hi], nil
+	lo, hi := max(0, split-before), min(len(units), split+targets+after)
+	return units[lo:hi], min(split-lo, max(hi-lo-1, 0)), nil
 }
 
 // nearest is the range of k of n items closest to the one at target,
@@ -401,7 +389,7 @@ type entryOut struct {
 func (s *server) entryTool() tool[entryIn, entryOut] {
 	return tool[entryIn, entryOut]{name: toolEntry, title: "One entry whole", readOnly: true,
 		description: `Read one entry of a session whole: a message's text, a tool result's output (which around leaves out), a command's output or a compaction summary, secrets masked, with what the filtered view makes of it. Text longer than the budget is cut: call again with offset set to next_offset for the rest.`,
-		adjust:      map[string]func(*jsonschema.Schema){"offset": bounds(0, 1<<30), "max_bytes": bounds(MinBudget, MaxBudget)},
+		adjust:      map[string]func(*jsonschema.Schema){"offset": bounds(0, 1<<30)},
 		handle:      s.entry}
 }
 

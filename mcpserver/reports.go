@@ -56,8 +56,8 @@ type sessionRow struct {
 func (s *server) sessionsTool() tool[sessionsIn, sessionsOut] {
 	return tool[sessionsIn, sessionsOut]{name: toolSessions, title: "List sessions", readOnly: true,
 		description: `List sessions (transcripts), newest activity first, with their agent, id, start, last activity, first user message, message count, tool errors and cost. Filter by project (a name matched against the working directory), agent and time; page with offset. Read one with around, or as the resource clawledger://session/<session_id>.`,
-		adjust: map[string]func(*jsonschema.Schema){"agent": same, "limit": both(bounds(1, maxSessions), defaultTo(20)),
-			"offset": bounds(0, 1<<30), "max_bytes": bounds(MinBudget, MaxBudget)},
+		adjust: map[string]func(*jsonschema.Schema){"limit": both(bounds(1, maxSessions), defaultTo(20)),
+			"offset": bounds(0, 1<<30)},
 		handle: s.sessions}
 }
 
@@ -73,7 +73,7 @@ func (s *server) sessions(ctx context.Context, in sessionsIn) (*sessionsOut, str
 	if req.Agent, err = s.agent("agent", in.Agent); err != nil {
 		return nil, "", err
 	}
-	if req.Since, req.Until, err = s.timeRange(in.Since, in.Until, time.Local); err != nil {
+	if req.Since, req.Until, err = timeRange(in.Since, in.Until, time.Local); err != nil {
 		return nil, "", err
 	}
 	res, err := s.svc.Sessions(ctx, req)
@@ -163,9 +163,8 @@ type usageOut struct {
 func (s *server) usageTool() tool[usageIn, usageOut] {
 	return tool[usageIn, usageOut]{name: toolUsage, title: "Token usage and cost", readOnly: true,
 		description: `Report input, output, cache write and cache read tokens and cost, per day, week, month, session or model, with totals; each assistant message counted once across archives and forks. Field names follow ccusage (inputTokens, totalCost, ...).`,
-		adjust: map[string]func(*jsonschema.Schema){"period": both(enum("daily", "weekly", "monthly", "session", "model"), defaultTo("daily")),
-			"agent": same, "max_bytes": bounds(MinBudget, MaxBudget)},
-		handle: s.usage}
+		adjust:      map[string]func(*jsonschema.Schema){"period": both(enum("daily", "weekly", "monthly", "session", "model"), defaultTo("daily"))},
+		handle:      s.usage}
 }
 
 func (s *server) usage(ctx context.Context, in usageIn) (*usageOut, string, error) {
@@ -185,7 +184,7 @@ func (s *server) usage(ctx context.Context, in usageIn) (*usageOut, string, erro
 	if req.Agent, err = s.agent("agent", in.Agent); err != nil {
 		return nil, "", err
 	}
-	if req.Since, req.Until, err = s.timeRange(in.Since, in.Until, loc); err != nil {
+	if req.Since, req.Until, err = timeRange(in.Since, in.Until, loc); err != nil {
 		return nil, "", err
 	}
 	res, err := s.svc.Usage(ctx, req)
@@ -247,7 +246,6 @@ type toolsOut struct {
 func (s *server) toolsTool() tool[toolsIn, toolsOut] {
 	return tool[toolsIn, toolsOut]{name: toolTools, title: "Tool statistics", readOnly: true,
 		description: `Report every tool the agents called, most called first: calls, results, errors and error rate, median and p95 duration, calls that never got a result, last use and last error. Useful to see which tools fail and how.`,
-		adjust:      map[string]func(*jsonschema.Schema){"agent": same, "max_bytes": bounds(MinBudget, MaxBudget)},
 		handle:      s.tools}
 }
 
@@ -260,7 +258,7 @@ func (s *server) tools(ctx context.Context, in toolsIn) (*toolsOut, string, erro
 	if req.Agent, err = s.agent("agent", in.Agent); err != nil {
 		return nil, "", err
 	}
-	if req.Since, req.Until, err = s.timeRange(in.Since, in.Until, time.Local); err != nil {
+	if req.Since, req.Until, err = timeRange(in.Since, in.Until, time.Local); err != nil {
 		return nil, "", err
 	}
 	res, err := s.svc.Tools(ctx, req)

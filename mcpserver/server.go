@@ -19,7 +19,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,8 +61,6 @@ type Options struct {
 	Budget int
 	// Version is the server's version, as initialize reports it.
 	Version string
-	// Now is the time ages ("7d") count back from (time.Now when nil).
-	Now func() time.Time
 	// Logger logs the server's activity (nothing when nil).
 	Logger *slog.Logger
 }
@@ -74,21 +71,17 @@ type server struct {
 	agents []string
 	writes bool
 	budget int
-	now    func() time.Time
 }
 
 // New returns an MCP server over svc, its tools and resources added.
 func New(svc Service, opt Options) (*mcp.Server, error) {
 	s := &server{svc: svc, agents: slices.Compact(slices.Sorted(slices.Values(opt.Agents))), writes: opt.AllowWrites,
-		budget: opt.Budget, now: opt.Now}
+		budget: opt.Budget}
 	switch {
 	case s.budget == 0:
 		s.budget = DefaultBudget
 	case s.budget < MinBudget || s.budget > MaxBudget:
 		return nil, clawledger.FieldErrorf("budget", "must be between %d and %d bytes, not %d", MinBudget, MaxBudget, s.budget)
-	}
-	if s.now == nil {
-		s.now = time.Now
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "clawledger", Title: "clawledger: recall of OpenClaw agents' history", Version: opt.Version},
 		&mcp.ServerOptions{Instructions: s.instructions(), Logger: opt.Logger, Capabilities: &mcp.ServerCapabilities{}})

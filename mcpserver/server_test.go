@@ -291,3 +291,46 @@ func TestStdioBadLines(t *testing.T) {
 		t.Errorf("ServeStdio: %v", err)
 	}
 }
+
+// TestAroundEntryWithoutItem: around an entry the filtered view shows
+// nothing of (a successful tool result), the items before and after it
+// are counted from where it lies.
+func TestAroundEntryWithoutItem(t *testing.T) {
+	svc, _ := sample(t)
+	cs := connect(t, svc, Options{})
+	var hits struct {
+		Hits []struct {
+			SessionID string `json:"session_id"`
+			EntryID   string `json:"entry_id"`
+		} `json:"hits"`
+	}
+	b, _ := json.Marshal(call(t, cs, toolSearch, map[string]any{"query": `"Plan the Eastore release"`, "limit": 1}).StructuredContent)
+	json.Unmarshal(b, &hits)
+	if len(hits.Hits) != 1 {
+		t.Fatalf("hits: %s", b)
+	}
+	type window struct {
+		Items []struct {
+			Line   int64  `json:"line"`
+			Kind   string `json:"kind"`
+			Target bool   `json:"target"`
+		} `json:"items"`
+	}
+	var whole window
+	b, _ = json.Marshal(call(t, cs, toolAround, map[string]any{"session": hits.Hits[0].SessionID, "entry": hits.Hits[0].EntryID, "after": 5}).StructuredContent)
+	json.Unmarshal(b, &whole)
+	// user, (a model note,) assistant calling read, (its successful
+	// result: no item), assistant
+	n := len(whole.Items)
+	if n < 3 || whole.Items[n-1].Line != whole.Items[n-2].Line+2 {
+		t.Fatalf("the turn: %s", b)
+	}
+	result := whole.Items[n-2].Line + 1
+	var got window
+	res := call(t, cs, toolAround, map[string]any{"session": hits.Hits[0].SessionID, "entry": fmt.Sprintf("line:%d", result), "before": 1, "after": 2})
+	b2, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b2, &got)
+	if res.IsError || !reflect.DeepEqual(got.Items, whole.Items[n-2:]) {
+		t.Errorf("around the tool result (line %d), 1 before and 2 after: %s\nthe turn: %s", result, b2, b)
+	}
+}

@@ -94,10 +94,11 @@ type tool[In, Out any] struct {
 // add adds t to srv with its schemas; a handler's error becomes a tool
 // error the model can act on, and its text the result's text content.
 func (t tool[In, Out]) add(srv *mcp.Server, s *server) error {
-	in, err := schemaFor[In](s.agentSchema(t.adjust))
+	in, err := schemaFor[In](t.adjust)
 	if err != nil {
 		return err
 	}
+	s.bound(in)
 	out, err := schemaFor[Out](nil)
 	if err != nil {
 		return err
@@ -118,21 +119,17 @@ func (t tool[In, Out]) add(srv *mcp.Server, s *server) error {
 	return nil
 }
 
-// agentSchema adds to a tool's schema changes that its agent argument, if
-// it has one, may only name the server's agents.
-func (s *server) agentSchema(adjust map[string]func(*jsonschema.Schema)) map[string]func(*jsonschema.Schema) {
-	out := map[string]func(*jsonschema.Schema){}
-	for k, v := range adjust {
-		out[k] = v
+// bound limits the arguments every tool may have alike: max_bytes to the
+// budgets, agent and agent_id to the server's agents.
+func (s *server) bound(in *jsonschema.Schema) {
+	if p := in.Properties["max_bytes"]; p != nil {
+		bounds(MinBudget, MaxBudget)(p)
 	}
-	if len(s.agents) > 0 {
-		for _, name := range []string{"agent", "agent_id"} {
-			if f, ok := out[name]; ok {
-				out[name] = both(f, enum(s.agents...))
-			}
+	for _, name := range []string{"agent", "agent_id"} {
+		if p := in.Properties[name]; p != nil && len(s.agents) > 0 {
+			enum(s.agents...)(p)
 		}
 	}
-	return out
 }
 
 // addTools adds every tool (episodes_append only when writes are allowed).
@@ -152,10 +149,6 @@ func (s *server) addTools(srv *mcp.Server) error {
 }
 
 // timeRange reads since and until as every surface takes them, in loc.
-func (s *server) timeRange(since, until string, loc *time.Location) (from, to int64, err error) {
-	return ledger.ParseRange(since, until, s.now(), loc)
+func timeRange(since, until string, loc *time.Location) (from, to int64, err error) {
+	return ledger.ParseRange(since, until, time.Now(), loc)
 }
-
-// same is a no-op change, for a property whose schema only the agent scope
-// adjusts.
-func same(*jsonschema.Schema) {}
