@@ -61,10 +61,7 @@ func (s *Service) GetEntry(ctx context.Context, req EntryRequest) (*view.EntryTe
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.refresh(ctx, req.Refresh); err != nil {
-		return nil, err
-	}
-	r, err := s.read(ctx)
+	r, err := s.fresh(ctx, req.Refresh)
 	if err != nil {
 		return nil, err
 	}

@@ -29,10 +29,7 @@ func (s *Service) Memory(ctx context.Context, req MemoryRequest) (*view.Memory, 
 	if !search.IsMemoryFile(req.Path) {
 		return nil, clawledger.FieldErrorf("path", "%q is not a memory file (MEMORY.md, USER.md or memory/**/*.md in a workspace, as search hits name them)", req.Path)
 	}
-	if _, err := s.refresh(ctx, req.Refresh); err != nil {
-		return nil, err
-	}
-	r, err := s.read(ctx)
+	r, err := s.fresh(ctx, req.Refresh)
 	if err != nil {
 		return nil, err
 	}

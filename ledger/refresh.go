@@ -33,6 +33,14 @@ const DefaultIndexBacklog = 20000
 // incremental ingest, no network call, no large index build.
 func QueryRefresh() Refresh { return Refresh{Ingest: true, IndexBacklog: DefaultIndexBacklog} }
 
+// fresh runs a query's refresh, then returns the ledger opened for reading.
+func (s *Service) fresh(ctx context.Context, r Refresh) (clawledger.Store, error) {
+	if _, err := s.refresh(ctx, r); err != nil {
+		return nil, err
+	}
+	return s.read(ctx)
+}
+
 // derivation says how the derived layers are brought up to date after an
 // ingest.
 type derivation struct {

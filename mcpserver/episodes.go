@@ -29,7 +29,7 @@ type queryIn struct {
 	Text           string   `json:"text,omitempty" jsonschema:"only events whose summary, payload or refs hold every one of these words"`
 	Limit          int      `json:"limit,omitempty" jsonschema:"at most this many events, oldest first"`
 	IncludePayload bool     `json:"include_payload,omitempty" jsonschema:"include each event's payload (summaries only by default)"`
-	MaxBytes       int      `json:"max_bytes,omitempty" jsonschema:"byte budget of the result (default 16384)"`
+	budgeted
 }
 
 // eventsOut is an events answer cut to the budget.
@@ -87,7 +87,7 @@ type replayIn struct {
 	Global         bool   `json:"global,omitempty" jsonschema:"read every scope instead of one"`
 	Limit          int    `json:"limit,omitempty" jsonschema:"at most this many events, oldest first"`
 	IncludePayload bool   `json:"include_payload,omitempty" jsonschema:"include each event's payload"`
-	MaxBytes       int    `json:"max_bytes,omitempty" jsonschema:"byte budget of the result (default 16384)"`
+	budgeted
 }
 
 // replayOut is one session's timeline cut to the budget.

@@ -44,15 +44,14 @@ func (s *server) inScope(f func(agent string) error) error {
 
 // searchIn are search's arguments.
 type searchIn struct {
-	Query    string `json:"query" jsonschema:"what to find: words (all must match), \"a quoted phrase\", prefix* terms, a OR b, -word to exclude"`
-	Mode     string `json:"mode,omitempty" jsonschema:"lexical (the words), vector (the meaning; needs embeddings) or hybrid; default hybrid when the ledger has embeddings, else lexical"`
-	Agent    string `json:"agent,omitempty" jsonschema:"only this agent's sessions and memory"`
-	Session  string `json:"session,omitempty" jsonschema:"only this session: its id, a unique prefix of it, or its transcript path"`
-	Source   string `json:"source,omitempty" jsonschema:"sessions (transcripts) or memory (MEMORY.md, USER.md, memory/*.md); default both"`
-	Since    string `json:"since,omitempty" jsonschema:"only hits since: YYYY-MM-DD, an RFC 3339 time, or an age such as 12h or 7d"`
-	Until    string `json:"until,omitempty" jsonschema:"only hits before this time (a date includes its whole day)"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many hits"`
-	MaxBytes int    `json:"max_bytes,omitempty" jsonschema:"byte budget of the result (default 16384)"`
+	Query   string `json:"query" jsonschema:"what to find: words (all must match), \"a quoted phrase\", prefix* terms, a OR b, -word to exclude"`
+	Mode    string `json:"mode,omitempty" jsonschema:"lexical (the words), vector (the meaning; needs embeddings) or hybrid; default hybrid when the ledger has embeddings, else lexical"`
+	Agent   string `json:"agent,omitempty" jsonschema:"only this agent's sessions and memory"`
+	Session string `json:"session,omitempty" jsonschema:"only this session: its id, a unique prefix of it, or its transcript path"`
+	Source  string `json:"source,omitempty" jsonschema:"sessions (transcripts) or memory (MEMORY.md, USER.md, memory/*.md); default both"`
+	span
+	Limit int `json:"limit,omitempty" jsonschema:"at most this many hits"`
+	budgeted
 }
 
 // searchOut is search's answer: compact hits, each naming its source.
@@ -103,10 +102,7 @@ func (s *server) search(ctx context.Context, in searchIn) (*searchOut, string, e
 	if in.Limit != 0 {
 		req.Limit = in.Limit
 	}
-	if req.Agent, err = s.agent("agent", in.Agent); err != nil {
-		return nil, "", err
-	}
-	if req.Since, req.Until, err = timeRange(in.Since, in.Until, time.Local); err != nil {
+	if req.Agent, req.Since, req.Until, err = s.listing(in.Agent, in.span, time.Local); err != nil {
 		return nil, "", err
 	}
 	res, err := s.svc.Search(ctx, req)
@@ -164,11 +160,11 @@ func (o *searchOut) render() string {
 
 // aroundIn are around's arguments.
 type aroundIn struct {
-	Session  string `json:"session" jsonschema:"the session: its id (a hit's session_id), a unique prefix, or its transcript path"`
-	Entry    string `json:"entry" jsonschema:"the entry: its id (a hit's entry_id), or line:N"`
-	Before   *int   `json:"before,omitempty" jsonschema:"items before the entry (default 3)"`
-	After    *int   `json:"after,omitempty" jsonschema:"items after the entry (default 3)"`
-	MaxBytes int    `json:"max_bytes,omitempty" jsonschema:"byte budget of the result (default 16384)"`
+	Session string `json:"session" jsonschema:"the session: its id (a hit's session_id), a unique prefix, or its transcript path"`
+	Entry   string `json:"entry" jsonschema:"the entry: its id (a hit's entry_id), or line:N"`
+	Before  *int   `json:"before,omitempty" jsonschema:"items before the entry (default 3)"`
+	After   *int   `json:"after,omitempty" jsonschema:"items after the entry (default 3)"`
+	budgeted
 }
 
 // aroundOut is the filtered conversation around one entry.
@@ -374,10 +370,10 @@ func itemDetails(it *view.Item) string {
 
 // entryIn are get_entry's arguments.
 type entryIn struct {
-	Session  string `json:"session" jsonschema:"the session: its id, a unique prefix, or its transcript path"`
-	Entry    string `json:"entry" jsonschema:"the entry: its id, or line:N"`
-	Offset   int    `json:"offset,omitempty" jsonschema:"read the text from this byte on (a cut answer's next_offset)"`
-	MaxBytes int    `json:"max_bytes,omitempty" jsonschema:"byte budget of the result (default 16384)"`
+	Session string `json:"session" jsonschema:"the session: its id, a unique prefix, or its transcript path"`
+	Entry   string `json:"entry" jsonschema:"the entry: its id, or line:N"`
+	Offset  int    `json:"offset,omitempty" jsonschema:"read the text from this byte on (a cut answer's next_offset)"`
+	budgeted
 }
 
 // entryOut is one entry whole, its text paged.

@@ -19,13 +19,12 @@ const (
 
 // sessionsIn are sessions' arguments.
 type sessionsIn struct {
-	Project  string `json:"project,omitempty" jsonschema:"only the sessions of a project: matched against each session's working directory, else its first user messages"`
-	Agent    string `json:"agent,omitempty" jsonschema:"only this agent's sessions"`
-	Since    string `json:"since,omitempty" jsonschema:"only sessions active since: YYYY-MM-DD, an RFC 3339 time, or an age such as 7d"`
-	Until    string `json:"until,omitempty" jsonschema:"only sessions started before this time (a date includes its whole day)"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many sessions, newest activity first"`
-	Offset   int    `json:"offset,omitempty" jsonschema:"skip this many first (the next page starts at offset + limit)"`
-	MaxBytes int    `json:"max_bytes,omitempty" jsonschema:"byte budget of the result (default 16384)"`
+	Project string `json:"project,omitempty" jsonschema:"only the sessions of a project: matched against each session's working directory, else its first user messages"`
+	Agent   string `json:"agent,omitempty" jsonschema:"only this agent's sessions"`
+	span
+	Limit  int `json:"limit,omitempty" jsonschema:"at most this many sessions, newest activity first"`
+	Offset int `json:"offset,omitempty" jsonschema:"skip this many first (the next page starts at offset + limit)"`
+	budgeted
 }
 
 // sessionsOut lists sessions, newest activity first.
@@ -55,7 +54,7 @@ type sessionRow struct {
 
 func (s *server) sessionsTool() tool[sessionsIn, sessionsOut] {
 	return tool[sessionsIn, sessionsOut]{name: toolSessions, title: "List sessions", readOnly: true,
-		description: `List sessions (transcripts), newest activity first, with their agent, id, start, last activity, first user message, message count, tool errors and cost. Filter by project (a name matched against the working directory), agent and time; page with offset. Read one with around, or as the resource clawledger://session/<session_id>.`,
+		description: `List sessions (transcripts), newest activity first, with their agent, id, start, last activity, first user message, message count, tool errors and cost. Filter by project (a name matched against the working directory), agent and time (since: active since; until: started before); page with offset. Read one with around, or as the resource clawledger://session/<session_id>.`,
 		adjust: map[string]func(*jsonschema.Schema){"limit": both(bounds(1, maxSessions), defaultTo(20)),
 			"offset": bounds(0, 1<<30)},
 		handle: s.sessions}
@@ -70,10 +69,7 @@ func (s *server) sessions(ctx context.Context, in sessionsIn) (*sessionsOut, str
 	if in.Limit != 0 {
 		req.Limit = in.Limit
 	}
-	if req.Agent, err = s.agent("agent", in.Agent); err != nil {
-		return nil, "", err
-	}
-	if req.Since, req.Until, err = timeRange(in.Since, in.Until, time.Local); err != nil {
+	if req.Agent, req.Since, req.Until, err = s.listing(in.Agent, in.span, time.Local); err != nil {
 		return nil, "", err
 	}
 	res, err := s.svc.Sessions(ctx, req)
@@ -141,12 +137,11 @@ func deref(s *string) string {
 
 // usageIn are usage's arguments.
 type usageIn struct {
-	Period   string `json:"period,omitempty" jsonschema:"rows per daily, weekly or monthly period, per session, or per model"`
-	Since    string `json:"since,omitempty" jsonschema:"only usage since: YYYY-MM-DD, an RFC 3339 time, or an age such as 30d"`
-	Until    string `json:"until,omitempty" jsonschema:"only usage before this time (a date includes its whole day)"`
+	Period string `json:"period,omitempty" jsonschema:"rows per daily, weekly or monthly period, per session, or per model"`
+	span
 	Agent    string `json:"agent,omitempty" jsonschema:"only this agent's usage"`
 	Timezone string `json:"timezone,omitempty" jsonschema:"the time zone periods are cut in (an IANA name such as Europe/Berlin, or UTC); default the server's"`
-	MaxBytes int    `json:"max_bytes,omitempty" jsonschema:"byte budget of the result (default 16384)"`
+	budgeted
 }
 
 // usageOut is token usage and cost, per row and in total.
@@ -181,10 +176,7 @@ func (s *server) usage(ctx context.Context, in usageIn) (*usageOut, string, erro
 	if err != nil {
 		return nil, "", err
 	}
-	if req.Agent, err = s.agent("agent", in.Agent); err != nil {
-		return nil, "", err
-	}
-	if req.Since, req.Until, err = timeRange(in.Since, in.Until, loc); err != nil {
+	if req.Agent, req.Since, req.Until, err = s.listing(in.Agent, in.span, loc); err != nil {
 		return nil, "", err
 	}
 	res, err := s.svc.Usage(ctx, req)
@@ -231,10 +223,9 @@ func (o *usageOut) render() string {
 
 // toolsIn are tools' arguments.
 type toolsIn struct {
-	Agent    string `json:"agent,omitempty" jsonschema:"only this agent's tool calls"`
-	Since    string `json:"since,omitempty" jsonschema:"only calls since: YYYY-MM-DD, an RFC 3339 time, or an age such as 7d"`
-	Until    string `json:"until,omitempty" jsonschema:"only calls before this time (a date includes its whole day)"`
-	MaxBytes int    `json:"max_bytes,omitempty" jsonschema:"byte budget of the result (default 16384)"`
+	Agent string `json:"agent,omitempty" jsonschema:"only this agent's tool calls"`
+	span
+	budgeted
 }
 
 // toolsOut is per-tool statistics, most called first.
@@ -255,10 +246,7 @@ func (s *server) tools(ctx context.Context, in toolsIn) (*toolsOut, string, erro
 		return nil, "", err
 	}
 	req := ledger.ToolsRequest{Refresh: ledger.QueryRefresh()}
-	if req.Agent, err = s.agent("agent", in.Agent); err != nil {
-		return nil, "", err
-	}
-	if req.Since, req.Until, err = timeRange(in.Since, in.Until, time.Local); err != nil {
+	if req.Agent, req.Since, req.Until, err = s.listing(in.Agent, in.span, time.Local); err != nil {
 		return nil, "", err
 	}
 	res, err := s.svc.Tools(ctx, req)

@@ -148,7 +148,23 @@ func (s *server) addTools(srv *mcp.Server) error {
 	return nil
 }
 
-// timeRange reads since and until as every surface takes them, in loc.
-func timeRange(since, until string, loc *time.Location) (from, to int64, err error) {
-	return ledger.ParseRange(since, until, time.Now(), loc)
+// budgeted is the argument every tool that reads has: its result's budget.
+type budgeted struct {
+	MaxBytes int `json:"max_bytes,omitempty" jsonschema:"byte budget of the result (default 16384)"`
+}
+
+// span is the time range a listing is narrowed to.
+type span struct {
+	Since string `json:"since,omitempty" jsonschema:"only since this time: YYYY-MM-DD, an RFC 3339 time, or an age such as 12h or 7d"`
+	Until string `json:"until,omitempty" jsonschema:"only before this time (a date includes its whole day)"`
+}
+
+// listing reads what the listings take alike: the agent asked for,
+// within the server's scope, and the span in loc (see ledger.ParseRange).
+func (s *server) listing(agent string, r span, loc *time.Location) (scoped string, from, to int64, err error) {
+	if scoped, err = s.agent("agent", agent); err != nil {
+		return "", 0, 0, err
+	}
+	from, to, err = ledger.ParseRange(r.Since, r.Until, time.Now(), loc)
+	return scoped, from, to, err
 }

@@ -22,23 +22,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/searchbench"
 	"github.com/clawledger/clawledger/ledger"
 	_ "github.com/clawledger/clawledger/sqlite"
 )
-
-// the queries of benchsearch, by class
-var queries = []struct{ class, q string }{
-	{"rare", "zanzibarite"},
-	{"rare", "quokkafest"},
-	{"mid", "kubernetes"},
-	{"mid", "postgres"},
-	{"mid", `"rolling restart"`},
-	{"mid", "数据库"},
-	{"common", "error"},
-	{"common", "the"},
-	{"common", `"the deployment failed"`},
-	{"common", "kube*"},
-}
 
 func main() {
 	bin := flag.String("bin", "clawledger", "the clawledger binary")
@@ -78,20 +65,20 @@ func main() {
 	fmt.Printf("| class | query | direct p50 | p95 | p99 | MCP p50 | p95 | p99 | MCP / direct (p50) | runs |\n")
 	fmt.Printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var all, allDirect []time.Duration
-	for _, q := range queries {
+	for _, q := range searchbench.Queries {
 		req := ledger.SearchDefaults()
-		req.Query = q.q
+		req.Query = q.Q
 		var direct, viaMCP []time.Duration
 		for i := 0; i < *n+3 && time.Now().Before(deadline); i++ {
 			start := time.Now()
 			if _, err := svc.Search(ctx, req); err != nil {
-				log.Fatalf("%s: %v", q.q, err)
+				log.Fatalf("%s: %v", q.Q, err)
 			}
 			d := time.Since(start)
 			start = time.Now()
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": q.q}})
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": q.Q}})
 			if err != nil || res.IsError {
-				log.Fatalf("%s over MCP: %v %v", q.q, err, res)
+				log.Fatalf("%s over MCP: %v %v", q.Q, err, res)
 			}
 			if i >= 3 { // warm-up runs are not counted
 				direct, viaMCP = append(direct, d), append(viaMCP, time.Since(start))
@@ -101,7 +88,7 @@ func main() {
 			break
 		}
 		all, allDirect = append(all, viaMCP...), append(allDirect, direct...)
-		fmt.Printf("| %s | `%s` | %s | %s | %s | %s | %s | %s | %.2fx | %d |\n", q.class, q.q, ms(direct, 50), ms(direct, 95), ms(direct, 99),
+		fmt.Printf("| %s | `%s` | %s | %s | %s | %s | %s | %s | %.2fx | %d |\n", q.Class, q.Q, ms(direct, 50), ms(direct, 95), ms(direct, 99),
 			ms(viaMCP, 50), ms(viaMCP, 95), ms(viaMCP, 99), float64(pct(viaMCP, 50))/float64(pct(direct, 50)), len(viaMCP))
 	}
 	if len(all) > 0 {
