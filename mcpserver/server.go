@@ -17,9 +17,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawledger/clawledger"
@@ -89,7 +91,7 @@ func New(svc Service, opt Options) (*mcp.Server, error) {
 		return nil, err
 	}
 	s.addResources(srv)
-	srv.AddReceivingMiddleware(s.refuseWrites)
+	srv.AddReceivingMiddleware(recovering, s.refuseWrites)
 	return srv, nil
 }
 
@@ -148,6 +150,20 @@ func (s *server) refuseWrites(next mcp.MethodHandler) mcp.MethodHandler {
 			res.SetError(fmt.Errorf("%s is not available: this server is read-only (it was started without --allow-writes); do not retry", toolAppend))
 			return res, nil
 		}
+		return next(ctx, method, req)
+	}
+}
+
+// recovering answers a request whose handler panicked with an internal
+// error, logged, instead of ending the process (and every session with it).
+func recovering(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				slog.Error("mcp: a handler panicked", "method", method, "panic", p, "stack", string(debug.Stack()))
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("internal error in %s: %v", method, p)}
+			}
+		}()
 		return next(ctx, method, req)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/clawledger/clawledger/internal/searchbench"
 	"github.com/clawledger/clawledger/ledger"
 	_ "github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/view"
 )
 
 // sample is a Service over the sample state dir, ingested; its calls
@@ -332,5 +333,23 @@ func TestAroundEntryWithoutItem(t *testing.T) {
 	json.Unmarshal(b2, &got)
 	if res.IsError || !reflect.DeepEqual(got.Items, whole.Items[n-2:]) {
 		t.Errorf("around the tool result (line %d), 1 before and 2 after: %s\nthe turn: %s", result, b2, b)
+	}
+}
+
+// panicky panics on search.
+type panicky struct{ Service }
+
+func (panicky) Search(context.Context, ledger.SearchRequest) (*view.Search, error) { panic("boom") }
+
+// TestPanicIsNoCrash: a handler that panics answers its request with an
+// internal error; the server goes on serving.
+func TestPanicIsNoCrash(t *testing.T) {
+	svc, _ := sample(t)
+	cs := connect(t, panicky{svc}, Options{})
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: toolSearch, Arguments: map[string]any{"query": "x"}}); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("a panicking search: %v", err)
+	}
+	if res := call(t, cs, toolSessions, map[string]any{}); res.IsError {
+		t.Errorf("after the panic: %s", text(res))
 	}
 }
