@@ -451,10 +451,12 @@ func (db *DB) LoadVectors(ctx context.Context, x clawledger.VectorSink) error {
 	return db.LoadVectorsAfter(ctx, x, 0)
 }
 
-// VectorRange returns the smallest and largest chunk id holding a vector
-// (two lookups at the ends of search_vectors' rowid tree).
+// VectorRange returns the smallest and largest chunk id holding a vector:
+// two lookups at the ends of search_vectors' rowid tree (one query asking
+// for both min and max would scan the table: SQLite's min/max optimization
+// takes a query with one of them alone).
 func (db *DB) VectorRange(ctx context.Context) (first, last int64, err error) {
-	err = db.r.QueryRowContext(ctx, `SELECT coalesce(min(chunk_id), 0), coalesce(max(chunk_id), 0) FROM search_vectors`).Scan(&first, &last)
+	err = db.r.QueryRowContext(ctx, `SELECT coalesce((SELECT min(chunk_id) FROM search_vectors), 0), coalesce((SELECT max(chunk_id) FROM search_vectors), 0)`).Scan(&first, &last)
 	return first, last, err
 }
 
