@@ -278,6 +278,7 @@ type SessionParticipant struct {
 // SubagentLink is a sub-agent run: the child session a requester session
 // spawned (subagents/runs.json, or the state database's subagent_runs).
 type SubagentLink struct {
+	StateDir             string // set by the store's readers
 	RunID                string
 	ChildSessionKey      string
 	RequesterSessionKey  string

@@ -28,9 +28,10 @@ type Backend interface {
 	// writer lock (see Locker); a ledger that does not exist is created
 	// unless opt.ReadOnly or opt.Existing (ErrNoLedger then).
 	Open(ctx context.Context, loc Location, opt OpenOptions) (Store, error)
-	// Watching reports whether a watch keeps the ledger current, and which.
+	// Watching reports whether a watch keeps the ledger current, and which
+	// (in a ledger of many hosts, loc.Host's watch).
 	Watching(ctx context.Context, loc Location) (Holder, bool)
-	// LockWatch claims the ledger for a watch, waiting up to wait for
+	// LockWatch claims the ledger (loc.Host's part of it) for a watch, waiting up to wait for
 	// another watch to stop; it fails with a *LockedError (Watch set)
 	// while one runs. Unlock gives the claim up.
 	LockWatch(ctx context.Context, loc Location, me Holder, wait time.Duration) (interface{ Unlock() error }, error)
@@ -48,6 +49,10 @@ type OpenOptions struct {
 	// many hosts' sources (see Fleet); "" is this machine's hostname. A
 	// backend that keeps one machine's ledger ignores it.
 	Host string
+	// Damaged opens a ledger that may be damaged, for reading only (with
+	// ReadOnly), as far as it can be read: damage to its schema does not
+	// stop it opening (doctor, a salvage).
+	Damaged bool
 }
 
 // Holder describes the process holding a ledger's lock.
@@ -88,6 +93,12 @@ type Location struct {
 	Scheme string   // lowercase; "file" for a plain path
 	Path   string   // the absolute path of a ledger kept in a local file, else ""
 	URL    *url.URL // the URL as given; nil for a plain path
+	// Host names the machine this process writes for in a ledger that
+	// holds many hosts' sources (see Fleet): its writers' host when
+	// OpenOptions.Host is "", and the host whose watch Watching and
+	// LockWatch mean. "" is this machine's hostname; a backend that keeps
+	// one machine's ledger ignores it.
+	Host string
 	// backend is the backend registered for Scheme.
 	backend Backend
 }

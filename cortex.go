@@ -243,7 +243,8 @@ type CortexChange struct {
 
 // CortexTx is one cortex write. Changes put in an update may be committed
 // in several transactions (each with its progress, so an interrupted
-// update resumes where it stopped); a rebuild's go in one.
+// update resumes where it stopped); a rebuild's go in one, and so may those
+// of the first update of an empty cortex.
 type CortexTx interface {
 	Put(ctx context.Context, c *CortexChange) error
 	// Commit stores what was put; current says the cortex now holds every
@@ -284,9 +285,9 @@ type EntityHit struct {
 
 // CortexReader is what the cortex reads of the ledger.
 type CortexReader interface {
-	// CortexLines calls fn with up to limit stored lines of a transcript
-	// after an offset, in file order.
-	CortexLines(ctx context.Context, sourceID, after int64, limit int, fn func(*CortexLine) error) error
+	// CortexLines returns up to limit stored lines of a transcript after
+	// an offset, in file order.
+	CortexLines(ctx context.Context, sourceID, after int64, limit int) ([]CortexLine, error)
 }
 
 // CortexStore holds the cortex.
@@ -298,7 +299,8 @@ type CortexStore interface {
 	CortexSources(ctx context.Context, all bool) (srcs []*CortexSource, current bool, err error)
 	// BeginCortex starts a write; a rebuild empties the cortex first, in
 	// the same transaction (readers see the previous cortex until it
-	// commits).
+	// commits). A store may write the first update of an empty cortex as
+	// a rebuild.
 	BeginCortex(ctx context.Context, rebuild bool) (CortexTx, error)
 
 	// CortexEpisodes lists episodes: a few transcripts' in file order,

@@ -3,8 +3,9 @@ package clawledger
 // UsageFilter selects the assistant messages a usage report counts.
 type UsageFilter struct {
 	Agent        string
-	Since, Until int64 // epoch ms on the message time, Until exclusive; 0 = open
-	BySource     bool  // group by transcript instead of by quarter hour
+	StateDirs    []string // only these state dirs (their paths); nil: all
+	Since, Until int64    // epoch ms on the message time, Until exclusive; 0 = open
+	BySource     bool     // group by transcript instead of by quarter hour
 }
 
 // UsageQuarter is the length of the time slots usage is grouped in: every
@@ -47,7 +48,8 @@ type CronUsage struct {
 // ToolFilter selects the tool calls a tool report counts.
 type ToolFilter struct {
 	Agent        string
-	Since, Until int64 // epoch ms on the call time, Until exclusive; 0 = open
+	StateDirs    []string // only these state dirs (their paths); nil: all
+	Since, Until int64    // epoch ms on the call time, Until exclusive; 0 = open
 }
 
 // ToolStat is what the ledger knows about one tool: each call and result
@@ -65,4 +67,51 @@ type ToolStat struct {
 	LastUsed      int64  // epoch ms of the newest call
 	LastError     string // the newest error's text, short
 	LastErrorTime int64
+}
+
+// CronFilter selects cron jobs and runs.
+type CronFilter struct {
+	StateDirs []string // only these state dirs (their paths); nil: all
+	Agent     string   // the job's agent
+	JobIDs    []string // only these jobs; nil: all
+	Since     int64    // runs: finished at or after (epoch ms); 0 = open
+	Limit     int      // runs: the newest this many; 0 = all
+}
+
+// CronJobStat is a cron job as the ledger knows it: its definition (Job;
+// Defined false for a job known only from runs whose definition is gone)
+// and what its stored runs say.
+type CronJobStat struct {
+	StateDir    string
+	Job         CronJob
+	Defined     bool
+	Runs        int64 // finished runs stored
+	Failures    int64 // of which did not end ok (error, timeout, ...)
+	LastRun     *CronRun
+	LastFailure *CronRun
+}
+
+// CronRunRecord is one stored run with where it is kept.
+type CronRunRecord struct {
+	StateDir string
+	Path     string // the run log (or database source) relative to the state dir
+	Line     int64  // its line there
+	JobName  string // the job's name, when the ledger has its definition
+	JobAgent string
+	CronRun
+}
+
+// WorkspaceFilter selects workspace files.
+type WorkspaceFilter struct {
+	StateDirs []string // only these state dirs (their paths); nil: all
+	Agent     string
+}
+
+// WorkspaceEntry is a workspace file the ledger holds: its source and its
+// current version (Content not filled in).
+type WorkspaceEntry struct {
+	SourceID int64
+	File     WorkspaceFile
+	Versions int64
+	Gone     bool // the file no longer exists; its versions are kept
 }

@@ -99,20 +99,6 @@ type VectorSink interface {
 	AddEncoded(id int64, m VectorMeta, blob, agent, role, kind []byte) error
 }
 
-// VectorLoader is a search index whose vector matrix a long-running reader
-// keeps in memory and brings up to date by loading only the vectors added
-// since: chunk ids only grow, and chunks are embedded in id order, so new
-// vectors are those of chunks above the last one loaded. A backend without
-// it has the matrix loaded whole for each search.
-type VectorLoader interface {
-	// VectorRange returns the smallest and largest id of a chunk holding a
-	// vector (0, 0 when none).
-	VectorRange(ctx context.Context) (first, last int64, err error)
-	// LoadVectorsAfter hands x the stored vectors of the chunks above
-	// afterID, in chunk order.
-	LoadVectorsAfter(ctx context.Context, x VectorSink, afterID int64) error
-}
-
 // PendingChunk is a chunk waiting for its vector.
 type PendingChunk struct {
 	ID   int64
@@ -174,6 +160,16 @@ type SearchReader interface {
 	SearchMeta(ctx context.Context, key string) (string, error)
 	// VectorSpace names the embedding space of the stored vectors ("" when none).
 	VectorSpace(ctx context.Context) (string, error)
+}
+
+// VectorGenerations is a SearchReader that says when its vectors change,
+// so that a long-running reader keeps the vector matrix it loaded (the
+// ledger service does); a store without it has its vectors loaded for
+// every search.
+type VectorGenerations interface {
+	// VectorGeneration is a number that changes whenever a stored vector
+	// is added, changed or deleted.
+	VectorGeneration(ctx context.Context) (int64, error)
 }
 
 // SearchIndex is the whole search index: queries, the indexer's writes,

@@ -92,7 +92,8 @@ type Session struct {
 	Key       string // session key from the index, when the index names it
 	Class     FileClass
 	Topic     string
-	Gone      bool // the file no longer exists; its lines are kept
+	Gone      bool   // the file no longer exists; its lines are kept
+	Host      string // the host whose source it is, in a ledger of many hosts (Fleet); "" otherwise
 
 	Version       string
 	Cwd           string
@@ -239,6 +240,8 @@ type Writer interface {
 	PutWorkspaceFile(ctx context.Context, src *Source, f *WorkspaceFile) error
 	// SetAgents records the agents found in a state dir.
 	SetAgents(ctx context.Context, stateDirID int64, agents []string) error
+	// MarkSample marks a state dir as the bundled sample (StateDirInfo.Sample).
+	MarkSample(ctx context.Context, stateDirID int64) error
 	// Failures lists the files of a state dir read whole that could not be
 	// used as they were, by fingerprint; SetFailure records one (nil: the
 	// source's file is usable again).
@@ -254,6 +257,7 @@ type Writer interface {
 // SessionFilter selects sessions.
 type SessionFilter struct {
 	Agent          string
+	StateDirs      []string // only these state dirs (their paths); nil: all
 	Channel        string
 	Since, Until   int64 // epoch ms: active since (last activity), started before (first activity); 0 = open
 	IncludeDeleted bool  // include deleted and reset archives and vanished files
@@ -286,6 +290,34 @@ type StateDirStatus struct {
 	Lines          int64
 	Bytes          int64
 	LastScan       int64
+	Sources        int64  // every source, vanished ones included
+	Gone           int64  // vanished ones
+	Sample         bool   // the bundled sample (see StateDirInfo)
+	Host           string // the host whose state dir it is, in a ledger of many hosts (Fleet); "" otherwise
+}
+
+// StateDirInfo is a state dir the ledger holds.
+type StateDirInfo struct {
+	ID       int64
+	Path     string
+	LastScan int64 // epoch ms of its last ingest or refresh
+	// Sample: the bundled sample state dir an ingest read because no state
+	// dir existed; dropped once a real one is found.
+	Sample bool
+	Agents []string // the agents found in it
+}
+
+// Forgotten counts what forgetting a state dir deleted.
+type Forgotten struct {
+	Sources        int64
+	Lines          int64
+	Sessions       int64
+	WorkspaceFiles int64
+	CronJobs       int64
+	Chunks         int64 // search index chunks
+	Events         int64 // episodic events captured from its lines
+	Episodes       int64 // cortex episodes
+	AuditRows      int64 // audit trail rows (config history, OpenClaw's audit tables, inventories)
 }
 
 // MalformedLine locates one malformed (or repaired) line.
@@ -382,6 +414,17 @@ type Reader interface {
 	ExportSources(ctx context.Context, includeGone bool) ([]*Source, error)
 	// Lines streams a source's stored lines in file order.
 	Lines(ctx context.Context, sourceID int64, fn func(*Line) error) error
+	// StateDirList lists the state dirs the ledger holds, by path.
+	StateDirList(ctx context.Context) ([]StateDirInfo, error)
+	// CronJobStats lists the cron jobs f selects, by state dir and name, with
+	// what their stored runs say; a job known only from its runs is listed
+	// too (Defined false).
+	CronJobStats(ctx context.Context, f CronFilter) ([]*CronJobStat, error)
+	// CronRuns lists the finished runs f selects, newest first.
+	CronRuns(ctx context.Context, f CronFilter) ([]*CronRunRecord, error)
+	// WorkspaceFiles lists the workspace files f selects, by state dir and path.
+	WorkspaceFiles(ctx context.Context, f WorkspaceFilter) ([]*WorkspaceEntry, error)
+	WorkspaceHistory
 	EventStore
 	SearchReader
 }
@@ -411,6 +454,13 @@ type Maintenance interface {
 	// ResetSource deletes a source's lines and derived rows and zeroes its
 	// cursor, in one transaction, so the next ingest reads it afresh.
 	ResetSource(ctx context.Context, src *Source) error
+	// ForgetStateDir deletes a state dir and everything derived from it,
+	// in one transaction: its sources with their lines and derived rows,
+	// its cron jobs and workspace files, their search index chunks and
+	// vectors, the episodic events captured from its lines (unless another
+	// state dir holds the same transcript), its cortex episodes, and its
+	// audit trail. Events appended by hand stay.
+	ForgetStateDir(ctx context.Context, stateDirID int64) (*Forgotten, error)
 }
 
 // OrphanRows counts derived rows whose parent row is missing.

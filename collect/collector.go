@@ -238,7 +238,8 @@ type dirPlan struct {
 	// rep.Warnings from here on were met after the scan (its problems come
 	// first, and a scan that found the same problems finds the same digest)
 	warnedFrom int
-	digest     []byte // of the tree's files and databases (see digest.go)
+	digest     []byte      // of the tree's files and databases and the audit trail's files (see digest.go)
+	foot       []footEntry // what the audit trail read of the files (footprint.go)
 	// unchanged: the digest is the one recorded by the last complete ingest,
 	// so the ledger holds every file as it is: nothing to do
 	unchanged bool
@@ -300,7 +301,11 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	}
 	scanWarnings := len(rep.Warnings)
 	rep.FilesSkipped += len(tree.Skipped)
-	digest := filesDigest(tree)
+	var looked []footEntry // what the audit trail read at the last run, looked at again
+	if _, ok := c.Store.(clawledger.AuditWriter); ok && last != nil {
+		looked = lookAgain(tree.Confined.AuditFS(), footprintKeys(last))
+	}
+	digest := filesDigest(tree, looked)
 	if bytes.Equal(digest, last) {
 		// files and databases were all seen as they are
 		rep.FilesScanned += len(tree.Files) + len(tree.Databases)
@@ -484,7 +489,10 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 		}
 		rep.FilesGone++
 	}
-	return nil
+	if p.unchanged {
+		return nil
+	}
+	return c.ingestAudit(ctx, p, rep)
 }
 
 func anyCronPresent(p *dirPlan) bool {

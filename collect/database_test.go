@@ -33,7 +33,12 @@ type eraLedger struct {
 
 func openLedger(t *testing.T) *eraLedger {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "ledger.db")
+	return openLedgerAt(t, filepath.Join(t.TempDir(), "ledger.db"))
+}
+
+// openLedgerAt opens a new ledger at path.
+func openLedgerAt(t *testing.T, path string) *eraLedger {
+	t.Helper()
 	db, err := sqlite.Open(context.Background(), path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)

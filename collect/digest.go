@@ -3,6 +3,7 @@ package collect
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"io/fs"
 	"time"
 
@@ -18,8 +19,12 @@ import (
 // does), a run that computes the same digest knows the ledger holds every
 // file and database as it is, and loads nothing, nor opens a database.
 
+// The digest also covers what the audit trail read of the dir's files: a
+// footprint (footprint.go) whose paths it keeps after its sum, so that the
+// next run looks at them again.
+
 // digestVersion changes whenever what a digest covers changes.
-const digestVersion = "files/2\n"
+const digestVersion = "files/3\n"
 
 // quietTime is how long before a scan a database must have been left
 // alone for the run to record a digest with it. File times are coarse (a
@@ -28,8 +33,10 @@ const digestVersion = "files/2\n"
 // once its mtime is quietTime old, any later write moves it.
 const quietTime = 2 * time.Second
 
-// filesDigest digests what a scan found of a state dir's files.
-func filesDigest(t *openclaw.Tree) []byte {
+// filesDigest digests what a scan found of a state dir's files and what
+// the audit trail found of those it looked at (foot): the sum, then the
+// paths of foot.
+func filesDigest(t *openclaw.Tree, foot []footEntry) []byte {
 	h := sha256.New()
 	h.Write([]byte(digestVersion))
 	var b []byte
@@ -57,7 +64,23 @@ func filesDigest(t *openclaw.Tree) []byte {
 		file(d.Rel, d.Info)
 		file(d.Rel+"-wal", d.WAL)
 	}
-	return h.Sum(nil)
+	h.Write([]byte{0})
+	keys := make([]string, len(foot))
+	for i, e := range foot {
+		keys[i] = e.key
+		h.Write([]byte(e.key + "\x00" + e.found + "\x00"))
+	}
+	paths, _ := json.Marshal(keys) // strings always encode
+	return append(h.Sum(nil), paths...)
+}
+
+// footprintKeys returns the paths of the footprint a digest covers.
+func footprintKeys(digest []byte) []string {
+	var keys []string
+	if len(digest) > sha256.Size && json.Unmarshal(digest[sha256.Size:], &keys) == nil {
+		return keys
+	}
+	return nil
 }
 
 // filesDigest is the plan's digest when the run left every file's source
@@ -68,6 +91,7 @@ func filesDigest(t *openclaw.Tree) []byte {
 // read, could not be read, or was read only in part; a database could not
 // be read, or is being written).
 func (p *dirPlan) filesDigest(rep *Report) []byte {
+	digest := filesDigest(p.tree, p.foot)
 	if len(p.tree.Databases) > 0 {
 		for _, w := range rep.Warnings[p.warnedFrom:] {
 			if w.StateDir == p.dir {
@@ -86,5 +110,5 @@ func (p *dirPlan) filesDigest(rep *Report) []byte {
 			return nil
 		}
 	}
-	return p.digest
+	return digest
 }

@@ -23,7 +23,8 @@ import (
 // checked at the path it reaches, one that follows all but the last
 // (Lstat, Readlink, Open) at the directory it reaches. The state dir's
 // ancestors may be lstat'ed: a target naming it by its absolute path walks
-// down from the root.
+// down from the root. The audit trail's two exceptions to the rule
+// (openclaw.AuditException) are allowed where no symlink leads to them.
 type followGuardFS struct {
 	openclaw.FS
 	state string // resolved
@@ -45,6 +46,9 @@ func (g *followGuardFS) check(op, p string, last bool) {
 		return // an ancestor of the state dir, which an absolute target walks down from
 	}
 	r, err := filepath.Rel(g.state, real)
+	if err == nil && real == filepath.Clean(p) && openclaw.AuditException(r, op == "readdir") {
+		return // the audit trail's own exceptions, reached through no symlink
+	}
 	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || openclaw.IsCredentialPath(filepath.ToSlash(r)) {
 		g.mu.Lock()
 		g.bad = append(g.bad, fmt.Sprintf("%s %s reaches %s", op, p, real))

@@ -14,6 +14,7 @@ package cortex
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/clawledger/clawledger"
@@ -58,6 +59,36 @@ func (b *Builder) Update(ctx context.Context) (Stats, error) { return b.run(ctx,
 // transaction: readers see the previous cortex until it commits.
 func (b *Builder) Rebuild(ctx context.Context) (Stats, error) { return b.run(ctx, true) }
 
+// A run is a pipeline of three stages, each on a goroutine of its own:
+// reading the ledger's lines (read), deriving episodes from them (derive)
+// and storing them (run itself). Reading and storing use different
+// connections to the ledger, so the three overlap; the changes are stored
+// in the order they would be without the pipeline.
+
+// batch is the lines of a transcript one step reads.
+type batch struct {
+	src    *clawledger.CortexSource
+	resume *resume // set on a transcript's first batch
+	lines  []clawledger.CortexLine
+	last   bool // the transcript's last batch
+}
+
+// resume is where the derivation of a transcript starts: from its stored
+// state, or from its first line.
+type resume struct {
+	state       *state
+	from        int   // the first stored episode the derivation changes
+	after, seen int64 // the offset of the last line derived, and how many were
+}
+
+// step is what one batch changed.
+type step struct {
+	src    *clawledger.CortexSource
+	first  bool
+	lines  int64
+	change *clawledger.CortexChange
+}
+
 func (b *Builder) run(ctx context.Context, rebuild bool) (Stats, error) {
 	var st Stats
 	srcs, current, err := b.Store.CortexSources(ctx, rebuild)
@@ -77,65 +108,125 @@ func (b *Builder) run(ctx context.Context, rebuild bool) (Stats, error) {
 		b.Progress.Start(total)
 		defer b.Progress.Finish()
 	}
-	for _, s := range srcs {
-		if err := ctx.Err(); err != nil {
-			return st, err
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches, steps := make(chan *batch, 2), make(chan *step, 2)
+	readErr, deriveErr := make(chan error, 1), make(chan error, 1)
+	go func() {
+		defer close(batches)
+		readErr <- b.read(pctx, srcs, rebuild, batches)
+	}()
+	go func() {
+		defer close(steps)
+		deriveErr <- b.derive(pctx, batches, steps)
+	}()
+	var putErr error
+	for s := range steps {
+		if putErr != nil {
+			continue // draining
 		}
-		if err := b.source(ctx, tx, s, rebuild, &st); err != nil {
-			if ctx.Err() != nil {
-				return st, ctx.Err()
-			}
-			return st, fmt.Errorf("cortex: %s: %w", s.Path, err)
+		if err := tx.Put(ctx, s.change); err != nil {
+			putErr = fmt.Errorf("cortex: %s: %w", s.src.Path, err)
+			cancel()
+			continue
+		}
+		if s.first {
+			st.Sources++
+		}
+		st.Lines += s.lines
+		st.Episodes += len(s.change.Episodes)
+		if b.Progress != nil {
+			b.Progress.Add(s.lines)
+		}
+	}
+	cancel() // a stage that failed stopped the others
+	errs := []error{putErr, <-deriveErr, <-readErr}
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return st, err
 		}
 	}
 	return st, tx.Commit(ctx, true)
 }
 
-// source derives what is new in one transcript, a batch of lines at a
-// time, each batch stored with its progress.
-func (b *Builder) source(ctx context.Context, tx clawledger.CortexTx, src *clawledger.CortexSource, rebuild bool, st *Stats) error {
+// read reads the lines of each transcript the cortex is behind on, a batch
+// at a time.
+func (b *Builder) read(ctx context.Context, srcs []*clawledger.CortexSource, rebuild bool, out chan<- *batch) error {
 	limit := b.BatchLines
 	if limit <= 0 {
 		limit = DefaultBatchLines
 	}
-	state, from, after, seen := freshState(b.Options), 0, int64(-1), int64(0)
-	if !rebuild && !src.Stale && src.DerivedSig == src.IndexSig {
-		if s := loadState(src.State, b.Options); s != nil {
-			state, after, seen = s, src.Offset, src.Seen
-			if s.Open != nil {
-				from = s.Open.Ep.Seq
+	for _, src := range srcs {
+		r := &resume{state: freshState(b.Options), after: -1}
+		if !rebuild && !src.Stale && src.DerivedSig == src.IndexSig {
+			if s := loadState(src.State, b.Options); s != nil {
+				r.state, r.after, r.seen = s, src.Offset, src.Seen
+				if s.Open != nil {
+					r.from = s.Open.Ep.Seq
+				}
 			}
 		}
+		for after := r.after; ; {
+			lines, err := b.Ledger.CortexLines(ctx, src.SourceID, after, limit)
+			if err != nil {
+				return fmt.Errorf("cortex: %s: %w", src.Path, err)
+			}
+			bt := &batch{src: src, resume: r, lines: lines, last: len(lines) < limit}
+			select {
+			case out <- bt:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if bt.last {
+				break
+			}
+			r, after = nil, lines[len(lines)-1].Offset
+		}
 	}
-	seg := newSegmenter(src, b.Options, state)
-	st.Sources++
-	for {
-		n, last := 0, after
-		err := b.Ledger.CortexLines(ctx, src.SourceID, after, limit, func(l *clawledger.CortexLine) error {
-			seg.add(l)
-			n++
-			last = l.Offset
-			return nil
-		})
-		if err != nil {
-			return err
+	return nil
+}
+
+// derive derives each batch's change, with the transcript's progress and
+// state after it.
+func (b *Builder) derive(ctx context.Context, in <-chan *batch, out chan<- *step) error {
+	var (
+		seg         *segmenter
+		from        int
+		after, seen int64
+	)
+	defer func() {
+		if seg != nil {
+			seg.release()
+		}
+	}()
+	for bt := range in {
+		if r := bt.resume; r != nil {
+			if seg != nil {
+				seg.release()
+			}
+			seg, from, after, seen = newSegmenter(bt.src, b.Options, r.state), r.from, r.after, r.seen
+		}
+		for i := range bt.lines {
+			seg.add(&bt.lines[i])
+		}
+		if n := len(bt.lines); n > 0 {
+			after, seen = bt.lines[n-1].Offset, seen+int64(n)
 		}
 		c := seg.change(from)
-		c.Seen, c.Offset, c.IndexSig = seen+int64(n), last, src.IndexSig
+		c.Seen, c.Offset, c.IndexSig = seen, after, bt.src.IndexSig
+		var err error
 		if c.State, err = seg.encodeState(); err != nil {
-			return err
+			return fmt.Errorf("cortex: %s: %w", bt.src.Path, err)
 		}
-		if err := tx.Put(ctx, c); err != nil {
-			return err
+		select {
+		case out <- &step{src: bt.src, first: bt.resume != nil, lines: int64(len(bt.lines)), change: c}:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		st.Lines += int64(n)
-		st.Episodes += len(c.Episodes)
-		if b.Progress != nil {
-			b.Progress.Add(int64(n))
-		}
-		if n < limit {
-			return nil
-		}
-		from, after, seen = seg.openSeq(), last, c.Seen
+		from = seg.openSeq()
 	}
+	return nil
 }

@@ -26,6 +26,7 @@ func (l *ledger) dump() string {
 	var b strings.Builder
 	for _, q := range []string{
 		`SELECT * FROM cortex_sources ORDER BY source_id`,
+		`SELECT * FROM cortex_states ORDER BY source_id`,
 		`SELECT * FROM cortex_episodes ORDER BY id`,
 		`SELECT * FROM cortex_terms ORDER BY episode_id, term`,
 		`SELECT * FROM cortex_facet_episodes ORDER BY type, value, episode_id`,

@@ -189,15 +189,15 @@ func TestContinuation(t *testing.T) {
 }
 
 func TestTermsAndKeywords(t *testing.T) {
-	tc := termCounter{}
+	tc := newTermCounter()
 	tc.add("Please fix the Stripe invoice export; the invoice totals are wrong. It's the invoice's rounding.")
 	tc.add("数据库迁移")
 	top := tc.top(3)
 	if top[0].Term != "invoice" || top[0].Count != 3 {
 		t.Errorf("top term %+v, want invoice x3", top[0])
 	}
-	if tc["the"] != 0 || tc["please"] != 0 || tc["数据"] != 1 || tc["迁移"] != 1 {
-		t.Errorf("terms %v: stopwords kept or CJK bigrams missing", tc)
+	if tc.count("the") != 0 || tc.count("please") != 0 || tc.count("数据") != 1 || tc.count("迁移") != 1 {
+		t.Errorf("terms %v: stopwords kept or CJK bigrams missing", tc.words)
 	}
 	kws := Keywords(tc.top(10), 100, map[string]int64{"invoice": 2, "stripe": 50, "wrong": 99}, 3)
 	if len(kws) != 3 || kws[0].Term != "invoice" || kws[0].Confidence != 1 {

@@ -1,6 +1,7 @@
 package cortex
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 
 // DerivationVersion changes with the rules: episodes derived by another
 // version are derived again.
-const DerivationVersion = 1
+const DerivationVersion = 2
 
 // DefaultGap is the silence after which a user ask starts a new episode.
 const DefaultGap = 30 * time.Minute
@@ -60,7 +61,9 @@ const (
 )
 
 // state is what segmentation carries from one update of a transcript to
-// the next.
+// the next. It is stored as JSON, then a newline and the open episode's
+// word counts (see termCounter.encode): thousands of short lines that JSON
+// would escape and unescape.
 type state struct {
 	Version  int                 `json:"v"`
 	Options  string              `json:"opts"`
@@ -78,11 +81,15 @@ type episodeAcc struct {
 	HasAsk bool               `json:"ask,omitempty"`
 	Facets []*occurrence      `json:"facets,omitempty"` // in order of first appearance
 	Links  []link             `json:"links,omitempty"`
-	TF     termCounter        `json:"-"`
-	Terms  string             `json:"tf,omitempty"` // TF encoded, in a stored state
+	TF     *termCounter       `json:"-"`
 
-	index map[string]*occurrence // by type and value (rebuilt when the state is loaded)
+	// outcome is the last assistant text, as written: Ep.Summary.Outcome is
+	// made from it when the episode is stored (most are followed by another)
+	outcome string
+
+	index map[occKey]*occurrence // rebuilt when the state is loaded
 	links map[link]bool
+	terms string // TF as a stored state holds it, until reindex decodes it
 }
 
 type occurrence struct {
@@ -104,20 +111,23 @@ type link struct {
 	To       string               `json:"t"`
 }
 
-func occKey(t clawledger.FacetType, v string) string { return string(t) + "\x00" + v }
+type occKey struct {
+	typ   clawledger.FacetType
+	value string
+}
 
 func (a *episodeAcc) reindex() {
-	a.index = make(map[string]*occurrence, len(a.Facets))
+	a.index = make(map[occKey]*occurrence, len(a.Facets))
 	for _, o := range a.Facets {
-		a.index[occKey(o.Type, o.Value)] = o
+		a.index[occKey{o.Type, o.Value}] = o
 	}
 	a.links = make(map[link]bool, len(a.Links))
 	for _, l := range a.Links {
 		a.links[l] = true
 	}
 	if a.TF == nil {
-		a.TF = decodeTerms(a.Terms)
-		a.Terms = ""
+		a.TF = decodeTerms(a.terms)
+		a.terms = ""
 	}
 }
 
@@ -128,7 +138,7 @@ type segmenter struct {
 	st      *state
 	channel string // from the session key and index
 	peer    string
-	closed  []*episodeAcc // closed since the last change
+	done    clawledger.CortexChange // the episodes closed since the last change
 }
 
 func newSegmenter(src *clawledger.CortexSource, opt Options, st *state) *segmenter {
@@ -150,19 +160,38 @@ func loadState(b []byte, opt Options) *state {
 	if len(b) == 0 {
 		return nil
 	}
+	js, terms, _ := bytes.Cut(b, []byte("\n"))
 	st := &state{}
-	if json.Unmarshal(b, st) != nil || st.Version != DerivationVersion || st.Options != opt.signature() {
+	if json.Unmarshal(js, st) != nil || st.Version != DerivationVersion || st.Options != opt.signature() {
 		return nil
+	}
+	if st.Open != nil {
+		st.Open.terms = string(terms)
 	}
 	return st
 }
 
 func (s *segmenter) encodeState() ([]byte, error) {
+	var terms *termCounter
 	if a := s.st.Open; a != nil {
-		a.Terms = a.TF.encode()
-		defer func() { a.Terms = "" }()
+		a.summarize()
+		terms = a.TF
 	}
-	return json.Marshal(s.st)
+	var buf bytes.Buffer
+	buf.Grow(4096 + terms.encodedLen())
+	// Encode ends the JSON with the newline that parts it from the terms
+	if err := json.NewEncoder(&buf).Encode(s.st); err != nil {
+		return nil, err
+	}
+	return terms.appendTo(buf.Bytes()), nil
+}
+
+// release hands the segmenter's word counts back for reuse.
+func (s *segmenter) release() {
+	if a := s.st.Open; a != nil && a.TF != nil {
+		a.TF.release()
+		a.TF = nil
+	}
 }
 
 // openSeq is the seq of the open episode (the first an appended entry can
@@ -255,7 +284,9 @@ func (s *segmenter) boundary(e *clawledger.Entry, ts int64) clawledger.Boundary 
 func (s *segmenter) open(b clawledger.Boundary, l *clawledger.CortexLine) {
 	seq := 0
 	if prev := s.st.Open; prev != nil {
-		s.closed = append(s.closed, prev)
+		prev.snapshot(&s.done, true)
+		prev.TF.release()
+		prev.TF = nil
 		seq = prev.Ep.Seq + 1
 	}
 	a := &episodeAcc{Ep: clawledger.Episode{
@@ -286,7 +317,7 @@ func (s *segmenter) project(a *episodeAcc) {
 
 // occ records a finding in the episode, from an entry at a time.
 func (a *episodeAcc) occ(f finding, entryID string, ts int64) *occurrence {
-	k := occKey(f.typ, f.value)
+	k := occKey{f.typ, f.value}
 	o := a.index[k]
 	if o == nil {
 		o = &occurrence{Type: f.typ, Value: f.value}
@@ -401,7 +432,7 @@ func (s *segmenter) message(a *episodeAcc, m *clawledger.Message, entryID string
 			a.occ(finding{typ: clawledger.FacetModel, value: m.Model, conf: 1, n: 1}, entryID, ts)
 		}
 		if text := strings.TrimSpace(m.Text); text != "" {
-			ep.Summary.Outcome = oneLine(text, maxSummaryText)
+			a.outcome = text
 			a.TF.add(text)
 		}
 		for i := range m.ToolCalls {
@@ -471,55 +502,63 @@ func (s *segmenter) finding(a *episodeAcc, f finding, entryID string, ts int64) 
 	}
 }
 
-// snapshot is an episode as it stands, with its facets and links in a
-// fixed order.
-func (a *episodeAcc) snapshot() (*clawledger.Episode, []clawledger.FacetOccurrence, []clawledger.EntityLink) {
+// summarize brings the summary's outcome up to date.
+func (a *episodeAcc) summarize() {
+	if a.outcome != "" {
+		a.Ep.Summary.Outcome, a.outcome = oneLine(a.outcome, maxSummaryText), ""
+	}
+}
+
+// snapshot adds the episode as it stands to a change, with its facets and
+// links in a fixed order. Unless the episode is closed (final), what it
+// goes on changing is copied.
+func (a *episodeAcc) snapshot(c *clawledger.CortexChange, final bool) {
+	a.summarize()
 	ep := a.Ep
 	ep.Terms = a.TF.top(TopTerms)
+	clone := func(s []string) []string {
+		if final {
+			return s
+		}
+		return slices.Clone(s)
+	}
 	sum := &ep.Summary
-	sum.FilesRead = slices.Clone(sum.FilesRead)
-	sum.FilesModified = slices.Clone(sum.FilesModified)
-	sum.Commands = slices.Clone(sum.Commands)
-	sum.URLs = slices.Clone(sum.URLs)
-	sum.Errors = slices.Clone(sum.Errors)
-	facets := make([]clawledger.FacetOccurrence, 0, len(a.Facets))
+	sum.FilesRead, sum.FilesModified, sum.Commands = clone(sum.FilesRead), clone(sum.FilesModified), clone(sum.Commands)
+	sum.URLs, sum.Errors = clone(sum.URLs), clone(sum.Errors)
+	n := len(c.Facets)
 	for _, o := range a.Facets {
 		f := clawledger.FacetOccurrence{Type: o.Type, Value: o.Value, EpisodeID: ep.ID, Count: o.Count, FirstMs: o.FirstMs,
-			LastMs: o.LastMs, Confidence: o.Conf, EntryIDs: slices.Clone(o.EntryIDs)}
+			LastMs: o.LastMs, Confidence: o.Conf, EntryIDs: clone(o.EntryIDs)}
 		if o.Whole {
 			f.FirstMs, f.LastMs, f.Count = ep.StartMs, ep.EndMs, max(f.Count, 1)
 		}
-		facets = append(facets, f)
+		c.Facets = append(c.Facets, f)
 	}
-	slices.SortFunc(facets, func(x, y clawledger.FacetOccurrence) int {
+	slices.SortFunc(c.Facets[n:], func(x, y clawledger.FacetOccurrence) int {
 		return cmp.Or(cmp.Compare(x.Type, y.Type), cmp.Compare(x.Value, y.Value))
 	})
-	links := make([]clawledger.EntityLink, 0, len(a.Links))
+	n = len(c.Links)
 	for _, l := range a.Links {
-		links = append(links, clawledger.EntityLink{EpisodeID: ep.ID, FromType: l.FromType, From: l.From, Relation: l.Relation, ToType: l.ToType, To: l.To})
+		c.Links = append(c.Links, clawledger.EntityLink{EpisodeID: ep.ID, FromType: l.FromType, From: l.From, Relation: l.Relation,
+			ToType: l.ToType, To: l.To})
 	}
-	slices.SortFunc(links, func(x, y clawledger.EntityLink) int {
+	slices.SortFunc(c.Links[n:], func(x, y clawledger.EntityLink) int {
 		return cmp.Or(cmp.Compare(x.FromType, y.FromType), cmp.Compare(x.From, y.From), cmp.Compare(x.Relation, y.Relation),
 			cmp.Compare(x.ToType, y.ToType), cmp.Compare(x.To, y.To))
 	})
-	return &ep, facets, links
+	c.Episodes = append(c.Episodes, &ep)
 }
 
 // change is what the lines added since the last change did: the episodes
 // closed since, and the open one as it stands, replacing the stored
 // episodes from from on.
 func (s *segmenter) change(from int) *clawledger.CortexChange {
-	c := &clawledger.CortexChange{SourceID: s.src.SourceID, From: from}
-	eps := s.closed
+	c := &s.done
 	if s.st.Open != nil {
-		eps = append(eps, s.st.Open)
+		s.st.Open.snapshot(c, false)
 	}
-	for _, a := range eps {
-		ep, facets, links := a.snapshot()
-		c.Episodes = append(c.Episodes, ep)
-		c.Facets = append(c.Facets, facets...)
-		c.Links = append(c.Links, links...)
-	}
-	s.closed = nil
-	return c
+	out := *c
+	out.SourceID, out.From = s.src.SourceID, from
+	s.done = clawledger.CortexChange{}
+	return &out
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -52,11 +53,41 @@ file files`) {
 	return m
 }()
 
+// stopwordShapes has bit n of stopwordShapes[c] set when a stopword of n
+// bytes starts with byte c: most words are told apart from every stopword
+// by that alone, without a lookup.
+var stopwordShapes = func() (m [256]uint64) {
+	for w := range stopwords {
+		m[w[0]] |= 1 << min(len(w), 63)
+	}
+	return m
+}()
+
+// stopword reports whether a word (lower case) is a stopword.
+func stopword(w []byte) bool {
+	return len(w) > 0 && stopwordShapes[w[0]]&(1<<min(len(w), 63)) != 0 && stopwords[string(w)]
+}
+
 // isCJK reports whether r belongs to a script written without spaces.
 func isCJK(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
+
+// asciiWord marks the ASCII bytes of words: 'A' for upper-case letters,
+// 'a' for the rest (lower-case letters, digits and the apostrophe); every
+// other byte is 0.
+var asciiWord = func() (t [256]byte) {
+	for c := range byte(utf8.RuneSelf) {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			t[c] = 'A'
+		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '\'':
+			t[c] = 'a'
+		}
+	}
+	return t
+}()
 
 // terms calls fn with the content words of s, lower case: words of
 // letters (digits allowed after the first letter), not stopwords, 3 to 40
@@ -68,7 +99,7 @@ func terms(s string, fn func([]byte)) {
 	var bigram []byte
 	letterFirst := false
 	flushWord := func() {
-		if len(word) >= minTermLen && len(word) <= maxTermLen && letterFirst && !stopwords[string(word)] {
+		if len(word) >= minTermLen && len(word) <= maxTermLen && letterFirst && !stopword(word) {
 			fn(word)
 		}
 		word = word[:0]
@@ -83,23 +114,33 @@ func terms(s string, fn func([]byte)) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf { // ASCII: most of what agents write
-			i++
-			switch {
-			case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '\'' && len(word) > 0:
-				if len(cjk) > 0 {
-					flushCJK()
-				}
-				if len(word) == 0 {
-					letterFirst = c > '9'
-				}
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				word = append(word, c)
-			default:
+			if asciiWord[c] == 0 || c == '\'' && len(word) == 0 { // an apostrophe opens no word
+				i++
 				flushWord()
 				flushCJK()
+				continue
 			}
+			// a run of letters, digits and apostrophes, taken whole
+			if len(cjk) > 0 {
+				flushCJK()
+			}
+			if len(word) == 0 {
+				letterFirst = c > '9'
+			}
+			j, upper := i, false
+			for ; j < len(s) && asciiWord[s[j]] != 0; j++ {
+				upper = upper || asciiWord[s[j]] == 'A'
+			}
+			n := len(word)
+			word = append(word, s[i:j]...)
+			if upper {
+				for k := n; k < len(word); k++ {
+					if c := word[k]; 'A' <= c && c <= 'Z' {
+						word[k] = c + 'a' - 'A'
+					}
+				}
+			}
+			i = j
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -123,56 +164,119 @@ func terms(s string, fn func([]byte)) {
 	flushCJK()
 }
 
-// termCounter counts an episode's words.
-type termCounter map[string]int64
+// termCounter counts an episode's words, in order of first appearance:
+// the order is part of the stored state, and it is the same however the
+// episode's entries were split between updates, so the state needs no sort.
+type termCounter struct {
+	index map[string]int32 // word -> its position in words
+	words []clawledger.TermCount
+}
 
-func (tc termCounter) add(s string) {
+func newTermCounter() *termCounter { return termCounters.Get().(*termCounter) }
+
+// termCounters are counters to reuse: an episode's counter grows to
+// thousands of words, and most transcripts hold an episode or two.
+var termCounters = sync.Pool{New: func() any { return &termCounter{index: map[string]int32{}} }}
+
+// release empties the counter and hands it back for reuse.
+func (tc *termCounter) release() {
+	if tc == nil {
+		return
+	}
+	clear(tc.index)
+	clear(tc.words)
+	tc.words = tc.words[:0]
+	termCounters.Put(tc)
+}
+
+// count returns how often a word was counted.
+func (tc *termCounter) count(w string) int64 {
+	if i, ok := tc.index[w]; ok {
+		return tc.words[i].Count
+	}
+	return 0
+}
+
+func (tc *termCounter) add(s string) {
 	terms(s, func(w []byte) {
 		w = bytes.TrimSuffix(bytes.TrimSuffix(w, []byte("'s")), []byte("'"))
 		if len(w) < minTermLen {
 			return
 		}
-		if n, ok := tc[string(w)]; ok {
-			tc[string(w)] = n + 1
-		} else if !stopwords[string(w)] {
-			tc[string(w)] = 1
+		if i, ok := tc.index[string(w)]; ok {
+			tc.words[i].Count++
+		} else if !stopword(w) {
+			tc.put(string(w), 1)
 		}
 	})
-	if len(tc) > maxTermsHeld {
-		for w, n := range tc {
-			if n == 1 {
-				delete(tc, w)
-			}
+	if len(tc.words) > maxTermsHeld {
+		tc.prune()
+	}
+}
+
+func (tc *termCounter) put(w string, n int64) {
+	tc.index[w] = int32(len(tc.words))
+	tc.words = append(tc.words, clawledger.TermCount{Term: w, Count: n})
+}
+
+// prune drops the words seen once.
+func (tc *termCounter) prune() {
+	kept := tc.words[:0]
+	for _, t := range tc.words {
+		if t.Count > 1 {
+			kept = append(kept, t)
+		} else {
+			delete(tc.index, t.Term)
 		}
 	}
+	clear(tc.words[len(kept):])
+	tc.words = kept
+	for i, t := range kept {
+		tc.index[t.Term] = int32(i)
+	}
 }
 
-// encode writes the counts as "term count" lines in term order: the state
-// of a long episode holds thousands, and one string is written and read
-// far faster than an object of as many keys.
-func (tc termCounter) encode() string {
-	keys := make([]string, 0, len(tc))
-	for w := range tc {
-		keys = append(keys, w)
+// appendTo appends the counts as "term count" lines: the state of a long
+// episode holds thousands.
+func (tc *termCounter) appendTo(b []byte) []byte {
+	if tc == nil {
+		return b
 	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, w := range keys {
-		b.WriteString(w)
-		b.WriteByte(' ')
-		b.WriteString(strconv.FormatInt(tc[w], 10))
-		b.WriteByte('\n')
+	b = slices.Grow(b, tc.encodedLen())
+	for _, t := range tc.words {
+		b = append(b, t.Term...)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, t.Count, 10)
+		b = append(b, '\n')
 	}
-	return b.String()
+	return b
 }
 
-// decodeTerms reads what encode wrote.
-func decodeTerms(s string) termCounter {
-	tc := termCounter{}
+// encodedLen is how many bytes appendTo appends.
+func (tc *termCounter) encodedLen() int {
+	if tc == nil {
+		return 0
+	}
+	n := 0
+	for _, t := range tc.words {
+		n += len(t.Term) + 3 // a space, a digit, a newline
+		for c := t.Count; c >= 10 || c <= -10; c /= 10 {
+			n++
+		}
+		if t.Count < 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// decodeTerms reads what appendTo wrote.
+func decodeTerms(s string) *termCounter {
+	tc := newTermCounter()
 	for line := range strings.SplitSeq(s, "\n") {
 		if w, n, ok := strings.Cut(line, " "); ok {
 			if c, err := strconv.ParseInt(n, 10, 64); err == nil {
-				tc[w] = c
+				tc.put(w, c)
 			}
 		}
 	}
@@ -180,18 +284,30 @@ func decodeTerms(s string) termCounter {
 }
 
 // top returns the n most frequent terms (ties in term order).
-func (tc termCounter) top(n int) []clawledger.TermCount {
-	out := make([]clawledger.TermCount, 0, len(tc))
-	for w, c := range tc {
-		out = append(out, clawledger.TermCount{Term: w, Count: c})
-	}
-	slices.SortFunc(out, func(a, b clawledger.TermCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Term, b.Term))
-	})
-	if len(out) > n {
-		out = out[:n]
+func (tc *termCounter) top(n int) []clawledger.TermCount {
+	// the n best so far, best first: most words are seen too rarely to
+	// enter, so this costs a comparison per word, not a sort
+	out := make([]clawledger.TermCount, 0, max(n, 0))
+	for _, t := range tc.words {
+		if n <= 0 {
+			break
+		}
+		if len(out) == n && (t.Count < out[n-1].Count || termOrder(t, out[n-1]) >= 0) {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(out, t, termOrder)
+		if len(out) < n {
+			out = append(out, clawledger.TermCount{})
+		}
+		copy(out[i+1:], out[i:len(out)-1])
+		out[i] = t
 	}
 	return out
+}
+
+// termOrder orders terms by count, most frequent first, then by term.
+func termOrder(a, b clawledger.TermCount) int {
+	return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Term, b.Term))
 }
 
 // Keyword is a topic keyword of an episode.

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -22,6 +23,9 @@ type DoctorRequest struct {
 	// lines disagree with their cursor or whose file was altered in place
 	// (not those whose origin no longer holds what the ledger does).
 	Fix bool `json:"fix,omitempty"`
+	// Salvage copies what the ledger still holds into a new ledger at this
+	// path (which must not exist), skipping what cannot be read.
+	Salvage string `json:"salvage,omitempty"`
 }
 
 // The commands a finding names as its fix: part of the answer, the same
@@ -35,67 +39,124 @@ const (
 // orphaned rows, every cursor against its stored lines (and their
 // sha256), every file's fingerprint, pending tails; and says what to run.
 // It only reads (never blocking a watch or an ingest), except with Fix.
+// A damaged ledger is diagnosed, never an error: doctor says what only the
+// ledger holds (what a rebuild would lose) and how to salvage the rest.
 func (s *Service) Doctor(ctx context.Context, req DoctorRequest) (*view.Doctor, error) {
 	full := !req.Quick
 	var fixed *view.DoctorFixed
+	var fixErr error
 	if req.Fix {
 		var err error
 		if fixed, err = s.doctorFix(ctx, full); err != nil {
+			if fixErr = s.Location.Diagnose(err); !errors.Is(fixErr, clawledger.ErrDamaged) {
+				return nil, err
+			}
+		}
+	}
+	out := &view.Doctor{DB: s.Location.String(), Healthy: true, Integrity: []string{}, Findings: []view.Finding{}, Actions: []string{},
+		Checked: view.DoctorChecked{Full: full}, Fixed: fixed}
+	// a reader of its own, which looks past damage to the schema
+	st, err := s.Location.Open(ctx, clawledger.OpenOptions{ReadOnly: true, Damaged: true})
+	if err == nil {
+		defer st.Close()
+		err = s.diagnose(ctx, st, out)
+	}
+	if err != nil {
+		if err = s.Location.Diagnose(err); !errors.Is(err, clawledger.ErrDamaged) {
+			return nil, err
+		}
+		out.Damaged = true
+		out.Add(view.Finding{Check: "integrity", Severity: view.Problem, Message: err.Error()})
+	}
+	if fixErr != nil {
+		out.Add(view.Finding{Check: "fix", Severity: view.Problem, Message: "not fixed: " + fixErr.Error()})
+	}
+	if out.Damaged {
+		s.damaged(ctx, st, req.Salvage, out)
+	}
+	if req.Salvage != "" {
+		sv, ok := st.(clawledger.Salvager)
+		switch {
+		case st == nil:
+			return nil, clawledger.Reasonf(clawledger.EINTERNAL, clawledger.ErrDamaged, "nothing can be salvaged: the ledger cannot be opened at all")
+		case !ok:
+			return nil, clawledger.Errorf(clawledger.EINVALID, "a ledger of this backend cannot be salvaged")
+		}
+		if out.Salvaged, err = sv.Salvage(ctx, req.Salvage); err != nil {
 			return nil, err
 		}
 	}
-	r, err := s.read(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.diagnose(ctx, r, full)
-	if err != nil {
-		return nil, err
-	}
-	out.Fixed = fixed
 	return out, nil
 }
 
+// damaged completes the diagnosis of a damaged ledger (st nil when it
+// could not be opened at all): what only the ledger holds, and what to
+// run.
+func (s *Service) damaged(ctx context.Context, st clawledger.Store, salvage string, out *view.Doctor) {
+	out.Damaged = true
+	if sv, ok := st.(clawledger.Salvager); ok {
+		out.Irreplaceable = view.NewIrreplaceable(sv.Irreplaceable(ctx))
+	}
+	target := salvage
+	if target == "" {
+		target = "NEW-LEDGER"
+		if s.Location.Path != "" {
+			target = s.Location.Path + ".salvaged"
+		}
+		out.Actions = append(out.Actions, "clawledger doctor --salvage "+target+"   (copy what can still be read into a new ledger)")
+	}
+	out.Actions = append(out.Actions,
+		"clawledger --db "+target+" doctor --fix   (check the salvaged copy; what it lost of a file that is still there is read again)",
+		"replace the damaged ledger with the salvaged copy (keep the damaged file until you are sure), "+
+			"or move it aside and run `clawledger ingest` to rebuild from the state dirs, losing what only the ledger holds (irreplaceable)")
+}
+
 // diagnose runs every check.
-func (s *Service) diagnose(ctx context.Context, st clawledger.Store, full bool) (*view.Doctor, error) {
-	out := &view.Doctor{DB: s.Location.String(), Healthy: true, Findings: []view.Finding{}, Actions: []string{}, Checked: view.DoctorChecked{Full: full}}
+func (s *Service) diagnose(ctx context.Context, st clawledger.Store, out *view.Doctor) error {
+	full := out.Checked.Full
 	var err error
+	// the schema version first: a damaged ledger says which it is too
+	out.SupportedSchema = st.SupportedSchemaVersion()
+	var schemaErr error
+	out.SchemaVersion, schemaErr = st.SchemaVersion(ctx)
 	if out.Integrity, err = st.Integrity(ctx, !full); err != nil {
-		return nil, err
+		return err
 	}
 	if len(out.Integrity) != 1 || out.Integrity[0] != "ok" {
-		out.Add(view.Finding{Check: "integrity", Severity: view.Problem, Message: "SQLite's integrity check failed: " + strings.Join(view.Clip(out.Integrity, 5), "; "),
-			Fix: "move the ledger aside and run `clawledger ingest` to rebuild it (lines of files that have since vanished are only in the old ledger)"})
-		return out, nil // nothing below can be trusted
+		out.Damaged = true
+		out.Add(view.Finding{Check: "integrity", Severity: view.Problem, Message: "SQLite's integrity check failed: " + strings.Join(view.Clip(out.Integrity, 5), "; ")})
+		if schemaErr != nil {
+			out.Add(view.Finding{Check: "schema", Severity: view.Problem, Message: "the schema version cannot be read: " + schemaErr.Error()})
+		}
+		return nil // nothing below can be trusted
 	}
-	if out.SchemaVersion, err = st.SchemaVersion(ctx); err != nil {
-		return nil, err
+	if schemaErr != nil {
+		return schemaErr
 	}
-	out.SupportedSchema = st.SupportedSchemaVersion()
 	switch {
 	case out.SchemaVersion > out.SupportedSchema:
 		out.Add(view.Finding{Check: "schema", Severity: view.Problem, Message: fmt.Sprintf("schema version %d is newer than this clawledger knows (%d)", out.SchemaVersion, out.SupportedSchema), Fix: "upgrade clawledger"})
-		return out, nil
+		return nil
 	case out.SchemaVersion < out.SupportedSchema:
 		out.Add(view.Finding{Check: "schema", Severity: view.Notice, Message: fmt.Sprintf("schema version %d; this clawledger migrates it to %d", out.SchemaVersion, out.SupportedSchema), Fix: fixIngest})
 	}
 	orphans, err := st.Orphans(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, o := range orphans {
 		out.Add(view.Finding{Check: "orphans", Severity: view.Problem, Table: o.Table, Rows: o.Rows, Message: fmt.Sprintf("%d row(s) whose %s", o.Rows, strings.TrimPrefix(o.Reason, "its ")), Fix: fixDoctor})
 	}
 	bad, err := s.inconsistentSources(ctx, st, full, &out.Checked)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, b := range bad {
 		out.Add(b.Finding)
 	}
 	srcs, err := st.AllSources(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	out.Checked.Sources = len(srcs)
 	var total int64
@@ -132,7 +193,7 @@ func (s *Service) diagnose(ctx context.Context, st clawledger.Store, full bool) 
 		}
 	}
 	bar.Finish()
-	return out, nil
+	return nil
 }
 
 type badSource struct {
@@ -288,6 +349,12 @@ func uniqueStateDirs(bad []badSource) []string {
 	return out
 }
 
+// sourceFile names a source for people: its file, or <database>#<part>
+// for one held in a database, the part as the data has it (a session id
+// that is a path is not cleaned into one that looks real).
 func sourceFile(s *clawledger.Source) string {
+	if dbRel, part, ok := openclaw.SplitDatabaseRel(s.Rel); ok {
+		return filepath.Join(s.StateDir, filepath.FromSlash(dbRel)) + "#" + part
+	}
 	return filepath.Join(s.StateDir, filepath.FromSlash(s.Rel))
 }

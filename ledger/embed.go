@@ -160,10 +160,7 @@ func (s *Service) searchEngine(ctx context.Context, st clawledger.SearchReader, 
 		return eng, nil
 	}
 	eng.Embedder = e
-	memlimit.Lift() // the search holds every vector
-	if eng.Matrix, err = s.vectorMatrix(ctx, st); err != nil {
-		return nil, err
-	}
+	memlimit.Lift() // the search loads every vector
 	return eng, nil
 }
 

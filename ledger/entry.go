@@ -61,11 +61,12 @@ func (s *Service) GetEntry(ctx context.Context, req EntryRequest) (*view.EntryTe
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.fresh(ctx, req.Refresh)
+	a, err := s.query(ctx, req.Refresh, nil)
 	if err != nil {
 		return nil, err
 	}
-	sel, err := resolve(ctx, r, req.Session, req.Agent)
+	r := a.r
+	sel, err := resolve(ctx, r, req.Session, req.Agent, a.dirs)
 	if err != nil {
 		return nil, err
 	}

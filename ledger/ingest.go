@@ -2,18 +2,20 @@ package ledger
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/collect"
-	"github.com/clawledger/clawledger/internal/sample"
 	"github.com/clawledger/clawledger/view"
 )
 
 // IngestRequest reads every state dir into the ledger.
 type IngestRequest struct {
+	// StateDirs are the state dirs to read (absolute paths); empty: the
+	// given or discovered ones (Service.StateDirs) and those the ledger
+	// holds.
+	StateDirs []string `json:"state_dirs,omitempty"`
 	// NoIndex leaves the search index to the next ingest or reindex: a
 	// first import of a large tree is ready for every other query sooner.
 	NoIndex bool `json:"no_index,omitempty"`
@@ -21,43 +23,50 @@ type IngestRequest struct {
 
 // Ingest reads every state dir (the bundled sample when none exists, in
 // SampleDir) into the ledger, incrementally and exactly once, then brings
-// the derived layers up to date.
+// the derived layers up to date. The state dirs are the request's, else
+// the given or discovered ones and those the ledger holds (one that no
+// longer exists is reported and kept); the sample is dropped once a real
+// state dir is found.
 func (s *Service) Ingest(ctx context.Context, req IngestRequest) (*view.Ingest, error) {
-	dirs, err := s.stateDirs()
+	scope, err := cleanDirs(req.StateDirs)
 	if err != nil {
 		return nil, err
 	}
-	usedSample := false
-	if len(dirs) == 0 {
-		if err := sample.Write(s.SampleDir); err != nil {
-			return nil, fmt.Errorf("write the bundled sample: %w", err)
-		}
-		s.observer().UsingSample(s.SampleDir)
-		dirs, usedSample = []string{s.SampleDir}, true
+	given, err := s.stateDirs()
+	if err != nil {
+		return nil, err
 	}
 	c := s.collector(s.ingestBar())
-	c.Prescan(dirs) // while the ledger opens
+	prescanned := orDirs(scope, given)
+	c.Prescan(prescanned) // while the ledger opens
 	st, err := s.write(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
 	c.Store = st
-	rep, err := c.Run(ctx, dirs)
+	p, err := s.readPlan(ctx, st, scope, given)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.run(ctx, st, c, p, prescanned, true)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := s.derive(ctx, st, derivation{noIndex: req.NoIndex, network: true}); err != nil {
 		return nil, err
 	}
-	return &view.Ingest{DB: s.Location.String(), Report: rep, Sample: usedSample}, nil
+	return out, nil
 }
 
 // WatchRequest keeps the ledger current.
 type WatchRequest struct {
-	Interval time.Duration // full rescan period
-	Debounce time.Duration // quiet time after a change before a batch runs
-	Log      *slog.Logger  // where the watch logs (never nil)
+	// StateDirs are the state dirs to watch (absolute paths); empty: the
+	// given or discovered ones and those the ledger holds.
+	StateDirs []string
+	Interval  time.Duration // full rescan period
+	Debounce  time.Duration // quiet time after a change before a batch runs
+	Log       *slog.Logger  // where the watch logs (never nil)
 	// Changed, when set, is called after each batch that changed the
 	// ledger, once the derived layers are current (a server tells its
 	// open pages).
@@ -74,6 +83,10 @@ func (s *Service) Watch(ctx context.Context, req WatchRequest) error {
 	if req.Interval <= 0 || req.Debounce <= 0 {
 		return clawledger.Errorf(clawledger.EINVALID, "the interval and the debounce must be positive")
 	}
+	scope, err := cleanDirs(req.StateDirs)
+	if err != nil {
+		return err
+	}
 	if _, err := s.stateDirs(); err != nil {
 		return err // a state dir that is not a directory
 	}
@@ -88,6 +101,34 @@ func (s *Service) Watch(ctx context.Context, req WatchRequest) error {
 		return err
 	}
 	defer st.Close()
+	plan := func() (*toRead, error) {
+		given, err := s.stateDirs()
+		if err != nil {
+			return nil, err
+		}
+		return s.readPlan(ctx, st, scope, given)
+	}
+	dirs := func() ([]string, error) {
+		p, err := plan()
+		if err != nil {
+			return nil, err
+		}
+		return p.dirs, nil
+	}
+	// what the first batch reads: the sample is dropped once a real state
+	// dir is found, a state dir the ledger holds that is gone is said
+	p, err := plan()
+	if err != nil {
+		return err
+	}
+	for _, d := range p.missing {
+		req.Log.Warn("a state dir the ledger holds no longer exists: not watched, its data kept (`clawledger forget DIR` removes it)", "dir", d)
+	}
+	if f, err := forgetSamples(ctx, st, p); err != nil {
+		return err
+	} else if f != nil {
+		req.Log.Info("a real state dir was found: the bundled sample was removed from the ledger", "dir", f.StateDir, "sessions", f.Sessions, "lines", f.Lines)
+	}
 	// the writer lock is taken for each batch only: other writers (an
 	// ingest, an episodes append) run between batches
 	if err := st.Unlock(); err != nil {
@@ -100,7 +141,7 @@ func (s *Service) Watch(ctx context.Context, req WatchRequest) error {
 	c.Store = st
 	w := &collect.Watcher{
 		Collector: c,
-		StateDirs: s.stateDirs,
+		StateDirs: dirs,
 		Debounce:  req.Debounce,
 		Interval:  req.Interval,
 		Log:       req.Log.With("db", s.Location.String()),

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -29,10 +30,11 @@ func (s *Service) Memory(ctx context.Context, req MemoryRequest) (*view.Memory, 
 	if !search.IsMemoryFile(req.Path) {
 		return nil, clawledger.FieldErrorf("path", "%q is not a memory file (MEMORY.md, USER.md or memory/**/*.md in a workspace, as search hits name them)", req.Path)
 	}
-	r, err := s.fresh(ctx, req.Refresh)
+	a, err := s.query(ctx, req.Refresh, nil)
 	if err != nil {
 		return nil, err
 	}
+	r := a.r
 	wh, ok := r.(clawledger.WorkspaceHistory)
 	if !ok {
 		return nil, clawledger.Errorf(clawledger.EUNAVAILABLE, "this ledger's backend cannot read memory files")
@@ -43,7 +45,8 @@ func (s *Service) Memory(ctx context.Context, req MemoryRequest) (*view.Memory, 
 	}
 	out := &view.Memory{Files: []view.MemoryFile{}}
 	for _, src := range sources {
-		if src.Kind != clawledger.KindWorkspace || src.Rel != req.Path || src.GoneAt != 0 || req.Agent != "" && src.AgentID != req.Agent {
+		if src.Kind != clawledger.KindWorkspace || src.Rel != req.Path || src.GoneAt != 0 || req.Agent != "" && src.AgentID != req.Agent ||
+			a.dirs != nil && !slices.Contains(a.dirs, src.StateDir) {
 			continue
 		}
 		f, err := currentVersion(ctx, wh, src.ID)

@@ -40,10 +40,10 @@ func TestAgentScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := resolve(ctx, r, "0", ""); clawledger.ErrorCode(err) != clawledger.EINVALID {
+	if _, err := resolve(ctx, r, "0", "", nil); clawledger.ErrorCode(err) != clawledger.EINVALID {
 		t.Fatalf(`"0" unscoped: %v`, err)
 	}
-	sel, err := resolve(ctx, r, "0", "ops")
+	sel, err := resolve(ctx, r, "0", "ops", nil)
 	if err != nil || sel.transcripts[0].SessionID != opsSession {
 		t.Errorf(`"0" for ops: %v %v`, sel, err)
 	}

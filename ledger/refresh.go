@@ -33,14 +33,6 @@ const DefaultIndexBacklog = 20000
 // incremental ingest, no network call, no large index build.
 func QueryRefresh() Refresh { return Refresh{Ingest: true, IndexBacklog: DefaultIndexBacklog} }
 
-// fresh runs a query's refresh, then returns the ledger opened for reading.
-func (s *Service) fresh(ctx context.Context, r Refresh) (clawledger.Store, error) {
-	if _, err := s.refresh(ctx, r); err != nil {
-		return nil, err
-	}
-	return s.read(ctx)
-}
-
 // derivation says how the derived layers are brought up to date after an
 // ingest.
 type derivation struct {
@@ -50,14 +42,16 @@ type derivation struct {
 	backlog int64 // the most ledger lines indexed (0: all)
 }
 
-// refresh runs a query's refresh; it returns how many ledger lines the
-// search index is behind when it stopped short of them (the backlog cap).
-func (s *Service) refresh(ctx context.Context, r Refresh) (behind int64, err error) {
+// refresh runs a query's refresh of the state dirs the query is limited
+// to (scope), else of the given or discovered ones and those the ledger
+// holds; it returns how many ledger lines the search index is behind when
+// it stopped short of them (the backlog cap).
+func (s *Service) refresh(ctx context.Context, r Refresh, scope []string) (behind int64, err error) {
 	if !r.Ingest {
 		return 0, nil
 	}
-	dirs, err := s.stateDirs()
-	if err != nil || len(dirs) == 0 {
+	given, err := s.stateDirs()
+	if err != nil {
 		return 0, err
 	}
 	if h, ok := s.Location.Watching(ctx); ok {
@@ -65,10 +59,20 @@ func (s *Service) refresh(ctx context.Context, r Refresh) (behind int64, err err
 		return 0, nil
 	}
 	c := s.collector(s.ingestBar()) // the first query on a new tree ingests it all
-	c.Prescan(dirs)                 // while the ledger opens
-	st, err := s.Location.Open(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: s.Name + " (refresh)"}})
+	prescanned := orDirs(scope, given)
+	c.Prescan(prescanned) // while the ledger opens
+	// with no state dir of its own to read, a refresh reads those a ledger
+	// holds: it creates none
+	st, err := s.Location.Open(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: s.Name + " (refresh)"}, Existing: len(prescanned) == 0})
 	if le := (*clawledger.LockedError)(nil); errors.As(err, &le) {
 		s.observer().RefreshSkipped(le.Error() + "; answering from the ledger as it is")
+		return 0, nil
+	}
+	if errors.Is(err, clawledger.ErrNoLedger) {
+		return 0, nil // the query says there is no ledger
+	}
+	if errors.Is(err, clawledger.ErrReadOnly) { // read-only media: the ledger is what it is
+		s.observer().RefreshSkipped(err.Error() + "; answering from the ledger as it is")
 		return 0, nil
 	}
 	if err != nil {
@@ -76,11 +80,15 @@ func (s *Service) refresh(ctx context.Context, r Refresh) (behind int64, err err
 	}
 	defer st.Close()
 	c.Store = st
-	rep, err := c.Run(ctx, dirs)
+	p, err := s.readPlan(ctx, st, scope, given)
+	if err != nil || len(p.dirs) == 0 {
+		return 0, err
+	}
+	out, err := s.run(ctx, st, c, p, prescanned, false)
 	if err != nil {
 		return 0, err
 	}
-	s.observer().Refreshed(rep)
+	s.observer().Refreshed(out.Report)
 	return s.derive(ctx, st, derivation{query: true, network: r.Network, backlog: r.IndexBacklog})
 }
 

@@ -20,13 +20,16 @@ type session struct {
 // resolve finds the one session a reference names: a session id, a unique
 // prefix of one, or a transcript path relative to its state dir; with an
 // agent, only that agent's sessions are seen (another agent's are not
-// found and never named). A reference that matches nothing is not found
-// (clawledger.ErrNoSession); one that matches several sessions is invalid
-// and names them.
-func resolve(ctx context.Context, r clawledger.Reader, ref, agent string) (*session, error) {
+// found and never named), with state dirs (nil: all) only theirs. A
+// reference that matches nothing is not found (clawledger.ErrNoSession); one
+// that matches several sessions is invalid and names them.
+func resolve(ctx context.Context, r clawledger.Reader, ref, agent string, dirs []string) (*session, error) {
 	list, err := r.FindSessions(ctx, ref)
 	if err != nil {
 		return nil, err
+	}
+	if dirs != nil { // only the sessions of these state dirs
+		list = slices.DeleteFunc(list, func(s *clawledger.Session) bool { return !slices.Contains(dirs, s.StateDir) })
 	}
 	if agent != "" {
 		list = slices.DeleteFunc(list, func(s *clawledger.Session) bool { return s.AgentID != agent })
@@ -37,12 +40,15 @@ func resolve(ctx context.Context, r clawledger.Reader, ref, agent string) (*sess
 	if len(list) == 0 {
 		return nil, clawledger.Reasonf(clawledger.ENOTFOUND, clawledger.ErrNoSession, "no session matches %q", ref)
 	}
-	ids := map[string]bool{}
+	ids, hosts := map[string]bool{}, map[string]bool{}
 	for _, s := range list {
-		ids[s.SessionID] = true
+		ids[s.SessionID], hosts[s.Host] = true, true
 	}
 	if len(ids) > 1 {
 		return nil, clawledger.Errorf(clawledger.EINVALID, "%q matches %d sessions: %s", ref, len(ids), strings.Join(slices.Sorted(maps.Keys(ids)), ", "))
+	}
+	if len(hosts) > 1 { // a ledger of many hosts: the same session id on two of them
+		return nil, clawledger.FieldErrorf("host", ": %q is a session of %d hosts (%s): name one", ref, len(hosts), strings.Join(slices.Sorted(maps.Keys(hosts)), ", "))
 	}
 	return &session{ref: ref, transcripts: list}, nil
 }

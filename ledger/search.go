@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,8 +20,8 @@ type SearchRequest struct {
 	Query   string `json:"query"`
 	Agent   string `json:"agent,omitempty"`
 	Session string `json:"session,omitempty"` // a session id, unique prefix or transcript path: all its transcripts
-	Role    string `json:"role,omitempty"`    // user, assistant, compaction, branch_summary, memory
-	Source  string `json:"source,omitempty"`  // sessions or memory
+	Role    string `json:"role,omitempty"`    // user, assistant, compaction, branch_summary, memory, workspace
+	Source  string `json:"source,omitempty"`  // sessions, memory or workspace
 	Since   int64  `json:"since,omitempty"`   // epoch ms; 0 = open
 	Until   int64  `json:"until,omitempty"`   // epoch ms, exclusive; 0 = open
 	Limit   int    `json:"limit,omitempty"`
@@ -35,10 +36,16 @@ type SearchRequest struct {
 	HalfLifeDays float64 `json:"half_life,omitempty"`
 	MinScore     float64 `json:"min_score,omitempty"`
 	// Exhaustive ranks every lexical match, not only the newest 2,000.
-	Exhaustive bool    `json:"exhaustive,omitempty"`
-	Explain    bool    `json:"explain,omitempty"` // say how each hit ranked
-	Now        int64   `json:"-"`                 // epoch ms decay counts from; 0 = now
-	Refresh    Refresh `json:"-"`
+	Exhaustive bool  `json:"exhaustive,omitempty"`
+	Explain    bool  `json:"explain,omitempty"` // say how each hit ranked
+	Now        int64 `json:"-"`                 // epoch ms decay counts from; 0 = now
+	// Host keeps one host's sources, in a ledger of many hosts ("": every
+	// host's).
+	Host string `json:"host,omitempty"`
+	// StateDirs limits the answer (and the refresh) to these state dirs
+	// (absolute paths, as the ledger holds them); empty: every state dir.
+	StateDirs []string `json:"state_dirs,omitempty"`
+	Refresh   Refresh  `json:"-"`
 }
 
 // SearchDefaults is a request with the defaults every surface shows.
@@ -64,14 +71,14 @@ func (r *SearchRequest) Validate() error {
 		return clawledger.FieldErrorf("fusion", "must be weighted or rrf, not %q", r.Fusion)
 	}
 	switch r.Role {
-	case "", "user", "assistant", "compaction", "branch_summary", "memory":
+	case "", "user", "assistant", "compaction", "branch_summary", search.KindMemory, search.KindWorkspace:
 	default:
-		return clawledger.FieldErrorf("role", "must be user, assistant, compaction, branch_summary or memory, not %q", r.Role)
+		return clawledger.FieldErrorf("role", "must be user, assistant, compaction, branch_summary, memory or workspace, not %q", r.Role)
 	}
 	switch r.Source {
-	case "", search.SourceSessions, search.SourceMemory:
+	case "", search.SourceSessions, search.SourceMemory, search.SourceWorkspace:
 	default:
-		return clawledger.FieldErrorf("source", "must be sessions or memory, not %q", r.Source)
+		return clawledger.FieldErrorf("source", "must be sessions, memory or workspace, not %q", r.Source)
 	}
 	switch {
 	case r.Limit <= 0:
@@ -86,6 +93,24 @@ func (r *SearchRequest) Validate() error {
 	return nil
 }
 
+// sourcesIn lists the sources of some state dirs (transcripts and
+// workspace files: those the index chunks), for the search filter, which
+// both lanes apply (the vector scan knows a chunk's source, not its state
+// dir).
+func sourcesIn(ctx context.Context, r clawledger.Store, dirs []string) ([]int64, error) {
+	all, err := r.AllSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := []int64{}
+	for _, src := range all {
+		if slices.Contains(dirs, src.StateDir) {
+			ids = append(ids, src.ID)
+		}
+	}
+	return ids, nil
+}
+
 // Search ranks the hits of a query: full-text (BM25), vector or hybrid.
 // Each hit names its session, entry and line, or its memory file and
 // lines. A note says when the search could not rank by meaning, and when
@@ -94,14 +119,11 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	behind, err := s.refresh(ctx, req.Refresh)
+	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.read(ctx)
-	if err != nil {
-		return nil, err
-	}
+	r, behind := a.r, a.behind
 	sr := search.Request{Query: req.Query, Limit: req.Limit, PerSession: req.PerSession, Mode: req.Mode, Fusion: req.Fusion,
 		MMR: req.MMR, MMRLambda: req.MMRLambda, Decay: req.Decay, HalfLifeDays: req.HalfLifeDays, MinScore: req.MinScore, Now: req.Now,
 		Filter: search.Filter{AgentID: req.Agent, Role: req.Role, Source: req.Source, Since: req.Since, Until: req.Until}}
@@ -112,15 +134,24 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 		sr.Window = LexicalWindow
 	}
 	if req.Session != "" {
-		sel, err := resolve(ctx, r, req.Session, req.Agent)
+		sel, err := resolve(ctx, r, req.Session, req.Agent, a.dirs)
 		if err != nil {
 			return nil, err
 		}
 		sr.Filter.SourceIDs = sel.sourceIDs() // every transcript of the session (live, archives, forks)
+	} else if a.dirs != nil {
+		if sr.Filter.SourceIDs, err = sourcesIn(ctx, r, a.dirs); err != nil {
+			return nil, err
+		}
 	}
 	eng, err := s.searchEngine(ctx, r, req.Mode)
 	if err != nil {
 		return nil, err
+	}
+	if eng.Embedder != nil {
+		if err := s.matrix.fill(ctx, r, eng); err != nil {
+			return nil, err
+		}
 	}
 	res, err := eng.Search(ctx, sr)
 	if err != nil {

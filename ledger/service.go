@@ -21,6 +21,7 @@ import (
 	"github.com/clawledger/clawledger/embed"
 	"github.com/clawledger/clawledger/episodes"
 	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/view"
 )
 
 // Service answers the ledger's use cases. Its fields are set once, before
@@ -53,7 +54,7 @@ type Service struct {
 	reader   clawledger.Store    // the shared read-only store, once open
 	embedder clawledger.Embedder // opened once
 	embedCfg embed.Config
-	vectors  matrix // the vector matrix, kept across searches
+	matrix   matrixCache // the vector matrix, kept across searches
 }
 
 // Close closes the shared reader.
@@ -145,6 +146,12 @@ type Observer interface {
 	// UsingSample says no state dir exists and the bundled sample in dir
 	// is ingested instead.
 	UsingSample(dir string)
+	// SampleDropped says a real state dir was found and the bundled sample
+	// an earlier ingest read was removed from the ledger.
+	SampleDropped(f *view.Forget)
+	// StateDirMissing says a state dir the ledger holds no longer exists:
+	// it is not read, and its data is kept.
+	StateDirMissing(dir string)
 }
 
 // Progress follows a long task.
@@ -174,6 +181,8 @@ func (NopObserver) Refreshed(*collect.Report)        {}
 func (NopObserver) EmbedFailed(error, bool)          {}
 func (NopObserver) Captured(*episodes.CaptureReport) {}
 func (NopObserver) UsingSample(string)               {}
+func (NopObserver) SampleDropped(*view.Forget)       {}
+func (NopObserver) StateDirMissing(string)           {}
 
 func (s *Service) observer() Observer {
 	if s.Observer == nil {

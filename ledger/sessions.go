@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -18,13 +19,22 @@ type SessionsRequest struct {
 	// against it (case-insensitive; - _ . and spaces ignored; any path
 	// component containing it), else a mention in the first user messages
 	// when the cwd cannot tell (empty, or the agent's own workspace).
-	Project        string  `json:"project,omitempty"`
-	Since          int64   `json:"since,omitempty"` // epoch ms: active since; 0 = open
-	Until          int64   `json:"until,omitempty"` // epoch ms: started before; 0 = open
-	IncludeDeleted bool    `json:"include_deleted,omitempty"`
-	Limit          int     `json:"limit,omitempty"`  // at most this many (0: all)
-	Offset         int     `json:"offset,omitempty"` // skip this many first (a page's start)
-	Refresh        Refresh `json:"-"`
+	Project        string `json:"project,omitempty"`
+	Since          int64  `json:"since,omitempty"` // epoch ms: active since; 0 = open
+	Until          int64  `json:"until,omitempty"` // epoch ms: started before; 0 = open
+	IncludeDeleted bool   `json:"include_deleted,omitempty"`
+	// Tree orders the list as the spawn tree of sub-agent runs: each
+	// session a listed session spawned follows it, with its depth.
+	Tree   bool `json:"tree,omitempty"`
+	Limit  int  `json:"limit,omitempty"`  // at most this many (0: all)
+	Offset int  `json:"offset,omitempty"` // skip this many first (a page's start)
+	// Host keeps one host's sources, in a ledger of many hosts ("": every
+	// host's).
+	Host string `json:"host,omitempty"`
+	// StateDirs limits the answer (and the refresh) to these state dirs
+	// (absolute paths, as the ledger holds them); empty: every state dir.
+	StateDirs []string `json:"state_dirs,omitempty"`
+	Refresh   Refresh  `json:"-"`
 }
 
 func (r *SessionsRequest) validate() (*report.Project, error) {
@@ -55,14 +65,13 @@ func (s *Service) Sessions(ctx context.Context, req SessionsRequest) (*view.Sess
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.refresh(ctx, req.Refresh); err != nil {
-		return nil, err
-	}
-	r, err := s.read(ctx)
+	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return nil, err
 	}
-	f := clawledger.SessionFilter{Agent: req.Agent, Channel: req.Channel, Since: req.Since, Until: req.Until, IncludeDeleted: req.IncludeDeleted}
+	r := a.r
+	f := clawledger.SessionFilter{Agent: req.Agent, Channel: req.Channel, Since: req.Since, Until: req.Until,
+		IncludeDeleted: req.IncludeDeleted, StateDirs: a.dirs}
 	limit := req.Limit
 	if limit > 0 {
 		limit += req.Offset
@@ -87,7 +96,15 @@ func (s *Service) Sessions(ctx context.Context, req SessionsRequest) (*view.Sess
 		return nil, err
 	}
 	for _, x := range list {
-		out.Sessions = append(out.Sessions, view.NewSession(x, last[x.SourceID], matches[x.SourceID]))
+		out.Sessions = append(out.Sessions, newSession(x, last[x.SourceID], matches[x.SourceID]))
+	}
+	if len(out.Sessions) == 0 && req.Agent != "" {
+		if out.KnownAgents, err = unknownAgent(ctx, r, req.Agent, a.dirs); err != nil {
+			return nil, err
+		}
+	}
+	if out.Sessions, err = showSpawns(ctx, r, list, out.Sessions, req.Tree); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -105,11 +122,44 @@ func lastUserTexts(ctx context.Context, r clawledger.Reader, list []*clawledger.
 	}
 	for _, last := range texts {
 		for i, t := range last {
-			last[i] = openclaw.Clip(strings.TrimSpace(t), 500)
+			last[i] = openclaw.Clip(userText(t), 500)
 		}
 	}
 	return texts, nil
 }
+
+// unknownAgent lists the agents the ledger holds (in these state dirs)
+// when agent is not one of them, nil when it is.
+func unknownAgent(ctx context.Context, r clawledger.Reader, agent string, dirs []string) ([]string, error) {
+	held, err := r.StateDirList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	known := []string{}
+	for _, d := range held {
+		if dirs == nil || slices.Contains(dirs, d.Path) {
+			known = append(known, d.Agents...)
+		}
+	}
+	slices.Sort(known)
+	known = slices.Compact(known)
+	if slices.Contains(known, agent) {
+		return nil, nil
+	}
+	return known, nil
+}
+
+// newSession is the view of a session, its user messages as the user
+// wrote them (without the gateway's envelope, which its raw lines keep).
+func newSession(s *clawledger.Session, last []string, match *view.ProjectMatch) view.Session {
+	v := view.NewSession(s, last, match)
+	v.FirstUserMessage = userText(v.FirstUserMessage)
+	return v
+}
+
+// userText is a user message's text for display: without the envelope
+// OpenClaw's gateway wrapped it in, trimmed.
+func userText(t string) string { return strings.TrimSpace(openclaw.StripEnvelope(t)) }
 
 // ProjectBatch is how many sessions of the list matchProject looks at
 // together when a limit may stop it early: their first user messages are
@@ -139,6 +189,11 @@ func matchProject(ctx context.Context, r clawledger.Reader, p report.Project, li
 		texts, err := r.UserTexts(ctx, ids, report.ProjectScanMessages, false)
 		if err != nil {
 			return nil, nil, err
+		}
+		for _, t := range texts {
+			for i := range t {
+				t[i] = userText(t[i])
+			}
 		}
 		for _, s := range part {
 			if limit > 0 && len(kept) == limit {

@@ -36,9 +36,15 @@ type ShowRequest struct {
 	// After and Limit page a long transcript: only units of lines after
 	// After (a line number, the last one of the previous page), at most
 	// Limit of them (0: all; the units of one line are never split).
-	After   int64   `json:"after,omitempty"`
-	Limit   int     `json:"limit,omitempty"`
-	Refresh Refresh `json:"-"`
+	After int64 `json:"after,omitempty"`
+	Limit int   `json:"limit,omitempty"`
+	// Host keeps one host's sources, in a ledger of many hosts ("": every
+	// host's).
+	Host string `json:"host,omitempty"`
+	// StateDirs limits the answer (and the refresh) to these state dirs
+	// (absolute paths, as the ledger holds them); empty: every state dir.
+	StateDirs []string `json:"state_dirs,omitempty"`
+	Refresh   Refresh  `json:"-"`
 }
 
 // ShowDefaults is a request with the defaults every surface shows.
@@ -93,14 +99,12 @@ func (s *Service) Show(ctx context.Context, req ShowRequest, w ShowWriter) error
 	if err != nil {
 		return err
 	}
-	if _, err := s.refresh(ctx, req.Refresh); err != nil {
-		return err
-	}
-	r, err := s.read(ctx)
+	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return err
 	}
-	sel, err := resolve(ctx, r, req.Session, req.Agent)
+	r := a.r
+	sel, err := resolve(ctx, r, req.Session, req.Agent, a.dirs)
 	if err != nil {
 		return err
 	}
@@ -131,7 +135,12 @@ func (s *Service) Show(ctx context.Context, req ShowRequest, w ShowWriter) error
 			return clawledger.Errorf(clawledger.ENOTFOUND, "no entry %q in session %s (%s)", req.Around, sess.SessionID, sess.Path)
 		}
 	}
-	head := &view.ShowHead{Session: view.NewSession(sess, last[sess.SourceID], nil), Filtered: req.Filtered}
+	head := &view.ShowHead{Session: newSession(sess, last[sess.SourceID], nil), Filtered: req.Filtered}
+	spawned, err := showSpawns(ctx, r, []*clawledger.Session{sess}, []view.Session{head.Session}, false)
+	if err != nil {
+		return err
+	}
+	head.Session = spawned[0]
 	if ar != nil {
 		head.Around = &view.Around{Entry: req.Around, Context: req.Context}
 	} else if !req.AllBranches {

@@ -22,9 +22,15 @@ type UsageRequest struct {
 	Since  int64  `json:"since,omitempty"` // epoch ms; 0 = open
 	Until  int64  `json:"until,omitempty"` // epoch ms, exclusive; 0 = open
 	// Timezone cuts the periods: an IANA name, UTC, or "" for local time.
-	Timezone  string  `json:"timezone,omitempty"`
-	WeekStart string  `json:"week_start,omitempty"` // sunday (ccusage's), monday, ...
-	Refresh   Refresh `json:"-"`
+	Timezone  string `json:"timezone,omitempty"`
+	WeekStart string `json:"week_start,omitempty"` // sunday (ccusage's), monday, ...
+	// Host keeps one host's sources, in a ledger of many hosts ("": every
+	// host's).
+	Host string `json:"host,omitempty"`
+	// StateDirs limits the answer (and the refresh) to these state dirs
+	// (absolute paths, as the ledger holds them); empty: every state dir.
+	StateDirs []string `json:"state_dirs,omitempty"`
+	Refresh   Refresh  `json:"-"`
 }
 
 // UsageDefaults is a request with the defaults every surface shows.
@@ -59,14 +65,12 @@ func (s *Service) Usage(ctx context.Context, req UsageRequest) (*view.Usage, err
 	if err != nil {
 		return nil, clawledger.FieldErrorf("week_start", ": %v", err)
 	}
-	if _, err := s.refresh(ctx, req.Refresh); err != nil {
-		return nil, err
-	}
-	r, err := s.read(ctx)
+	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return nil, err
 	}
-	f := clawledger.UsageFilter{Agent: req.Agent, Since: req.Since, Until: req.Until, BySource: req.Period == "session"}
+	r := a.r
+	f := clawledger.UsageFilter{Agent: req.Agent, Since: req.Since, Until: req.Until, BySource: req.Period == "session", StateDirs: a.dirs}
 	groups, err := r.Usage(ctx, f)
 	if err != nil {
 		return nil, err
@@ -102,7 +106,7 @@ func usageKey(kind string, g *clawledger.UsageGroup, loc *time.Location, weekSta
 		if s == nil || s.SessionID == "" { // no header id: the transcript alone
 			return "source\x00" + strconv.FormatInt(g.SourceID, 10)
 		}
-		return s.AgentID + "\x00" + s.SessionID + "\x00" + s.Topic
+		return s.Host + "\x00" + s.AgentID + "\x00" + s.SessionID + "\x00" + s.Topic
 	case "model":
 		return cmp.Or(g.Model, report.UnknownModel)
 	}
@@ -125,24 +129,27 @@ func sessionsBySource(ctx context.Context, r clawledger.Reader) (map[int64]*claw
 
 // ToolsRequest reports every tool the agents called.
 type ToolsRequest struct {
-	Agent   string  `json:"agent,omitempty"`
-	Since   int64   `json:"since,omitempty"` // epoch ms on the call time; 0 = open
-	Until   int64   `json:"until,omitempty"` // exclusive; 0 = open
-	Refresh Refresh `json:"-"`
+	Agent string `json:"agent,omitempty"`
+	Since int64  `json:"since,omitempty"` // epoch ms on the call time; 0 = open
+	Until int64  `json:"until,omitempty"` // exclusive; 0 = open
+	// Host keeps one host's sources, in a ledger of many hosts ("": every
+	// host's).
+	Host string `json:"host,omitempty"`
+	// StateDirs limits the answer (and the refresh) to these state dirs
+	// (absolute paths, as the ledger holds them); empty: every state dir.
+	StateDirs []string `json:"state_dirs,omitempty"`
+	Refresh   Refresh  `json:"-"`
 }
 
 // Tools reports per tool: calls, results, errors (by the error rule) and
 // error rate, median and p95 duration, calls without a result, last use;
 // each call and result counted once across archives and forks.
 func (s *Service) Tools(ctx context.Context, req ToolsRequest) (*view.Tools, error) {
-	if _, err := s.refresh(ctx, req.Refresh); err != nil {
-		return nil, err
-	}
-	r, err := s.read(ctx)
+	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return nil, err
 	}
-	stats, err := r.ToolStats(ctx, clawledger.ToolFilter{Agent: req.Agent, Since: req.Since, Until: req.Until})
+	stats, err := a.r.ToolStats(ctx, clawledger.ToolFilter{Agent: req.Agent, Since: req.Since, Until: req.Until, StateDirs: a.dirs})
 	if err != nil {
 		return nil, err
 	}

@@ -226,6 +226,19 @@ func (c *Confined) Open(p string) (File, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if !want.Mode().IsRegular() {
+		// a FIFO would block the open, a device be read forever
+		return nil, nil, &fs.PathError{Op: "open", Path: p, Err: errNotRegular}
+	}
+	return c.openResolved(p, real, want)
+}
+
+// errNotRegular refuses to open what is not a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// openResolved opens the file resolved at real (want its Lstat), checked to
+// be that file once open.
+func (c *Confined) openResolved(p, real string, want fs.FileInfo) (File, fs.FileInfo, error) {
 	f, err := c.fsys.Open(real)
 	if err != nil {
 		return nil, nil, err

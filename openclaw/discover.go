@@ -531,7 +531,7 @@ func (t *Tree) configWorkspaces(fsys FS) (string, []AgentWorkspace) {
 		}
 		var out []AgentWorkspace
 		if err == nil {
-			out, err = ConfigWorkspaces(data, configHome(t.Dir))
+			out, err = ConfigWorkspaces(data, ConfigHome(t.Dir))
 		}
 		if err != nil {
 			if t.noLinkProblem(name, err) {
@@ -571,12 +571,12 @@ func (t *Tree) readConfig(name string) ([]byte, error) {
 	return ReadWhole(f, MaxConfigBytes)
 }
 
-// configHome is the home directory a leading ~ in the config of the state
+// ConfigHome is the home directory a leading ~ in the config of the state
 // dir dir stands for: the directory holding it when it is ~/.openclaw (or
 // ~/.openclaw-<profile>, or a legacy name), which holds for a copy of a
 // state dir too; else $OPENCLAW_HOME, else the user's home, as OpenClaw
 // resolves it.
-func configHome(dir string) string {
+func ConfigHome(dir string) string {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}

@@ -22,6 +22,10 @@ const (
 	IdentityFile    = "IDENTITY.md"
 )
 
+// PluginManifests are the files an extension's name and version are read
+// from, the first found.
+var PluginManifests = []string{"openclaw.plugin.json", "package.json"}
+
 // maxSmallFile bounds the files the inventory reads (frontmatter,
 // manifests, IDENTITY.md): only their first lines matter.
 const maxSmallFile = 256 << 10
@@ -567,7 +571,7 @@ func (s *inventoryScan) plugins() {
 			continue
 		}
 		name, version, mtime := e.Name(), "", int64(0)
-		for _, manifest := range []string{"openclaw.plugin.json", "package.json"} {
+		for _, manifest := range PluginManifests {
 			data, mt, err := readSmall(s.fsys, filepath.Join(extDir, e.Name(), manifest), maxSmallFile)
 			if err != nil {
 				s.problem(s.rel(filepath.Join(extDir, e.Name(), manifest)), err)

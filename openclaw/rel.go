@@ -42,20 +42,27 @@ func SplitDatabaseRel(rel string) (dbRel, part string, ok bool) {
 // what the file era would have named it. A database transcript becomes
 // agents/<agentId>/sessions/<sessionId>.jsonl, a run log cron/runs/<jobId>.jsonl,
 // and a zstd archive its decompressed name (without .zst). Names come from
-// the data (session and job ids, archive names): ok is false when the
-// result would not be a plain path inside the state dir.
+// the data (session and job ids, archive names): ok is false when an id is
+// a path rather than a name (it holds a "/" or "\\", or is "." or ".."), or
+// the result would not be a plain path inside the state dir.
 func ExportRel(rel string) (out string, ok bool) {
-	out = exportRel(rel)
-	return out, filepath.IsLocal(filepath.FromSlash(out)) && !strings.Contains(out, "\\")
+	out, ok = exportRel(rel)
+	return out, ok && filepath.IsLocal(filepath.FromSlash(out)) && !strings.Contains(out, "\\")
 }
 
-func exportRel(rel string) string {
-	if dbRel, part, ok := SplitDatabaseRel(rel); ok {
-		if strings.HasPrefix(part, "cron/") {
-			return part
-		}
-		// agents/<agentId>/agent/openclaw-agent.sqlite -> agents/<agentId>/sessions/
-		return path.Join(path.Dir(path.Dir(dbRel)), "sessions", part+".jsonl")
+func exportRel(rel string) (string, bool) {
+	dbRel, part, inDB := SplitDatabaseRel(rel)
+	if !inDB {
+		return strings.TrimSuffix(rel, ".zst"), true
 	}
-	return strings.TrimSuffix(rel, ".zst")
+	if job, isRuns := strings.CutPrefix(part, "cron/runs/"); isRuns {
+		return part, plainName(strings.TrimSuffix(job, ".jsonl"))
+	}
+	// agents/<agentId>/agent/openclaw-agent.sqlite -> agents/<agentId>/sessions/
+	return path.Dir(path.Dir(dbRel)) + "/sessions/" + part + ".jsonl", plainName(part)
+}
+
+// plainName reports whether an id from the data names one file.
+func plainName(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, "/\\")
 }

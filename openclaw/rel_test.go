@@ -13,6 +13,11 @@ func TestDatabaseRel(t *testing.T) {
 		{"agents/main/sessions/a.jsonl.deleted.2026-01-01T00-00-00.000Z.zst", "agents/main/sessions/a.jsonl.deleted.2026-01-01T00-00-00.000Z.zst", "", "agents/main/sessions/a.jsonl.deleted.2026-01-01T00-00-00.000Z", false, true},
 		{"agents/main/agent/openclaw-agent.sqlite#../../../../x", "agents/main/agent/openclaw-agent.sqlite", "../../../../x", "", true, false},
 		{"state/openclaw.sqlite#cron/runs/../../../x.jsonl", "state/openclaw.sqlite", "cron/runs/../../../x.jsonl", "", true, false},
+		// an id that is a path, even one that stays inside, is not a name
+		{"agents/main/agent/openclaw-agent.sqlite#../s", "agents/main/agent/openclaw-agent.sqlite", "../s", "", true, false},
+		{"agents/main/agent/openclaw-agent.sqlite#a/b", "agents/main/agent/openclaw-agent.sqlite", "a/b", "", true, false},
+		{"agents/main/agent/openclaw-agent.sqlite#..", "agents/main/agent/openclaw-agent.sqlite", "..", "", true, false},
+		{"state/openclaw.sqlite#cron/runs/a\\b.jsonl", "state/openclaw.sqlite", "cron/runs/a\\b.jsonl", "", true, false},
 	}
 	for _, tc := range tests {
 		db, part, ok := SplitDatabaseRel(tc.rel)

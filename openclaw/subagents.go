@@ -3,6 +3,8 @@ package openclaw
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"sort"
 	"unicode/utf8"
 
@@ -13,6 +15,20 @@ import (
 // the state dir; 2026.7+ keeps the runs in the state database's
 // subagent_runs instead.
 const SubagentRunsFile = "subagents/runs.json"
+
+// ReadSubagentRuns reads a state dir's subagents/runs.json (nil when there
+// is none), masked.
+func ReadSubagentRuns(fsys FS, dir string, m Masker) ([]clawledger.SubagentLink, error) {
+	data, _, err := readSmall(fsys, filepath.Join(dir, filepath.FromSlash(SubagentRunsFile)), MaxConfigBytes)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	links, err := ParseSubagentRuns(data, m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", SubagentRunsFile, err)
+	}
+	return links, nil
+}
 
 // ParseSubagentRuns decodes subagents/runs.json ({"version":1|2,"runs":
 // {runId: record}}) into parent/child links, oldest first. Records without

@@ -44,12 +44,33 @@ func WatchDirs(fsys FS, dir string) []string {
 	if add("cron") {
 		add("cron/runs")
 	}
+	// what the audit trail reads: sub-agent runs, skills, extensions
+	add(path.Dir(SubagentRunsFile))
+	add("plugin-skills")
+	for _, dir := range []string{"skills", "extensions"} {
+		t.addChildDirs(fsys, dir, add)
+	}
 	for _, w := range t.workspaceDirs(fsys) {
 		if w.rel == "." || add(w.rel) {
 			t.addMemoryDirs(fsys, workspaceRel(w.rel, "memory"), 0, add)
+			t.addChildDirs(fsys, workspaceRel(w.rel, "skills"), add)
 		}
 	}
 	return out
+}
+
+// addChildDirs adds a directory and the directories in it (a skill's, an
+// extension's: their manifests are read), not symlinked ones.
+func (t *Tree) addChildDirs(fsys FS, rel string, add func(string) bool) {
+	if !add(rel) {
+		return
+	}
+	entries, _ := fsys.ReadDir(t.abs(rel))
+	for _, e := range entries {
+		if e.IsDir() {
+			add(rel + "/" + e.Name())
+		}
+	}
 }
 
 // WorkspaceDirs lists the workspaces a Scan of a state dir reads: slash
@@ -87,8 +108,11 @@ func isWorkspaceDir(name string) bool {
 // backups and anything outside the directories a Scan reads do not.
 func Affects(rel string) bool {
 	rel = filepath.ToSlash(rel)
-	if rel == "." {
+	switch rel {
+	case ".":
 		return true // the state dir itself
+	case ExecApprovalsFileName:
+		return true // read by the audit trail alone (AuditFS), masked
 	}
 	if IsCredentialPath(rel) {
 		return false
@@ -98,7 +122,17 @@ func Affects(rel string) bool {
 	switch n := len(parts); {
 	case n == 1:
 		return name == "agents" || name == "sessions" || name == "cron" || name == path.Dir(StateDatabaseRel) || isWorkspaceDir(name) ||
-			slices.Contains(ConfigNames, name) // the config places workspaces
+			slices.Contains(ConfigNames, name) || // the config places workspaces
+			slices.Contains(ConfigRingNames(), name) || name == UpdateCheckFile || // the audit trail's
+			name == path.Dir(SubagentRunsFile) || name == "skills" || name == "extensions" || name == "plugin-skills"
+	case parts[0] == path.Dir(SubagentRunsFile):
+		return rel == SubagentRunsFile
+	case parts[0] == "skills":
+		return n == 2 || n == 3 && name == SkillFileName
+	case parts[0] == "extensions":
+		return n == 2 || n == 3 && slices.Contains(PluginManifests, name)
+	case parts[0] == "plugin-skills":
+		return n == 2
 	case parts[0] == "agents":
 		switch {
 		case n == 2:
@@ -134,8 +168,11 @@ func AffectsWorkspace(rel string) bool {
 
 func affectsWorkspace(parts []string) bool {
 	name := parts[len(parts)-1]
-	if len(parts) == 1 {
-		return name == "memory" || slices.Contains(WorkspaceNames, name)
+	switch {
+	case len(parts) == 1:
+		return name == "memory" || name == "skills" || slices.Contains(WorkspaceNames, name)
+	case parts[0] == "skills": // the inventory's workspace skills
+		return len(parts) == 2 || len(parts) == 3 && name == SkillFileName
 	}
 	return parts[0] == "memory" && len(parts)-1 <= maxMemoryDepth+1 && !strings.HasPrefix(name, ".")
 }

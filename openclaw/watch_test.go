@@ -99,8 +99,26 @@ func TestAffects(t *testing.T) {
 		{"workspace/notes/todo.md", false},
 		{"workspace/memory/2026-01-01.md", true},
 		{"workspace-ops/memory/deep/x.md", true},
-		{"openclaw.json", true}, // it places workspaces
-		{"openclaw.json.bak", false},
+		{"openclaw.json", true},       // it places workspaces
+		{"openclaw.json.bak", true},   // the config ring
+		{"openclaw.json.bak.4", true}, //
+		{"openclaw.json.bak.5", false},
+		{"openclaw.json.1234.tmp", false},
+		{"exec-approvals.json", true}, // read by the audit trail alone
+		{"exec-approvals.sock", false},
+		{"update-check.json", true},
+		{"subagents", true},
+		{"subagents/runs.json", true},
+		{"subagents/runs.json.tmp", false},
+		{"skills/weather", true},
+		{"skills/weather/SKILL.md", true},
+		{"skills/weather/script.sh", false},
+		{"extensions/voice-call/openclaw.plugin.json", true},
+		{"extensions/voice-call/package.json", true},
+		{"extensions/voice-call/node_modules", false},
+		{"plugin-skills/x", true},
+		{"workspace/skills/arxiv/SKILL.md", true},
+		{"workspace/skills/arxiv/notes.md", false},
 		{".env", false},
 		{"credentials/whatsapp", false},
 		{"logs/gateway.log", false},

@@ -1,7 +1,9 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"time"
 
@@ -31,6 +33,7 @@ func (backend) Locate(loc *clawledger.Location) error {
 }
 
 func (backend) Open(ctx context.Context, loc clawledger.Location, opt clawledger.OpenOptions) (clawledger.Store, error) {
+	opt.Host = cmp.Or(opt.Host, loc.Host)
 	db, err := Open(ctx, loc.URL.String(), Options(opt))
 	if err != nil {
 		return nil, err
@@ -38,18 +41,36 @@ func (backend) Open(ctx context.Context, loc clawledger.Location, opt clawledger
 	return db, nil
 }
 
-// Watching and LockWatch are this machine's (its hostname's): a watch
-// that writes for another host names it (the package's LockWatch).
+// Watching and LockWatch are loc.Host's: one watch per host runs at once.
 func (backend) Watching(ctx context.Context, loc clawledger.Location) (clawledger.Holder, bool) {
-	host, _ := os.Hostname()
+	host, err := hostName(loc.Host)
+	if err != nil {
+		return clawledger.Holder{}, false
+	}
 	return Watching(ctx, loc.URL.String(), host)
 }
 
 func (backend) LockWatch(ctx context.Context, loc clawledger.Location, me clawledger.Holder, wait time.Duration) (interface{ Unlock() error }, error) {
-	host, _ := os.Hostname()
+	host, err := hostName(loc.Host)
+	if err != nil {
+		return nil, err
+	}
 	w, err := LockWatch(ctx, loc.URL.String(), host, me, wait)
 	if err != nil {
 		return nil, err
 	}
 	return w, nil
+}
+
+// hostName is the host a ledger is written for: name, else this
+// machine's hostname.
+func hostName(name string) (string, error) {
+	if name != "" {
+		return name, nil
+	}
+	h, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("the host's name: %w", err)
+	}
+	return h, nil
 }

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -42,12 +41,15 @@ type DB struct {
 	where  string // the DSN with its password masked, for messages
 	secret string // the password, masked in every error
 	cfg    *pgxpool.Config
-	pool   *pgxpool.Pool
+	pool   readPool
 
 	host   string // the host this store writes for
 	hostID int64
 	// only, when not 0, is the one host a view (OnHost) reads
 	only int64
+	// vector is the pgvector extension's schema, quoted, when the ledger
+	// keeps its vectors as pgvector values too (vectors.go); "" otherwise
+	vector string
 	// lockSpace keys this ledger's advisory locks: the oid of its hosts
 	// table, so ledgers in two schemas of one database never share a lock
 	lockSpace int32
@@ -67,15 +69,14 @@ func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{where: maskDSN(dsn), secret: cfg.ConnConfig.Password, cfg: cfg}
-	db.host = opt.Host
-	if db.host == "" {
-		if db.host, err = os.Hostname(); err != nil {
-			return nil, fmt.Errorf("the host's name: %w", err)
-		}
+	if db.host, err = hostName(opt.Host); err != nil {
+		return nil, err
 	}
-	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
 		return nil, db.fail(err)
 	}
+	db.pool = readPool{pool}
 	if err := db.open(ctx, opt); err != nil {
 		db.Close()
 		return nil, err
@@ -109,14 +110,17 @@ func (db *DB) open(ctx context.Context, opt Options) error {
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return db.fail(err)
 		}
-		return nil
+		return db.detectVectors(ctx)
 	}
 	if err := db.pool.QueryRow(ctx, `INSERT INTO hosts(name) VALUES($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name
 		RETURNING id`, db.host).Scan(&db.hostID); err != nil {
 		return db.fail(err)
 	}
 	db.w = &writer{db: db, holder: opt.Writer}
-	return db.w.lock(ctx, opt.LockWait)
+	if err := db.w.lock(ctx, opt.LockWait); err != nil {
+		return err
+	}
+	return db.detectVectors(ctx)
 }
 
 // schemaExists reports whether the ledger's tables are there.
@@ -187,7 +191,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sqlDB := stdlib.OpenDBFromPool(db.pool)
+	sqlDB := stdlib.OpenDBFromPool(db.pool.Pool)
 	defer sqlDB.Close()
 	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, sub,
 		goose.WithTableName("schema_migrations"), goose.WithSessionLocker(locker))
@@ -215,7 +219,7 @@ func (db *DB) Close() error {
 	if db.w != nil {
 		err = db.w.close()
 	}
-	if db.pool != nil && db.only == 0 {
+	if db.pool.Pool != nil && db.only == 0 {
 		db.pool.Close()
 	}
 	return err

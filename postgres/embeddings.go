@@ -14,7 +14,8 @@ import (
 // embedding cache are the ledger's, shared by every host: vectors of two
 // spaces are never compared, so a fleet embeds with one embedder. Vectors
 // are little-endian float32 blobs (bytea), scanned in process by the
-// search package, as on SQLite: Debian's PostgreSQL has no pgvector.
+// search package, as on SQLite, unless the server has pgvector
+// (vectors.go).
 
 // SearchMeta reads a search_meta value ("" when unset).
 func (db *DB) SearchMeta(ctx context.Context, key string) (string, error) {
@@ -114,10 +115,12 @@ func (db *DB) PutVectors(ctx context.Context, ids []int64, vecs [][]float32) err
 	for i, v := range vecs {
 		blobs[i] = search.EncodeVector(v)
 	}
+	args := []any{ids, blobs}
+	if db.vector != "" {
+		args = append(args, vectorValues(vecs))
+	}
 	return db.ownTx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO search_vectors(chunk_id, vec)
-			SELECT v.id, v.vec FROM unnest($1::bigint[], $2::bytea[]) v(id, vec) JOIN search_chunks c ON c.id = v.id
-			ON CONFLICT (chunk_id) DO UPDATE SET vec = excluded.vec`, ids, blobs)
+		_, err := tx.Exec(ctx, putVectorsSQL(db.vector), args...)
 		return err
 	})
 }

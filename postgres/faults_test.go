@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -152,10 +153,7 @@ func TestLostConnectionAnotherWriter(t *testing.T) {
 // backoff, sends its batch again, and nothing is lost or stored twice. It
 // needs a server of its own (scripts/test-services.sh starts one).
 func TestServerRestart(t *testing.T) {
-	dsn, ctl := os.Getenv("CLAWLEDGER_TEST_POSTGRES_RESTARTABLE"), os.Getenv("CLAWLEDGER_TEST_POSTGRES_CTL")
-	if dsn == "" || ctl == "" {
-		t.Skip("CLAWLEDGER_TEST_POSTGRES_RESTARTABLE and CLAWLEDGER_TEST_POSTGRES_CTL are not set: run scripts/test-services.sh go test ./postgres/ (it starts a server this test may stop)")
-	}
+	dsn, ctl := pgtest.Restartable(t)
 	run := func(action string) {
 		if out, err := exec.Command(ctl, action).CombinedOutput(); err != nil {
 			t.Fatalf("%s %s: %v\n%s", ctl, action, err, out)
@@ -205,4 +203,43 @@ func ingestErr(s collect.Store, dirs ...string) (*collect.Report, error) {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestReadsSurviveLostSessions: when the server ends the sessions of a
+// reader's pool (a restart, pg_terminate_backend) a moment after they were
+// used, so that the pool does not ping them, the next reads (Query and
+// QueryRow) run again on new connections instead of failing.
+func TestReadsSurviveLostSessions(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	w := openPG(t, dsn, "h")
+	ingest(t, w, fixtures(t)["sample"]...)
+	check(t, w.Close())
+	name := fmt.Sprintf("clawledger-test-%d-%d", os.Getpid(), time.Now().UnixNano()) // a name no other test's sessions have
+	r, err := postgres.Open(ctx, dsn+"&application_name="+name, postgres.Options{ReadOnly: true, Host: "h"})
+	check(t, err)
+	defer r.Close()
+	want, err := r.Sessions(ctx, clawledger.SessionFilter{})
+	check(t, err)
+	ver, err := r.SchemaVersion(ctx)
+	check(t, err)
+	end := func() {
+		conn, err := pgx.Connect(ctx, pgtest.Server(t))
+		check(t, err)
+		defer conn.Close(ctx)
+		var n int
+		check(t, conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity WHERE application_name = $1`, name).Scan(&n))
+		if n == 0 {
+			t.Fatal("no session of the reader's pool to end")
+		}
+	}
+	end()
+	got, err := r.Sessions(ctx, clawledger.SessionFilter{}) // Query
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("sessions after the pool's sessions ended: %d, %v; want %d", len(got), err, len(want))
+	}
+	end()
+	if v, err := r.SchemaVersion(ctx); err != nil || v != ver { // QueryRow
+		t.Fatalf("schema version after the pool's sessions ended: %d, %v", v, err)
+	}
 }

@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"sync"
 	"testing"
@@ -173,10 +172,7 @@ func TestFleet(t *testing.T) {
 // TestFleetServerRestart: the server restarts while three hosts ingest at
 // once; each writer reconnects and sends its batch again.
 func TestFleetServerRestart(t *testing.T) {
-	server, ctl := os.Getenv("CLAWLEDGER_TEST_POSTGRES_RESTARTABLE"), os.Getenv("CLAWLEDGER_TEST_POSTGRES_CTL")
-	if server == "" || ctl == "" {
-		t.Skip("CLAWLEDGER_TEST_POSTGRES_RESTARTABLE and CLAWLEDGER_TEST_POSTGRES_CTL are not set: run scripts/test-services.sh go test ./postgres/ (it starts a server this test may restart)")
-	}
+	server, ctl := pgtest.Restartable(t)
 	dsn := pgtest.InSchema(t, server, pgtest.NewSchema(t, server))
 	defer postgres.SetBatchSizes(16<<10, 1)()
 	hosts := fleetHosts(t)

@@ -41,10 +41,11 @@ var sessionSelect = `SELECT src.id, d.path, src.rel_path, src.kind, src.class, s
 	src.malformed_count, s.` + strings.ReplaceAll(strings.Join(strings.Fields(sessionStateColumns), " "), ", ", ", s.") + `,
 	i.session_key, i.updated_ms, i.session_file, i.chat_type, i.channel, i.last_channel, i.last_to, i.label, i.display_name,
 	i.subject, i.group_id, i.model_provider, i.model, i.thinking_level, i.spawned_by, i.parent_session_key,
-	i.input_tokens, i.output_tokens, i.total_tokens, i.cache_read, i.cache_write, i.context_tokens, i.compaction_count
+	i.input_tokens, i.output_tokens, i.total_tokens, i.cache_read, i.cache_write, i.context_tokens, i.compaction_count, h.name
 FROM sessions s
 JOIN sources src ON src.id = s.source_id
 JOIN state_dirs d ON d.id = src.state_dir_id
+JOIN hosts h ON h.id = src.host_id
 LEFT JOIN LATERAL (
 	SELECT i2.* FROM session_index i2 JOIN sources x ON x.id = i2.source_id
 	WHERE i2.session_id = s.session_id AND i2.agent_id = s.agent_id AND x.state_dir_id = src.state_dir_id AND x.gone_at_ms = 0
@@ -68,7 +69,7 @@ func scanSession(row pgx.Row) (*clawledger.Session, error) {
 	dest := []any{&s.SourceID, &s.StateDir, &s.Path, &kind, &class, &s.Topic, &gone, &s.Lines, &s.Malformed}
 	dest = append(dest, sessionStateFields(s, &models)...)
 	dest = append(dest, &key, &updated, &file, &chatType, &channel, &lastChannel, &lastTo, &label, &display, &subject, &group,
-		&mprov, &model, &thinking, &spawned, &parentKey, &in, &out, &total, &cr, &cw, &ctxTok, &comp)
+		&mprov, &model, &thinking, &spawned, &parentKey, &in, &out, &total, &cr, &cw, &ctxTok, &comp, &s.Host)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -114,7 +115,7 @@ func (db *DB) Sessions(ctx context.Context, f clawledger.SessionFilter) ([]*claw
 	if !f.IncludeDeleted {
 		conds = append(conds, "src.class NOT IN ('deleted', 'reset') AND src.gone_at_ms = 0")
 	}
-	where := "WHERE " + strings.Join(conds, " AND ") + db.onHost("src.host_id", &p) + " ORDER BY s.last_ms DESC, src.id"
+	where := "WHERE " + strings.Join(conds, " AND ") + inStateDirs("src.state_dir_id", f.StateDirs, &p) + db.onHost("src.host_id", &p) + " ORDER BY s.last_ms DESC, src.id"
 	if f.Limit > 0 {
 		where += " LIMIT " + p.add(f.Limit)
 	}
@@ -254,7 +255,9 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 func (db *DB) status(ctx context.Context, malformedLimit int) (*clawledger.Status, error) {
 	st := &clawledger.Status{StateDirs: []clawledger.StateDirStatus{}, Pending: []clawledger.PendingTail{}}
 	var p params
-	rows, err := db.pool.Query(ctx, `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0),
+	rows, err := db.pool.Query(ctx, `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0), d.sample,
+		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id),
+		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.gone_at_ms <> 0),
 		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'transcript' AND s.gone_at_ms = 0),
 		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'cron_runs' AND s.gone_at_ms = 0),
 		(SELECT count(*) FROM cron_jobs j WHERE j.state_dir_id = d.id),
@@ -266,7 +269,8 @@ func (db *DB) status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 			AND s.rel_path NOT LIKE '%.sqlite#%') +
 		(SELECT coalesce(sum(length(l.raw) + 1), 0)::bigint FROM sources s JOIN lines l ON l.source_id = s.id
 			WHERE s.state_dir_id = d.id AND s.rel_path LIKE '%.sqlite#%'),
-		coalesce((SELECT array_agg(a.agent_id ORDER BY a.agent_id COLLATE "C") FROM agents a WHERE a.state_dir_id = d.id), '{}')
+		coalesce((SELECT array_agg(a.agent_id ORDER BY a.agent_id COLLATE "C") FROM agents a WHERE a.state_dir_id = d.id), '{}'),
+		(SELECT h.name FROM hosts h WHERE h.id = d.host_id)
 		FROM state_dirs d WHERE true`+db.onHost("d.host_id", &p)+` ORDER BY d.path COLLATE "C", d.id`, p.args...)
 	if err != nil {
 		return nil, err
@@ -274,8 +278,8 @@ func (db *DB) status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 	for rows.Next() {
 		var id int64
 		var d clawledger.StateDirStatus
-		if err := rows.Scan(&id, &d.Path, &d.LastScan, &d.Transcripts, &d.CronRunLogs, &d.CronJobs, &d.WorkspaceFiles, &d.Sessions,
-			&d.Lines, &d.Bytes, &d.Agents); err != nil {
+		if err := rows.Scan(&id, &d.Path, &d.LastScan, &d.Sample, &d.Sources, &d.Gone, &d.Transcripts, &d.CronRunLogs, &d.CronJobs, &d.WorkspaceFiles, &d.Sessions,
+			&d.Lines, &d.Bytes, &d.Agents, &d.Host); err != nil {
 			rows.Close()
 			return nil, err
 		}

@@ -330,9 +330,9 @@ func (db *DB) filterSQL(f *clawledger.SearchFilter, p *params) string {
 	}
 	switch f.Source {
 	case search.SourceSessions:
-		conds = append(conds, "c.kind <> 'memory'")
-	case search.SourceMemory:
-		conds = append(conds, "c.kind = 'memory'")
+		conds = append(conds, "c.kind NOT IN ('memory', 'workspace')")
+	case search.SourceMemory, search.SourceWorkspace:
+		conds = append(conds, "c.kind = "+p.add(f.Source)) // their chunks' kind
 	}
 	if f.Since > 0 {
 		conds = append(conds, "c.ts_ms >= "+p.add(f.Since))
@@ -443,7 +443,7 @@ func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*clawledger.Chun
 			return nil, db.fail(err)
 		}
 		c.Part = int(part)
-		if c.Kind == search.KindMemory {
+		if search.FileKind(c.Kind) {
 			h.Class = ""
 		}
 		out[c.ID] = h

@@ -131,9 +131,12 @@ func (db *DB) toolWhere(f clawledger.ToolFilter, table, ts string, p *params) (j
 		where += " AND " + ts + " < " + p.add(f.Until)
 	}
 	where += db.onHost(table+".host_id", p)
-	if f.Agent != "" {
+	if f.Agent != "" || f.StateDirs != nil {
 		join = " JOIN sources src ON src.id = " + table + ".source_id"
+	}
+	if f.Agent != "" {
 		where += " AND src.agent_id = " + p.add(f.Agent)
 	}
+	where += inStateDirs("src.state_dir_id", f.StateDirs, p)
 	return join, where
 }

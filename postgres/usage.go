@@ -54,6 +54,11 @@ func (db *DB) Usage(ctx context.Context, f clawledger.UsageFilter) ([]clawledger
 		inner += " AND m.msg_ts_ms < " + p.add(f.Until)
 	}
 	inner += db.onHost("m.host_id", &p)
+	if f.StateDirs != nil {
+		// the copies of a message are those in these state dirs: one is
+		// counted even when the ledger counts the message elsewhere
+		inner += " AND m.source_id IN (SELECT id FROM sources WHERE true" + inStateDirs("state_dir_id", f.StateDirs, &p) + ")"
+	}
 	if f.Agent != "" {
 		join = " JOIN sources src ON src.id = m.source_id"
 		outer = " AND src.agent_id = " + p.add(f.Agent)
@@ -162,12 +167,13 @@ func (db *DB) CronUsage(ctx context.Context, f clawledger.UsageFilter) (*clawled
 		conds = append(conds, `EXISTS (SELECT 1 FROM cron_jobs j WHERE j.state_dir_id = src.state_dir_id AND j.job_id = r.job_id
 			AND j.agent_id = `+p.add(f.Agent)+`)`)
 	}
+	cond := inStateDirs("src.state_dir_id", f.StateDirs, &p)
 	q := `SELECT count(*),
 		count(*) FILTER (WHERE r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens + r.total_tokens > 0),
 		coalesce(sum(r.input_tokens), 0)::bigint, coalesce(sum(r.output_tokens), 0)::bigint, coalesce(sum(r.cache_read_tokens), 0)::bigint,
 		coalesce(sum(r.cache_write_tokens), 0)::bigint, coalesce(sum(r.total_tokens), 0)::bigint
 	FROM cron_runs r JOIN sources src ON src.id = r.source_id
-	WHERE ` + strings.Join(conds, " AND ") + db.onHost("src.host_id", &p)
+	WHERE ` + strings.Join(conds, " AND ") + db.onHost("src.host_id", &p) + cond
 	c := &clawledger.CronUsage{}
 	err := db.pool.QueryRow(ctx, q, p.args...).Scan(&c.Runs, &c.WithUsage, &c.Input, &c.Output, &c.CacheRead, &c.CacheWrite, &c.Total)
 	return c, db.fail(err)

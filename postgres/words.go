@@ -44,7 +44,10 @@ func lexemes(texts ...string) []lexeme {
 	for _, t := range texts {
 		search.Words(t, func(w string) {
 			pos++
-			if len(w) > maxLexeme {
+			// a word of combining marks alone folds to nothing (FTS5 counts
+			// its position and indexes nothing a query can name), and a
+			// tsvector refuses an empty lexeme
+			if w == "" || len(w) > maxLexeme {
 				return
 			}
 			i, ok := byWord[w]
@@ -114,6 +117,9 @@ func quoteLexeme(w string) string {
 func phrase(text string, prefix bool) string {
 	var ws []string
 	search.Words(text, func(w string) {
+		if w == "" { // combining marks alone: nothing to find (the index holds no empty word)
+			return
+		}
 		if len(w) > maxLexeme { // never indexed: matches nothing, as the index lacks it
 			w = w[:maxLexeme]
 			for !utf8.ValidString(w) {

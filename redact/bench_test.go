@@ -13,3 +13,15 @@ func BenchmarkAll(b *testing.B) {
 		All(text)
 	}
 }
+
+// BenchmarkSecretsShort masks short texts holding no secret (paths and
+// commands, as the cortex masks its facets).
+func BenchmarkSecretsShort(b *testing.B) {
+	texts := []string{"/home/demo/projects/atlas/web/src/App.tsx", "go test ./billing/...", "curl -sS https://stripe.com/docs/api/invoices",
+		"Done with the invoice stripe; see billing/invoice.go for more.", "/Users/Dana/Library/Caches/Thing.json"}
+	for i := 0; i < b.N; i++ {
+		for _, s := range texts {
+			Secrets(s)
+		}
+	}
+}

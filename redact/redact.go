@@ -173,7 +173,113 @@ func standalone(s string, start, end int) bool {
 }
 
 // FindSecrets returns the credentials found in s, in order.
-func FindSecrets(s string) []Match { return find(s, secretPatterns) }
+func FindSecrets(s string) []Match {
+	if !maySecret(s) {
+		return nil
+	}
+	return find(s, secretPatterns)
+}
+
+// maySecret is the secret patterns' prefilters in one pass over s: false
+// only when none of them holds. Most short texts (a path, a command) hold
+// no credential, and a score of substring searches cost them more than
+// this. A byte outside ASCII sends s, normalized, to the prefilters themselves: a
+// lowercased letter outside ASCII may become one inside (K, the Kelvin
+// sign, becomes k).
+func maySecret(s string) bool {
+	for i := 0; i < len(s); i++ {
+		rest := s[i:]
+		switch c := s[i]; c {
+		case 'P':
+			if strings.HasPrefix(rest, "PRIVATE KEY") || hasFoldPrefix(rest, "passw") {
+				return true
+			}
+		case 's':
+			if strings.HasPrefix(rest, "sk-") {
+				return true
+			}
+		case 'A':
+			if hasAnyPrefix(rest, "AKIA", "ASIA", "ABIA", "ACCA", "AIza") {
+				return true
+			}
+		case 'g':
+			if len(rest) >= 4 && rest[1] == 'h' && strings.IndexByte("pousr", rest[2]) >= 0 && rest[3] == '_' ||
+				strings.HasPrefix(rest, "github_pat_") {
+				return true
+			}
+		case 'x':
+			if strings.HasPrefix(rest, "xox") {
+				return true
+			}
+		case 'k':
+			if hasAnyPrefix(rest, "k_live_", "k_test_") || hasFoldPrefix(rest, "key") {
+				return true
+			}
+		case ':':
+			if strings.HasPrefix(rest, ":AA") {
+				return true
+			}
+		case 'e':
+			if strings.HasPrefix(rest, "eyJ") {
+				return true
+			}
+		case 'b', 'B':
+			if hasFoldPrefix(rest, "bearer") {
+				return true
+			}
+		case 'K':
+			if hasFoldPrefix(rest, "key") {
+				return true
+			}
+		case 't', 'T':
+			if hasFoldPrefix(rest, "token") {
+				return true
+			}
+		case 'p':
+			if hasFoldPrefix(rest, "passw") {
+				return true
+			}
+		case 'c', 'C':
+			if hasFoldPrefix(rest, "cret") { // client_secret
+				return true
+			}
+		default:
+			if c >= 0x80 { // on the text as find matches it (normalized: fullwidth, hidden code points)
+				t := &text{s: Normalize(s)}
+				for _, p := range secretPatterns {
+					if mayMatch[p.kind](t) {
+						return true
+					}
+				}
+				return false
+			}
+		}
+	}
+	return false
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasFoldPrefix reports whether s opens with lower, ASCII letters in
+// either case.
+func hasFoldPrefix(s, lower string) bool {
+	if len(s) < len(lower) {
+		return false
+	}
+	for i := 0; i < len(lower); i++ {
+		if s[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
+}
 
 // SecretKinds lists the kinds of credentials found in s, without the values.
 func SecretKinds(s string) []string {

@@ -144,17 +144,28 @@ func TestSecretKey(t *testing.T) {
 }
 
 // FuzzPrefilter checks that the cheap prefilters never hide a match the
-// patterns themselves find, in text as find matches it (normalized).
+// patterns themselves find, in text as find matches it (normalized), and
+// that the one-pass prefilter of the secret patterns holds whenever one of
+// theirs does.
 func FuzzPrefilter(f *testing.F) {
 	for _, s := range []string{"sk-abcdefghijklmnopqrstuvwx", "Bearer abcdefghijklmnop0123", "API_KEY=abcdefgh123",
-		"mail a.b@example.com", "+1 (415) 555-0100", "AKIAIOSFODNN7EXAMPLE", "xoxb-123456789012-abcd", "PaSsWoRd: hunter2hunter2"} {
+		"mail a.b@example.com", "+1 (415) 555-0100", "AKIAIOSFODNN7EXAMPLE", "xoxb-123456789012-abcd", "PaSsWoRd: hunter2hunter2",
+		"api_\u212aey=abcdefgh123", "/home/demo/src/main.go", "ghs_x", "gh_x", "sk_live_", ":AA", "eyJ", "\u212aey", "İ"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		if len(find(s, secretPatterns)) > 0 && !maySecret(s) {
+			t.Fatalf("a secret in %q, which maySecret passes by", s)
+		}
 		s = Normalize(s)
 		for _, p := range append(append([]pattern{}, secretPatterns...), piiPatterns...) {
 			if p.re().MatchString(s) && !mayMatch[p.kind](&text{s: s}) {
 				t.Fatalf("%s matches %q but its prefilter says no", p.kind, s)
+			}
+		}
+		for _, p := range secretPatterns {
+			if mayMatch[p.kind](&text{s: s}) && !maySecret(s) {
+				t.Fatalf("%s's prefilter holds for %q but maySecret says no", p.kind, s)
 			}
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/redact"
 )
 
@@ -16,14 +17,30 @@ import (
 const (
 	KindMessage    = "message"    // a user or assistant message
 	KindCompaction = "compaction" // a compaction or branch summary
-	KindMemory     = "memory"     // a workspace memory file
+	KindMemory     = "memory"     // a workspace memory file (IsMemoryFile)
+	KindWorkspace  = "workspace"  // another workspace file: SOUL.md, IDENTITY.md, AGENTS.md, TOOLS.md, ...
 )
 
 // Sources a query can be limited to.
 const (
-	SourceSessions = "sessions"
-	SourceMemory   = "memory"
+	SourceSessions  = "sessions"
+	SourceMemory    = "memory"
+	SourceWorkspace = "workspace"
 )
+
+// FileKind reports whether chunks of a kind are pieces of a workspace
+// file, cut by lines and named by their file and line range (memory and
+// the other workspace files), rather than of a transcript.
+func FileKind(kind string) bool { return kind == KindMemory || kind == KindWorkspace }
+
+// WorkspaceKind is the kind of a workspace file's chunks: memory for the
+// memory corpus (IsMemoryFile), workspace for the others.
+func WorkspaceKind(rel string) string {
+	if IsMemoryFile(rel) {
+		return KindMemory
+	}
+	return KindWorkspace
+}
 
 // OpenClaw's memory chunking: ~400 tokens of ~4 characters each, with ~80
 // tokens of whole trailing lines carried into the next chunk.
@@ -39,7 +56,7 @@ func ChunkDoc(d *Doc) []Chunk {
 	base := Chunk{Kind: d.Kind, SourceID: d.SourceID, LineID: d.LineID, AgentID: d.AgentID, SessionID: d.SessionID,
 		EntryID: d.EntryID, Role: d.Role, TsMs: d.TsMs}
 	var out []Chunk
-	if d.Kind == KindMemory {
+	if FileKind(d.Kind) {
 		base.TsMs = MemoryTime(d.Path, d.MtimeMs)
 		for _, p := range ChunkLines(redact.SecretsKeepLines(d.Text), ChunkChars, OverlapChars) {
 			c := base
@@ -47,7 +64,11 @@ func ChunkDoc(d *Doc) []Chunk {
 			out = append(out, c)
 		}
 	} else {
-		for _, seg := range splitLong(collapse(redact.Secrets(d.Text)), ChunkChars, OverlapChars) {
+		text := d.Text
+		if d.Role == "user" {
+			text = openclaw.StripEnvelope(text) // the gateway's envelope is not what anyone said
+		}
+		for _, seg := range splitLong(collapse(redact.Secrets(text)), ChunkChars, OverlapChars) {
 			c := base
 			c.StartLine, c.EndLine, c.Text = d.LineNo, d.LineNo, seg
 			out = append(out, c)
@@ -194,8 +215,11 @@ func MemoryDate(rel string) int64 {
 	return t.UnixMilli()
 }
 
-// Evergreen reports whether a memory file never decays with age: MEMORY.md,
-// USER.md and every undated file (OpenClaw's temporal decay exempts them).
+// Evergreen reports whether a workspace file never decays with age:
+// MEMORY.md, USER.md and every undated memory file (OpenClaw's temporal
+// decay exempts them), and the other workspace files (SOUL.md, AGENTS.md,
+// ...: standing instructions, not events). Only dated memory files
+// (memory/YYYY-MM-DD*.md) decay.
 func Evergreen(rel string) bool { return MemoryDate(rel) == 0 }
 
 // MemoryTime is the time a memory chunk is filed under: the date in its
@@ -208,7 +232,11 @@ func MemoryTime(rel string, mtimeMs int64) int64 {
 }
 
 // IsMemoryFile reports whether a workspace file belongs in the memory
-// corpus: MEMORY.md (or memory.md), USER.md and memory/**/*.md.
+// corpus (search --source memory): MEMORY.md (or memory.md), USER.md and
+// memory/**/*.md, what OpenClaw's memory search reads (and USER.md, what
+// the agent knows of its user). The other workspace files (SOUL.md,
+// IDENTITY.md, AGENTS.md, TOOLS.md, HEARTBEAT.md, BOOTSTRAP.md, DREAMS.md)
+// are indexed as workspace files (search --source workspace).
 func IsMemoryFile(rel string) bool {
 	p := WorkspacePath(rel)
 	switch p {

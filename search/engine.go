@@ -44,11 +44,11 @@ func keep(f *Filter, sources map[int64]bool, m *VectorMeta) bool {
 	}
 	switch f.Source {
 	case SourceSessions:
-		if m.Kind == KindMemory {
+		if FileKind(m.Kind) {
 			return false
 		}
-	case SourceMemory:
-		if m.Kind != KindMemory {
+	case SourceMemory, SourceWorkspace:
+		if m.Kind != f.Source { // their chunks' kinds
 			return false
 		}
 	}
@@ -122,6 +122,19 @@ type Store interface {
 	LoadVectors(ctx context.Context, x clawledger.VectorSink) error
 }
 
+// NearestStore is a store that finds the nearest vectors itself
+// (PostgreSQL with pgvector): the engine asks it rather than loading every
+// vector into its matrix.
+type NearestStore interface {
+	// NearestVectors reports how many vectors the store holds, and whether
+	// it answers Nearest (false: the engine loads the vectors).
+	NearestVectors(ctx context.Context) (n int, ok bool, err error)
+	// Nearest returns the k chunks that pass f whose vectors are the most
+	// similar to q (cosine), most similar first, as VectorIndex.Search
+	// does.
+	Nearest(ctx context.Context, q []float32, k int, f *Filter) ([]Neighbor, error)
+}
+
 // Engine answers searches over a store's search index. It keeps the
 // vector matrix in memory once loaded.
 type Engine struct {
@@ -177,24 +190,33 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 	res := &Result{Mode: req.Mode, Fusion: req.Fusion, FTS: e.Store.RenderQuery(p)}
 	var vx *VectorIndex
+	ns, server := e.Store.(NearestStore)
 	if req.Mode != ModeLexical && e.Embedder != nil {
-		if vx, err = e.Vectors(ctx); err != nil {
-			return nil, err
+		if server {
+			if res.VectorChunks, server, err = ns.NearestVectors(ctx); err != nil {
+				return nil, err
+			}
 		}
-		res.VectorChunks = vx.Len()
+		if !server {
+			if vx, err = e.Vectors(ctx); err != nil {
+				return nil, err
+			}
+			res.VectorChunks = vx.Len()
+		}
 	}
+	embedded := e.Embedder != nil && res.VectorChunks > 0
 	switch {
-	case req.Mode == "" && vx != nil && vx.Len() > 0:
+	case req.Mode == "" && embedded:
 		res.Mode = ModeHybrid
 	case req.Mode == "":
 		res.Mode = ModeLexical
 		res.Note = e.NoVectors
-		if res.Note == "" && vx != nil {
+		if res.Note == "" && e.Embedder != nil {
 			res.Note = e.notEmbedded() + ": full-text search only"
 		}
 	case req.Mode != ModeLexical && e.Embedder == nil:
 		return nil, fmt.Errorf("%w: %s", ErrNoVectors, e.NoVectors)
-	case req.Mode != ModeLexical && vx.Len() == 0:
+	case req.Mode != ModeLexical && !embedded:
 		return nil, fmt.Errorf("%w: %s%w", ErrNoVectors, e.notEmbedded(), quiet{ErrNotEmbedded})
 	}
 
@@ -227,11 +249,16 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		res.Candidates = k
 		var vec []laneHit
 		if qvec != nil {
-			ns, err := vx.Search(qvec, k, keep)
+			var near []Neighbor
+			if server {
+				near, err = ns.Nearest(ctx, qvec, k, &req.Filter)
+			} else {
+				near, err = vx.Search(qvec, k, keep)
+			}
 			if err != nil {
 				return nil, err
 			}
-			for _, n := range ns {
+			for _, n := range near {
 				vec = append(vec, laneHit{id: n.ID, raw: n.Cosine, score: math.Max(0, n.Cosine)})
 			}
 		}
@@ -329,7 +356,7 @@ func (e *Engine) rank(ctx context.Context, p *Parsed, req *Request, mode string,
 		if h == nil {
 			continue // removed since the lanes looked
 		}
-		if req.Decay && !(h.Kind == KindMemory && Evergreen(h.Path)) {
+		if req.Decay && !(FileKind(h.Kind) && Evergreen(h.Path)) {
 			f.decay = decayFactor(req.Now-h.TsMs, req.HalfLifeDays)
 		}
 		kept = append(kept, f)
@@ -386,7 +413,7 @@ func distinct(fs []*fused, info map[int64]*HitInfo) []*fused {
 	out := fs[:0]
 	for _, f := range fs {
 		h := info[f.id]
-		if h.Kind != KindMemory {
+		if !FileKind(h.Kind) {
 			doc := fmt.Sprintf("d:%d", h.LineID)
 			dup := fmt.Sprintf("e:%s:%x", h.EntryID, h.Hash)
 			if seen[doc] || h.EntryID != "" && seen[dup] {
@@ -400,8 +427,8 @@ func distinct(fs []*fused, info map[int64]*HitInfo) []*fused {
 }
 
 func groupKey(h *HitInfo) string {
-	if h.Kind == KindMemory {
-		return "memory:" + h.StateDir + "/" + h.Path
+	if FileKind(h.Kind) {
+		return "file:" + h.StateDir + "/" + h.Path
 	}
 	return fmt.Sprintf("session:%d", h.SourceID)
 }

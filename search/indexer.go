@@ -189,8 +189,8 @@ func (ix *indexer) transcript(s *clawledger.IndexSource) error {
 	}
 }
 
-// workspaceFile re-chunks a changed memory file (other workspace files
-// are only remembered as seen).
+// workspaceFile re-chunks a changed workspace file: a memory file as
+// memory, any other as a workspace file.
 func (ix *indexer) workspaceFile(s *clawledger.IndexSource) error {
 	if err := ix.begin(); err != nil {
 		return err
@@ -204,11 +204,11 @@ func (ix *indexer) workspaceFile(s *clawledger.IndexSource) error {
 		return err
 	}
 	ix.stats.Removed += n
-	if IsMemoryFile(s.Rel) {
-		if err := ix.add(&d); err != nil {
-			return err
-		}
-		ix.pending++
+	d.Kind = WorkspaceKind(s.Rel)
+	d.Role = d.Kind
+	if err := ix.add(&d); err != nil {
+		return err
 	}
+	ix.pending++
 	return ix.tx.WorkspaceIndexed(ix.ctx, s.ID, digest)
 }

@@ -408,7 +408,7 @@ func (db *DB) ConfigVersion(ctx context.Context, f clawledger.ConfigFilter) (*cl
 		case len(matches) == 0:
 			return nil, clawledger.ErrNotFound
 		case len(matches) > 1:
-			return nil, fmt.Errorf("several versions of %s start with %q: give more of the hash", stream, f.Hash)
+			return nil, clawledger.Errorf(clawledger.EINVALID, "several versions of %s start with %q: give more of the hash", stream, f.Hash)
 		}
 		hash, stateDir = matches[0][0], matches[0][1]
 	default:
@@ -455,13 +455,13 @@ func (db *DB) Inventories(ctx context.Context) ([]*clawledger.Inventory, error) 
 func (db *DB) SubagentLinks(ctx context.Context, sessionKey string) ([]clawledger.SubagentLink, error) {
 	return queryAll(ctx, db.r, func(r scanner) (clawledger.SubagentLink, error) {
 		var l clawledger.SubagentLink
-		err := r.Scan(&l.RunID, &l.ChildSessionKey, &l.RequesterSessionKey, &l.ControllerSessionKey, &l.Label, &l.Task,
+		err := r.Scan(&l.StateDir, &l.RunID, &l.ChildSessionKey, &l.RequesterSessionKey, &l.ControllerSessionKey, &l.Label, &l.Task,
 			&l.Model, &l.Status, &l.Error, &l.CreatedAt, &l.StartedAt, &l.EndedAt, &l.Source)
 		return l, err
-	}, `SELECT run_id, child_session_key, requester_session_key, controller_session_key, label, task, model, status, error,
-		created_ms, started_ms, ended_ms, source FROM subagent_links
-		WHERE ? = '' OR child_session_key = ? OR requester_session_key = ? OR controller_session_key = ?
-		ORDER BY created_ms, run_id`, sessionKey, sessionKey, sessionKey, sessionKey)
+	}, `SELECT d.path, s.run_id, s.child_session_key, s.requester_session_key, s.controller_session_key, s.label, s.task, s.model,
+		s.status, s.error, s.created_ms, s.started_ms, s.ended_ms, s.source FROM subagent_links s JOIN state_dirs d ON d.id = s.state_dir_id
+		WHERE ? = '' OR s.child_session_key = ? OR s.requester_session_key = ? OR s.controller_session_key = ?
+		ORDER BY s.created_ms, s.run_id`, sessionKey, sessionKey, sessionKey, sessionKey)
 }
 
 // timelineArms are the sources of the timeline the ledger holds in its

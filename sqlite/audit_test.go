@@ -122,17 +122,7 @@ func ingestAudit(t *testing.T, db *sqlite.DB, dir, home string, now int64) {
 // auditState writes a state dir of one era with the audit fixture over it.
 func auditState(t *testing.T, sqliteEra bool) *fixture.AuditManifest {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), ".openclaw")
-	var err error
-	if sqliteEra {
-		_, err = fixture.WriteSQLiteEra(dir)
-	} else {
-		err = fixture.WriteSample(dir)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := fixture.WriteAudit(dir, sqliteEra)
+	m, err := fixture.WriteAuditEra(filepath.Join(t.TempDir(), ".openclaw"), sqliteEra)
 	if err != nil {
 		t.Fatal(err)
 	}

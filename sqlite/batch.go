@@ -88,6 +88,7 @@ func (db *DB) tx(ctx context.Context) (wtx, error) {
 	}
 	db.batch, db.batchSize, db.batchLines = tx, 0, false
 	clear(db.batchStmts)
+	clear(db.batchSlots)
 	return w, nil
 }
 
@@ -104,16 +105,21 @@ func (db *DB) ownTx(ctx context.Context) (*sql.Tx, error) {
 }
 
 // Flush commits the open write transaction, if any, with what the store
-// derives from the lines written in it (usage copies).
+// derives from the lines written in it (usage copies, usage slots).
 func (db *DB) Flush(ctx context.Context) error {
 	if db.batch == nil {
 		return nil
 	}
+	w := wtx{db: db, ctx: context.WithoutCancel(ctx)}
 	if db.batchLines {
-		if err := markUsageCopies(wtx{db: db, ctx: context.WithoutCancel(ctx)}); err != nil {
+		if err := markUsageCopies(w); err != nil {
 			db.abort()
 			return err
 		}
+	}
+	if err := refreshUsageSlots(w, db.batchSlots); err != nil {
+		db.abort()
+		return err
 	}
 	tx := db.batch
 	db.batch = nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/clawledger/clawledger"
 )
@@ -11,12 +12,22 @@ import (
 // Integrity runs SQLite's integrity check (quick: its faster quick_check,
 // which skips matching indexes against tables) and returns its messages:
 // ["ok"] for a sound database file.
+// A check that stops on damage it cannot get past returns what it found
+// and says where it stopped.
 func (db *DB) Integrity(ctx context.Context, quick bool) ([]string, error) {
 	pragma := "integrity_check"
 	if quick {
 		pragma = "quick_check"
 	}
-	return db.strings(ctx, "PRAGMA "+pragma)
+	rows, err := db.strings(ctx, "PRAGMA "+pragma)
+	var out []string // a row may hold several messages, a line each
+	for _, r := range rows {
+		out = append(out, strings.Split(strings.TrimSpace(r), "\n")...)
+	}
+	if damaged(err) {
+		return append(out, "the check stopped: "+err.Error()), nil
+	}
+	return out, err
 }
 
 // orphanChecks name, for each table holding rows derived from another, the

@@ -5,7 +5,8 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
-	"fmt"
+	"math/bits"
+	"strconv"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -74,7 +75,7 @@ func (db *DB) CortexSources(ctx context.Context, all bool) ([]*clawledger.Cortex
 	}, `WITH cur AS (
 		SELECT s.id, s.agent_id, coalesce(nullif(se.session_id, ''), s.file_session_id) AS session_id, s.rel_path, s.class,
 			s.line_count AS lines, x.source_id IS NOT NULL AS stale, c.line_count AS seen, c.max_offset, c.index_sig AS derived_sig,
-			coalesce(c.state, '') AS state, `+cortexIndexSig+` AS sig,
+			`+cortexIndexSig+` AS sig,
 			i.session_key, i.chat_type, i.channel, i.last_channel, i.last_to, i.group_id, i.display_name
 		FROM sources s
 		LEFT JOIN sessions se ON se.source_id = s.id
@@ -85,48 +86,52 @@ func (db *DB) CortexSources(ctx context.Context, all bool) ([]*clawledger.Cortex
 			WHERE i2.session_id = se.session_id AND i2.agent_id = se.agent_id AND y.state_dir_id = s.state_dir_id AND y.gone_at_ms = 0
 			ORDER BY i2.updated_ms DESC LIMIT 1)
 		WHERE s.kind = 'transcript')
-		SELECT id, agent_id, session_id, rel_path, class, lines, stale, seen, max_offset, derived_sig, state, sig,
+		SELECT id, agent_id, session_id, rel_path, class, lines, stale, seen, max_offset, derived_sig,
+			coalesce((SELECT t.state FROM cortex_states t WHERE t.source_id = cur.id), ''), sig,
 			session_key, chat_type, channel, last_channel, last_to, group_id, display_name
 		FROM cur `+where+` ORDER BY id`)
 	return srcs, false, err
 }
 
 // cortexLinesSQL reads transcript lines as the cortex needs them: the
-// derived columns (a compaction's and a model change's rows joined), and
-// the raw bytes only of the lines those do not describe in full: the
-// header, bash executions, and custom entries other than model snapshots
-// (a user message without text is only looked at for an image). Tool
-// output stays in the raw line, unread: the stored verdict of the error
-// rule says what the cortex needs.
-const cortexLinesSQL = `SELECT l.id, l.offset, l.line_no, l.status, coalesce(l.entry_id, ''), l.type, coalesce(l.ts_ms, 0),
-	l.role, coalesce(l.msg_ts_ms, 0), l.text, l.model, l.stop_reason, l.error_message,
+// derived columns (a compaction's and a model change's row as a JSON array,
+// looked up for those entries only), and the raw bytes only of the lines
+// those do not describe in full: the header, bash executions, and custom
+// entries other than model snapshots (a user message without text is only
+// looked at for an image). Tool output stays in the raw line, unread: the
+// stored verdict of the error rule says what the cortex needs. The limit is
+// part of the query's text: SQLite prepares a statement whose LIMIT is a
+// parameter again every time a value is bound to it (and the driver clears
+// the bindings after each run).
+const cortexLinesSQL = `SELECT l.id, l.offset, l.line_no, l.status, l.entry_id, l.type, l.ts_ms, l.role, l.msg_ts_ms, l.text, l.model,
+	l.stop_reason, l.error_message,
 	l.input_tokens, l.output_tokens, l.cache_read_tokens, l.cache_write_tokens, l.cost_total,
-	l.call_id, l.tool_name, l.is_error, l.error_text, l.exit_code,
-	c.kind, c.summary, c.read_files, c.modified_files, m.kind, m.model, m.provider,
+	CASE WHEN l.call_id IS NOT NULL THEN coalesce(l.tool_name, '') END, l.is_error, l.error_text, l.exit_code,
 	CASE WHEN l.role = 'user' AND coalesce(l.text, '') = '' THEN instr(l.raw, '"image"') > 0 END,
-	CASE WHEN l.type IS NULL OR l.type = 'session' OR l.role = 'bashExecution' OR (l.type = 'custom' AND m.kind IS NULL) THEN l.raw END
-	FROM lines l
-	LEFT JOIN compactions c ON c.line_id = l.id
-	LEFT JOIN model_changes m ON m.line_id = l.id
-	WHERE l.source_id = ? AND l.offset > ? ORDER BY l.offset LIMIT ?`
+	CASE WHEN l.type IN ('compaction', 'branch_summary') THEN
+		(SELECT json_array(kind, summary, read_files, modified_files) FROM compactions WHERE line_id = l.id)
+	WHEN l.type IN ('model_change', 'thinking_level_change', 'custom') THEN
+		(SELECT json_array(kind, model, provider) FROM model_changes WHERE line_id = l.id) END,
+	CASE WHEN l.type IS NULL OR l.type IN ('session', 'custom') OR l.role = 'bashExecution' THEN l.raw END
+	FROM lines l WHERE l.source_id = ? AND l.offset > ? ORDER BY l.offset LIMIT `
+
+// cortexLineCols is how many columns cortexLinesSQL returns.
+const cortexLineCols = 25
 
 // CortexLines reads a transcript's stored lines after an offset, in file
 // order, through the read pool (a rebuild holds the writer connection in
 // its transaction meanwhile).
-func (db *DB) CortexLines(ctx context.Context, sourceID, after int64, limit int, fn func(*clawledger.CortexLine) error) error {
+func (db *DB) CortexLines(ctx context.Context, sourceID, after int64, limit int) ([]clawledger.CortexLine, error) {
 	lines, ids, err := db.cortexLines(ctx, sourceID, after, limit)
-	if err != nil || len(lines) == 0 {
-		return err
-	}
-	if err := db.cortexToolCalls(ctx, sourceID, lines, ids); err != nil {
-		return err
+	if err != nil {
+		return nil, err
 	}
 	for i := range lines {
-		if err := fn(&lines[i]); err != nil {
-			return err
+		if e := lines[i].Entry; e != nil && e.Message != nil && e.Message.Role == "assistant" {
+			return lines, db.cortexToolCalls(ctx, sourceID, lines, ids)
 		}
 	}
-	return nil
+	return lines, nil // no message that can call a tool
 }
 
 // readStmt is a query prepared once on the read pool: a query run per
@@ -146,78 +151,119 @@ func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return s, nil
 }
 
+// cortexEntry holds a line's entry, its message and usage in one
+// allocation.
+type cortexEntry struct {
+	e clawledger.Entry
+	m clawledger.Message
+	u clawledger.Usage
+}
+
 func (db *DB) cortexLines(ctx context.Context, sourceID, after int64, limit int) ([]clawledger.CortexLine, []int64, error) {
-	st, err := db.readStmt(ctx, cortexLinesSQL)
+	st, err := db.readStmt(ctx, cortexLinesSQL+strconv.Itoa(limit))
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := st.QueryContext(ctx, sourceID, after, limit)
+	rows, err := st.QueryContext(ctx, sourceID, after)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rows.Close()
 	var (
-		out []clawledger.CortexLine
-		ids []int64
+		out  []clawledger.CortexLine
+		ids  []int64
+		v    [cortexLineCols]any // scanned as the driver gives them: no conversions
+		dest = make([]any, cortexLineCols)
 	)
+	for i := range dest {
+		dest[i] = &v[i]
+	}
 	for rows.Next() {
-		var (
-			l                                    clawledger.CortexLine
-			id, ts, msgTs                        int64
-			typ, role, text, model, stop, errMsg sql.NullString
-			in, outTok, cr, cw, exit             sql.NullInt64
-			cost                                 sql.NullFloat64
-			callID, tool, errText                sql.NullString
-			isError, image                       sql.NullBool
-			cKind, cSummary, cRead, cModified    sql.NullString
-			mKind, mModel, mProvider             sql.NullString
-			raw                                  []byte
-		)
-		if err := rows.Scan(&id, &l.Offset, &l.No, &l.Status, &l.EntryID, &typ, &ts, &role, &msgTs, &text, &model, &stop, &errMsg,
-			&in, &outTok, &cr, &cw, &cost, &callID, &tool, &isError, &errText, &exit,
-			&cKind, &cSummary, &cRead, &cModified, &mKind, &mModel, &mProvider, &image, &raw); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, err
 		}
-		if raw != nil {
+		l := clawledger.CortexLine{Line: clawledger.Line{Offset: anyInt(v[1]), No: anyInt(v[2]),
+			Status: clawledger.LineStatus(anyInt(v[3]))}, EntryID: anyString(v[4])}
+		if raw := anyBytes(v[24]); raw != nil && (v[5] != "custom" || v[23] == nil) {
 			l.Raw = raw
-		} else if typ.Valid {
-			e := &clawledger.Entry{Type: typ.String, ID: l.EntryID, Timestamp: ts}
-			if role.Valid {
-				m := &clawledger.Message{Role: role.String, Timestamp: msgTs, Text: text.String, Model: model.String,
-					StopReason: stop.String, ErrorMessage: errMsg.String}
-				if image.Bool {
+		} else if typ, ok := v[5].(string); ok {
+			x := &cortexEntry{e: clawledger.Entry{Type: typ, ID: l.EntryID, Timestamp: anyInt(v[6])}}
+			e := &x.e
+			if role, ok := v[7].(string); ok {
+				m := &x.m
+				*m = clawledger.Message{Role: role, Timestamp: anyInt(v[8]), Text: anyString(v[9]), Model: anyString(v[10]),
+					StopReason: anyString(v[11]), ErrorMessage: anyString(v[12])}
+				if anyInt(v[22]) != 0 {
 					m.Images = 1
 				}
-				if in.Valid {
-					m.Usage = &clawledger.Usage{Input: in.Int64, Output: outTok.Int64, CacheRead: cr.Int64, CacheWrite: cw.Int64,
-						Cost: clawledger.Cost{Total: cost.Float64}}
+				if in, ok := v[13].(int64); ok {
+					x.u = clawledger.Usage{Input: in, Output: anyInt(v[14]), CacheRead: anyInt(v[15]), CacheWrite: anyInt(v[16]),
+						Cost: clawledger.Cost{Total: anyFloat(v[17])}}
+					m.Usage = &x.u
 				}
-				if callID.Valid {
-					m.ToolCallID, m.ToolName, m.IsError, m.ErrorText, m.ExitCode = callID.String, tool.String, isError.Bool, errText.String, nullInt(exit)
+				if tool, ok := v[18].(string); ok {
+					m.ToolName, m.IsError, m.ErrorText = tool, anyInt(v[19]) != 0, anyString(v[20])
+					if code, ok := v[21].(int64); ok {
+						m.ExitCode = &code
+					}
 				}
 				e.Message = m
 			}
-			if cKind.Valid {
-				c := &clawledger.Compaction{Kind: cKind.String, Summary: cSummary.String}
-				_ = json.Unmarshal([]byte(cRead.String), &c.ReadFiles)
-				_ = json.Unmarshal([]byte(cModified.String), &c.ModifiedFiles)
-				e.Compaction = c
-			}
-			if mKind.Valid {
-				e.ModelChange = &clawledger.ModelChange{Kind: mKind.String, ModelID: mModel.String, Provider: mProvider.String}
+			if j, ok := v[23].(string); ok {
+				var f []string
+				_ = json.Unmarshal([]byte(j), &f)
+				switch {
+				case len(f) == 4:
+					c := &clawledger.Compaction{Kind: f[0], Summary: f[1]}
+					_ = json.Unmarshal([]byte(f[2]), &c.ReadFiles)
+					_ = json.Unmarshal([]byte(f[3]), &c.ModifiedFiles)
+					e.Compaction = c
+				case len(f) == 3:
+					e.ModelChange = &clawledger.ModelChange{Kind: f[0], ModelID: f[1], Provider: f[2]}
+				}
 			}
 			l.Entry = e
 		}
 		out = append(out, l)
-		ids = append(ids, id)
+		ids = append(ids, anyInt(v[0]))
 	}
 	return out, ids, rows.Err()
+}
+
+func anyInt(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}
+
+func anyFloat(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	}
+	return 0
+}
+
+func anyBytes(v any) []byte {
+	switch x := v.(type) {
+	case []byte:
+		return x
+	case string:
+		return []byte(x)
+	}
+	return nil
+}
+
+func anyString(v any) string {
+	s, _ := v.(string)
+	return s
 }
 
 // cortexToolCalls adds their tool calls to the assistant messages among
 // lines (ids: their line ids, ascending).
 func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawledger.CortexLine, ids []int64) error {
-	st, err := db.readStmt(ctx, `SELECT line_id, call_id, name, arguments FROM tool_calls
+	st, err := db.readStmt(ctx, `SELECT line_id, name, arguments FROM tool_calls
 		WHERE line_id BETWEEN ? AND ? AND source_id = ? ORDER BY line_id, idx`)
 	if err != nil {
 		return err
@@ -231,8 +277,8 @@ func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawl
 	for rows.Next() {
 		var id int64
 		var c clawledger.ToolCall
-		var args string
-		if err := rows.Scan(&id, &c.ID, &c.Name, &args); err != nil {
+		var args []byte
+		if err := rows.Scan(&id, &c.Name, &args); err != nil {
 			return err
 		}
 		for i < len(ids) && ids[i] < id {
@@ -240,7 +286,7 @@ func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawl
 		}
 		if i < len(ids) && ids[i] == id && lines[i].Entry != nil && lines[i].Entry.Message != nil {
 			m := lines[i].Entry.Message
-			c.Arguments = json.RawMessage(args)
+			c.Arguments = args
 			m.ToolCalls = append(m.ToolCalls, c)
 		}
 	}
@@ -248,9 +294,10 @@ func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawl
 }
 
 // cortexTx writes cortex changes on the writer connection, in transactions
-// of about cortexCommitRows rows (one for a rebuild). The facet totals of
-// every facet a transaction touched are brought up to date before it
-// commits.
+// of about cortexCommitRows rows, or in one when it writes the whole cortex
+// (a rebuild, or the first build of a cortex that holds nothing). The facet
+// totals of every facet a transaction touched are brought up to date
+// before it commits.
 type cortexTx struct {
 	db      *DB
 	ctx     context.Context
@@ -259,7 +306,13 @@ type cortexTx struct {
 	stmts   map[string]*sql.Stmt
 	pending int
 	touched map[facetKey]bool
-	all     bool // every facet's totals need recounting (a rebuild)
+	all     bool // every facet's totals need recounting (a whole build)
+	// a whole build drops the secondary indexes of the tables it fills, so
+	// that it only appends rows in key order, and creates them again
+	// before it commits
+	indexes []index
+	written map[int64]bool // the transcripts a whole build has written (a later batch of one replaces its open episode)
+	args    []any          // the values of the rows being inserted, reused
 }
 
 type facetKey struct {
@@ -267,24 +320,74 @@ type facetKey struct {
 	value string
 }
 
-// BeginCortex starts a cortex write; a rebuild empties the cortex first.
+// cortexTables are the tables a whole build empties and fills.
+var cortexTables = []string{"cortex_sources", "cortex_states", "cortex_stale", "cortex_current", "cortex_episodes", "cortex_terms",
+	"cortex_facet_episodes", "cortex_facets", "cortex_links"}
+
+// BeginCortex starts a cortex write. A rebuild empties the cortex first,
+// and so does an update of a cortex that holds nothing yet: both write
+// the whole cortex in one transaction.
 func (db *DB) BeginCortex(ctx context.Context, rebuild bool) (clawledger.CortexTx, error) {
-	t := &cortexTx{db: db, ctx: context.WithoutCancel(ctx), whole: rebuild, touched: map[facetKey]bool{}}
-	if rebuild {
-		if err := t.begin(); err != nil {
+	t := &cortexTx{db: db, ctx: context.WithoutCancel(ctx), touched: map[facetKey]bool{}}
+	if err := t.begin(); err != nil {
+		return nil, err
+	}
+	if !rebuild {
+		var derived bool
+		if err := t.tx.QueryRowContext(t.ctx, `SELECT EXISTS (SELECT 1 FROM cortex_sources)`).Scan(&derived); err != nil {
+			t.Rollback()
 			return nil, err
 		}
-		for _, q := range []string{`DELETE FROM cortex_sources`, `DELETE FROM cortex_stale`, `DELETE FROM cortex_current`,
-			`DELETE FROM cortex_episodes`, `DELETE FROM cortex_terms`, `DELETE FROM cortex_facet_episodes`,
-			`DELETE FROM cortex_facets`, `DELETE FROM cortex_links`} {
-			if err := t.exec(q); err != nil {
-				t.Rollback()
-				return nil, err
-			}
+		rebuild = !derived
+	}
+	if rebuild {
+		if err := t.empty(); err != nil {
+			t.Rollback()
+			return nil, err
 		}
-		t.all = true
 	}
 	return t, nil
+}
+
+// empty deletes every row of the cortex (vectors aside: they are kept for
+// the episodes that come back with the same summary) and drops the
+// secondary indexes until Commit.
+func (t *cortexTx) empty() error {
+	t.whole, t.all, t.written = true, true, map[int64]bool{}
+	for _, table := range cortexTables {
+		if err := t.exec(`DELETE FROM ` + table); err != nil {
+			return err
+		}
+	}
+	idx, err := queryAll(t.ctx, t.tx, func(r scanner) (x index, err error) { return x, r.Scan(&x.name, &x.table, &x.sql) },
+		`SELECT name, tbl_name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL
+		AND tbl_name IN (SELECT value FROM json_each(?)) ORDER BY name`, jsonStrings(cortexTables))
+	if err != nil {
+		return err
+	}
+	for _, x := range idx {
+		if err := t.exec(`DROP INDEX ` + x.name); err != nil {
+			return err
+		}
+	}
+	t.indexes = idx
+	return nil
+}
+
+// index is an index of the cortex, as the schema holds it.
+type index struct{ name, table, sql string }
+
+// createIndexes creates the indexes a whole build dropped: those of the
+// facet totals (which recount fills) when totals, the others when not.
+func (t *cortexTx) createIndexes(totals bool) error {
+	for _, x := range t.indexes {
+		if (x.table == "cortex_facets") == totals {
+			if err := t.exec(x.sql); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (t *cortexTx) begin() error {
@@ -328,66 +431,108 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 	}
 	from := clawledger.EpisodeID(c.SourceID, c.From)
 	_, hi := clawledger.EpisodeIDRange(c.SourceID)
-	if err := t.deleteEpisodes(from, hi); err != nil {
-		return err
+	var old map[occurrenceKey]occurrenceTotals // the occurrences replaced, when their facets' totals are recounted
+	if !t.all {
+		old = map[occurrenceKey]occurrenceTotals{}
 	}
-	var terms []any
-	for _, ep := range c.Episodes {
-		if err := t.exec(`INSERT INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id, end_entry_id,
-			start_line, end_line, start_ms, end_ms, entries, messages, tool_calls, errors, tokens, cost, summary, summary_hash)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ep.ID, ep.SourceID, ep.Seq, ep.AgentID, ep.SessionID, ep.Boundary, ep.StartEntryID, ep.EndEntryID,
-			ep.StartLine, ep.EndLine, ep.StartMs, ep.EndMs, ep.Entries, ep.Messages, ep.ToolCalls, ep.Errors, ep.Tokens, ep.Cost,
-			summaryJSON(ep.Summary), summaryHash(ep)); err != nil {
-			return fmt.Errorf("episode %d: %w", ep.Seq, err)
-		}
-		for _, tc := range ep.Terms {
-			terms = append(terms, ep.ID, tc.Term, tc.Count)
+	if !t.whole || t.written[c.SourceID] {
+		if err := t.deleteEpisodes(from, hi, old); err != nil {
+			return err
 		}
 	}
-	if err := t.insertRows(`INSERT INTO cortex_terms(episode_id, term, tf) VALUES `, 3, terms); err != nil {
+	if err := t.putEpisodes(c); err != nil {
 		return err
 	}
-	facets := make([]any, 0, 9*len(c.Facets))
-	for i := range c.Facets {
-		f := &c.Facets[i]
-		ids, _ := json.Marshal(nonNil(f.EntryIDs))
-		facets = append(facets, f.Type, f.Value, f.EpisodeID, f.Count, f.FirstMs, f.LastMs, f.Confidence, string(ids),
-			cortex.LookupKey(f.Type, f.Value))
-		if !t.all {
-			t.touched[facetKey{f.Type, f.Value}] = true
-		}
-	}
-	if err := t.insertRows(`INSERT INTO cortex_facet_episodes(type, value, episode_id, count, first_ms, last_ms, confidence,
-		entry_ids, lookup) VALUES `, 9, facets); err != nil {
+	if err := t.putFacets(c, old); err != nil {
 		return err
 	}
-	links := make([]any, 0, 6*len(c.Links))
+	args := t.args[:0]
 	for _, l := range c.Links {
-		links = append(links, l.EpisodeID, l.FromType, l.From, l.Relation, l.ToType, l.To)
+		args = append(args, l.EpisodeID, string(l.FromType), l.From, l.Relation, string(l.ToType), l.To)
 	}
+	t.args = args
 	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_links(episode_id, from_type, from_value, relation, to_type, to_value) VALUES `,
-		6, links); err != nil {
+		6, args); err != nil {
 		return err
 	}
-	// a vector stays while its episode's summary is the one it was made from
-	if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id BETWEEN ? AND ? AND NOT EXISTS (
-		SELECT 1 FROM cortex_episodes e WHERE e.id = cortex_vectors.episode_id AND e.summary_hash = cortex_vectors.hash)`, from, hi); err != nil {
+	if !t.whole {
+		// a vector stays while its episode's summary is the one it was made
+		// from (a whole build checks every vector before it commits)
+		if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id BETWEEN ? AND ? AND NOT EXISTS (
+			SELECT 1 FROM cortex_episodes e WHERE e.id = cortex_vectors.episode_id AND e.summary_hash = cortex_vectors.hash)`, from, hi); err != nil {
+			return err
+		}
+		if err := t.exec(`DELETE FROM cortex_stale WHERE source_id = ?`, c.SourceID); err != nil {
+			return err
+		}
+	}
+	if err := t.exec(`INSERT OR REPLACE INTO cortex_sources(source_id, line_count, max_offset, index_sig) VALUES(?, ?, ?, ?)`,
+		c.SourceID, c.Seen, c.Offset, c.IndexSig); err != nil {
 		return err
 	}
-	if err := t.exec(`INSERT INTO cortex_sources(source_id, line_count, max_offset, index_sig, state) VALUES(?, ?, ?, ?, ?)
-		ON CONFLICT(source_id) DO UPDATE SET line_count = excluded.line_count, max_offset = excluded.max_offset,
-		index_sig = excluded.index_sig, state = excluded.state`, c.SourceID, c.Seen, c.Offset, c.IndexSig, string(c.State)); err != nil {
+	if err := t.exec(`INSERT OR REPLACE INTO cortex_states(source_id, state) VALUES(?, ?)`, c.SourceID, c.State); err != nil {
 		return err
 	}
-	if err := t.exec(`DELETE FROM cortex_stale WHERE source_id = ?`, c.SourceID); err != nil {
-		return err
+	if t.whole {
+		t.written[c.SourceID] = true
+		return nil
 	}
 	t.pending += 1 + len(c.Episodes)*4 + len(c.Facets) + len(c.Links)
-	if t.pending >= cortexCommitRows && !t.whole {
+	if t.pending >= cortexCommitRows {
 		return t.commit()
 	}
 	return nil
+}
+
+// putEpisodes inserts a change's episodes and their terms.
+func (t *cortexTx) putEpisodes(c *clawledger.CortexChange) error {
+	args := t.args[:0]
+	for _, ep := range c.Episodes {
+		args = append(args, ep.ID, ep.SourceID, ep.Seq, ep.AgentID, ep.SessionID, string(ep.Boundary), ep.StartEntryID,
+			ep.EndEntryID, ep.StartLine, ep.EndLine, ep.StartMs, ep.EndMs, ep.Entries, ep.Messages, ep.ToolCalls, ep.Errors,
+			ep.Tokens, ep.Cost, summaryJSON(ep.Summary), summaryHash(ep))
+	}
+	t.args = args
+	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id,
+		end_entry_id, start_line, end_line, start_ms, end_ms, entries, messages, tool_calls, errors, tokens, cost, summary,
+		summary_hash) VALUES `, 20, args); err != nil {
+		return err
+	}
+	args = t.args[:0]
+	for _, ep := range c.Episodes {
+		for _, tc := range ep.Terms {
+			args = append(args, ep.ID, tc.Term, tc.Count)
+		}
+	}
+	t.args = args
+	return t.insertRows(`INSERT OR IGNORE INTO cortex_terms(episode_id, term, tf) VALUES `, 3, args)
+}
+
+// putFacets inserts a change's facet occurrences. With old (the
+// occurrences the change replaces), it marks for recounting the facets
+// whose occurrences changed.
+func (t *cortexTx) putFacets(c *clawledger.CortexChange, old map[occurrenceKey]occurrenceTotals) error {
+	args := t.args[:0]
+	for i := range c.Facets {
+		f := &c.Facets[i]
+		ids, _ := json.Marshal(nonNil(f.EntryIDs))
+		args = append(args, f.EpisodeID, string(f.Type), f.Value, f.Count, f.FirstMs, f.LastMs, f.Confidence, string(ids),
+			cortex.LookupKey(f.Type, f.Value))
+		if old != nil {
+			// an occurrence written again as it was leaves its facet's totals as they are
+			k := occurrenceKey{f.EpisodeID, facetKey{f.Type, f.Value}}
+			if prev, ok := old[k]; !ok || prev != (occurrenceTotals{f.Count, f.FirstMs, f.LastMs, f.Confidence}) {
+				t.touched[k.facet] = true
+			}
+			delete(old, k)
+		}
+	}
+	t.args = args
+	for k := range old {
+		t.touched[k.facet] = true
+	}
+	return t.insertRows(`INSERT OR IGNORE INTO cortex_facet_episodes(episode_id, type, value, count, first_ms, last_ms, confidence,
+		entry_ids, lookup) VALUES `, 9, args)
 }
 
 func summaryJSON(s clawledger.EpisodeSummary) string {
@@ -402,23 +547,43 @@ func summaryHash(ep *clawledger.Episode) []byte {
 	return h[:]
 }
 
+// occurrenceKey is a facet in an episode.
+type occurrenceKey struct {
+	episode int64
+	facet   facetKey
+}
+
+// occurrenceTotals is what an occurrence adds to its facet's totals.
+type occurrenceTotals struct {
+	count, firstMs, lastMs int64
+	confidence             float64
+}
+
 // deleteEpisodes deletes the episodes with ids in [from, hi], with their
-// terms, facets and links; the facets' totals are recounted at commit.
-func (t *cortexTx) deleteEpisodes(from, hi int64) error {
+// terms, facets and links. The totals of their facets are recounted at
+// commit, or, when old is not nil, their occurrences are put in old (for
+// Put to recount those it does not write again as they were).
+func (t *cortexTx) deleteEpisodes(from, hi int64, old map[occurrenceKey]occurrenceTotals) error {
 	if !t.all {
-		rows, err := t.tx.QueryContext(t.ctx, `SELECT type, value FROM cortex_facet_episodes WHERE episode_id BETWEEN ? AND ?`, from, hi)
+		rows, err := t.tx.QueryContext(t.ctx, `SELECT episode_id, type, value, count, first_ms, last_ms, confidence
+			FROM cortex_facet_episodes WHERE episode_id BETWEEN ? AND ?`, from, hi)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
-			var k facetKey
-			if err := rows.Scan(&k.typ, &k.value); err != nil {
+			var k occurrenceKey
+			var o occurrenceTotals
+			if err := rows.Scan(&k.episode, &k.facet.typ, &k.facet.value, &o.count, &o.firstMs, &o.lastMs, &o.confidence); err != nil {
 				rows.Close()
 				return err
 			}
-			t.touched[k] = true
+			if old != nil {
+				old[k] = o
+			} else {
+				t.touched[k.facet] = true
+			}
 		}
-		if err := rows.Close(); err != nil {
+		if err := closeRows(rows); err != nil {
 			return err
 		}
 	}
@@ -436,15 +601,20 @@ func (t *cortexTx) deleteEpisodes(from, hi int64) error {
 }
 
 // insertRowsMax is how many rows one INSERT statement takes: a statement
-// per row costs several times its row.
+// per row costs several times its row. Fewer rows go in statements of a
+// power of two rows each, so that a transaction prepares few statements.
 const insertRowsMax = 64
 
 // insertRows inserts rows of n values each (args holds them one after the
-// other), several to a statement.
+// other), several to a statement. The inserts say OR IGNORE, though no row
+// they insert can conflict (deleted first, or unique by derivation): an
+// INSERT of several rows that may abort keeps a statement journal, a copy
+// of every page it changes.
 func (t *cortexTx) insertRows(insert string, n int, args []any) error {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
 	for len(args) > 0 {
 		k := min(len(args)/n, insertRowsMax)
+		k = 1 << (bits.Len(uint(k)) - 1) // the largest power of two <= k
 		if err := t.exec(insert+strings.TrimSuffix(strings.Repeat(row+", ", k), ", "), args[:k*n]...); err != nil {
 			return err
 		}
@@ -455,8 +625,8 @@ func (t *cortexTx) insertRows(insert string, n int, args []any) error {
 
 // Commit brings the facet totals up to date and commits; current marks
 // the cortex current with the ledger, after dropping what it holds of
-// transcripts the ledger no longer has (and, after a rebuild, their
-// episodes' vectors).
+// transcripts the ledger no longer has (and, after a whole build, the
+// vectors of the episodes it no longer has as they were).
 func (t *cortexTx) Commit(ctx context.Context, current bool) error {
 	if err := t.begin(); err != nil {
 		return err
@@ -469,7 +639,7 @@ func (t *cortexTx) Commit(ctx context.Context, current bool) error {
 		}
 		for _, id := range gone {
 			lo, hi := clawledger.EpisodeIDRange(id)
-			if err := t.deleteEpisodes(lo, hi); err != nil {
+			if err := t.deleteEpisodes(lo, hi, nil); err != nil {
 				return err
 			}
 			if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id BETWEEN ? AND ?`, lo, hi); err != nil {
@@ -478,9 +648,13 @@ func (t *cortexTx) Commit(ctx context.Context, current bool) error {
 			if err := t.exec(`DELETE FROM cortex_sources WHERE source_id = ?`, id); err != nil {
 				return err
 			}
+			if err := t.exec(`DELETE FROM cortex_states WHERE source_id = ?`, id); err != nil {
+				return err
+			}
 		}
 		if t.whole {
-			if err := t.exec(`DELETE FROM cortex_vectors WHERE episode_id NOT IN (SELECT id FROM cortex_episodes)`); err != nil {
+			if err := t.exec(`DELETE FROM cortex_vectors WHERE NOT EXISTS (SELECT 1 FROM cortex_episodes e
+				WHERE e.id = cortex_vectors.episode_id AND e.summary_hash = cortex_vectors.hash)`); err != nil {
 				return err
 			}
 		}
@@ -491,14 +665,23 @@ func (t *cortexTx) Commit(ctx context.Context, current bool) error {
 	return t.commit()
 }
 
-// commit recounts the touched facets' totals and commits.
+// commit recounts the touched facets' totals (from the occurrences' index,
+// which a whole build creates first), creates the indexes a whole build
+// dropped, and commits.
 func (t *cortexTx) commit() error {
 	if t.tx == nil {
 		return nil
 	}
+	if err := t.createIndexes(false); err != nil {
+		return err
+	}
 	if err := t.recount(); err != nil {
 		return err
 	}
+	if err := t.createIndexes(true); err != nil {
+		return err
+	}
+	t.indexes = nil
 	for _, s := range t.stmts {
 		s.Close()
 	}

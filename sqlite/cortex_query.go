@@ -100,7 +100,7 @@ func (db *DB) attachTerms(ctx context.Context, eps []*clawledger.Episode) error 
 			}
 			byID[id].Terms = append(byID[id].Terms, tc)
 		}
-		if err := rows.Close(); err != nil {
+		if err := closeRows(rows); err != nil {
 			return err
 		}
 		ids = ids[n:]

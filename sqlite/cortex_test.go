@@ -270,8 +270,9 @@ func TestCortexDropsRemovedSources(t *testing.T) {
 		t.Errorf("%d episodes left of %d", len(after), len(eps))
 	}
 	var progress int
-	if err := raw.QueryRow(`SELECT count(*) FROM cortex_sources WHERE source_id = ?`, victim).Scan(&progress); err != nil || progress != 0 {
-		t.Errorf("the removed transcript's progress row is still there (%d, %v)", progress, err)
+	if err := raw.QueryRow(`SELECT (SELECT count(*) FROM cortex_sources WHERE source_id = ?1) + (SELECT count(*) FROM cortex_states WHERE source_id = ?1)`,
+		victim).Scan(&progress); err != nil || progress != 0 {
+		t.Errorf("the removed transcript's progress or state is still there (%d, %v)", progress, err)
 	}
 	facets, _ := db.CortexFacets(ctx, clawledger.FacetFilter{})
 	for _, f := range facets {
@@ -279,5 +280,72 @@ func TestCortexDropsRemovedSources(t *testing.T) {
 		if len(hits) == 0 {
 			t.Errorf("facet %s %q has no episode left", f.Type, f.Value)
 		}
+	}
+}
+
+// TestCortexWholeBuildIndexes: a whole build (the first update, a rebuild)
+// drops the cortex's secondary indexes while it writes and creates them
+// again before it commits; one rolled back leaves them, and the cortex, as
+// they were.
+func TestCortexWholeBuildIndexes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "ledger.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	raw, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(db.Path, "_pragma=busy_timeout(5000)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	schema := func() string {
+		t.Helper()
+		var s string
+		if err := raw.QueryRow(`SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_schema
+			WHERE type = 'index' AND tbl_name LIKE 'cortex%' AND sql IS NOT NULL ORDER BY name)`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	count := func() (n int) {
+		t.Helper()
+		if err := raw.QueryRow(`SELECT (SELECT count(*) FROM cortex_episodes) + (SELECT count(*) FROM cortex_facets)`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	want := schema()
+	if !strings.Contains(want, "cortex_terms_term") || !strings.Contains(want, "cortex_facets_rank") {
+		t.Fatalf("the migration's indexes: %s", want)
+	}
+	m, err := fixture.WriteCortex(filepath.Join(dir, ".openclaw"), fixture.CortexOptions{Sessions: 4, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ingestCortex(t, db, m.StateDir) // the first update: a whole build
+	if got := schema(); got != want {
+		t.Errorf("indexes after the first update:\n%s\nwant\n%s", got, want)
+	}
+	rows := count()
+	if rows == 0 {
+		t.Fatal("nothing derived")
+	}
+	tx, err := db.BeginCortex(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if got := schema(); got != want || count() != rows {
+		t.Errorf("after a rebuild rolled back: %d rows (had %d), indexes:\n%s", count(), rows, got)
+	}
+	if _, err := (&cortex.Builder{Ledger: db, Store: db}).Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := schema(); got != want || count() != rows {
+		t.Errorf("after a rebuild: %d rows (had %d), indexes:\n%s", count(), rows, got)
 	}
 }

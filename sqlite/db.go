@@ -13,8 +13,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/pressly/goose/v3"
 
@@ -29,8 +31,8 @@ var migrations embed.FS
 // DB is an open ledger.
 type DB struct {
 	Path string
-	w    *sql.DB // the single writer connection
-	r    *sql.DB // read pool
+	w    *sql.DB   // the single writer connection
+	r    *readPool // read pool, its queries kept prepared
 
 	lock   *filelock.File    // the writer lock (nil for readers, and after Unlock)
 	holder clawledger.Holder // who this writer says it is
@@ -43,6 +45,7 @@ type DB struct {
 	batchSize  int64                // bytes of lines written in it
 	batchLines bool                 // lines were added in it
 	batchStmts map[string]*sql.Stmt // stmts bound to it
+	batchSlots map[int64]struct{}   // quarter hours of the usage written in it (refreshUsageSlots)
 }
 
 // Options tune Open (see clawledger.OpenOptions).
@@ -62,31 +65,24 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	} else if fi, err := os.Stat(abs); err == nil && !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("create ledger: %s is not a file", abs)
 	} else if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("create ledger directory: %w", err)
+		return nil, readOnlyError(abs, fmt.Errorf("create ledger directory: %w", err))
 	}
-	db := &DB{Path: abs, batchStmts: map[string]*sql.Stmt{}, holder: opt.Writer}
+	db := &DB{Path: abs, batchStmts: map[string]*sql.Stmt{}, batchSlots: map[int64]struct{}{}, holder: opt.Writer}
 	if !opt.ReadOnly {
 		// the writer lock first: two writers must not create the file at once
 		if err := db.Lock(ctx, opt.LockWait); err != nil {
-			return nil, err
+			return nil, readOnlyError(abs, err)
 		}
 		if err := createPrivate(abs); err != nil {
 			db.Close()
-			return nil, err
+			return nil, readOnlyError(abs, err)
 		}
 	}
-	// reports sort tens of thousands of rows: keep the sorts in memory, as the writer does
-	db.r, err = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs, "_pragma=busy_timeout(30000)", "_pragma=query_only(1)", "_pragma=temp_store(MEMORY)"))
-	if err != nil {
+	if err := db.openReaders(ctx, opt); err != nil {
 		db.Close()
 		return nil, err
 	}
-	db.r.SetMaxOpenConns(4)
 	if opt.ReadOnly {
-		if err := db.r.PingContext(ctx); err != nil {
-			db.r.Close()
-			return nil, openError(abs, err)
-		}
 		return db, nil
 	}
 	db.w, err = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs,
@@ -116,12 +112,81 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	return db, nil
 }
 
+// readerParams are the read pool's connection parameters. Reports sort
+// tens of thousands of rows: their sorts stay in memory, as the writer's;
+// and a reader keeps the pages a query read, as the writer does (a search
+// reads the rows of its 2,000 newest matches, about as many pages: with
+// SQLite's 2 MB default each one was read again from the file, half the
+// CPU of a mid-frequency search, docs/benchmarks.md).
+var readerParams = []string{"_pragma=busy_timeout(30000)", "_pragma=query_only(1)", "_pragma=temp_store(MEMORY)", "_pragma=cache_size(-32000)"}
+
+// openReaders opens the read pool. A reader of a damaged ledger
+// (opt.Damaged) ignores damage to the schema (writable_schema, harmless on
+// a connection that writes nothing) so that doctor can look at the rest.
+// A reader on read-only media, where SQLite cannot create the -shm file a
+// WAL database needs ("unable to open database file"), reads it as
+// immutable when nothing else writes to it: no -wal file beside it (one is
+// left only while a process has the ledger open) and no watch.
+func (db *DB) openReaders(ctx context.Context, opt Options) error {
+	params := slices.Clone(readerParams)
+	if opt.Damaged {
+		// cache_size reads the schema, which damage can make fail before
+		// writable_schema lets anything else through; doctor needs no cache
+		params = append([]string{"_pragma=writable_schema(1)"}, slices.DeleteFunc(params, func(p string) bool {
+			return strings.HasPrefix(p, "_pragma=cache_size")
+		})...)
+	}
+	r, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(db.Path, params...))
+	if err != nil {
+		return err
+	}
+	db.r = &readPool{DB: r}
+	db.r.SetMaxOpenConns(4)
+	if !opt.ReadOnly {
+		return nil
+	}
+	err = probe(ctx, db.r.DB)
+	if c := sqlitedriver.Code(err); c == sqlitedriver.CodeCantOpen || c == sqlitedriver.CodeReadOnly {
+		_, walErr := os.Lstat(db.Path + "-wal")
+		if _, watched := Watching(db.Path); errors.Is(walErr, fs.ErrNotExist) && !watched {
+			db.r.Close()
+			r, _ = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(db.Path, append([]string{"mode=ro", "immutable=1"}, params...)...))
+			db.r = &readPool{DB: r}
+			db.r.SetMaxOpenConns(4)
+			err = probe(ctx, db.r.DB)
+		}
+	}
+	if err != nil {
+		return openError(db.Path, err)
+	}
+	return nil
+}
+
+// probe reads the database header, which makes SQLite open the file and,
+// for a WAL database, its -shm file.
+func probe(ctx context.Context, r *sql.DB) error {
+	var v int64
+	return r.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&v)
+}
+
+// openError says why a ledger could not be opened; a file SQLite finds
+// damaged, or that is no database at all, has reason ErrDamaged.
 func openError(path string, err error) error {
-	msg := err.Error()
-	if strings.Contains(msg, "file is not a database") || strings.Contains(msg, "malformed") {
-		return fmt.Errorf("%s is not a clawledger database (or it is corrupt): %v", path, err)
+	if damaged(err) {
+		return &clawledger.Error{Code: clawledger.EINTERNAL, Err: clawledger.ErrDamaged,
+			Message: fmt.Sprintf("%s is not a clawledger database, or it is damaged: %v", path, err)}
 	}
 	return fmt.Errorf("open ledger %s: %v", path, err)
+}
+
+// readOnlyError gives an error opening the ledger for writing reason
+// ErrReadOnly when the ledger cannot be written where it is.
+func readOnlyError(path string, err error) error {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return &clawledger.Error{Code: clawledger.EINTERNAL, Err: clawledger.ErrReadOnly,
+			Message: fmt.Sprintf("the ledger %s cannot be written: %v", path, err)}
+	}
+	return err
 }
 
 // createPrivate creates the database file with mode 0600 (and its directory
@@ -208,7 +273,9 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db.w, sub, goose.WithTableName("schema_migrations"))
+	// migrations are independent of each other: one a ledger lacks below
+	// its version (made by a development build) is applied all the same
+	p, err := goose.NewProvider(goose.DialectSQLite3, db.w, sub, goose.WithTableName("schema_migrations"), goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return err
 	}
@@ -229,7 +296,7 @@ func (db *DB) migrate(ctx context.Context) error {
 // row; a read-only ledger's readers.
 func (db *DB) smallRead(ctx context.Context) (*sql.DB, error) {
 	if db.w == nil {
-		return db.r, nil
+		return db.r.DB, nil
 	}
 	return db.w, db.Flush(ctx)
 }

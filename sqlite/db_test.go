@@ -101,8 +101,9 @@ func TestConnectionPragmas(t *testing.T) {
 		{db.w, "temp_store", 2}, // MEMORY
 		{db.w, "wal_autocheckpoint", 0},
 		{db.w, "journal_size_limit", walKeepBytes},
-		{db.r, "query_only", 1},
-		{db.r, "temp_store", 2},
+		{db.r.DB, "query_only", 1},
+		{db.r.DB, "temp_store", 2},
+		{db.r.DB, "cache_size", -32000},
 		{db.ckpt.conn, "busy_timeout", 30000},
 	} {
 		var got int64

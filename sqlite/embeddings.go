@@ -147,7 +147,7 @@ func (db *DB) GetEmbeddings(ctx context.Context, sp clawledger.EmbeddingSpace, h
 			out[string(h)] = v
 			used = append(used, h)
 		}
-		if err := rows.Close(); err != nil {
+		if err := closeRows(rows); err != nil {
 			return nil, err
 		}
 	}
@@ -217,7 +217,7 @@ func (db *DB) PruneEmbeddingCache(ctx context.Context, maxBytes int64) (int64, e
 		evict = append(evict, k)
 		excess -= size
 	}
-	if err := rows.Close(); err != nil {
+	if err := closeRows(rows); err != nil {
 		return 0, err
 	}
 	tx, err := db.ownTx(ctx)
@@ -245,4 +245,12 @@ func execEach(ctx context.Context, tx *sql.Tx, query string, n int, args func(i 
 		}
 	}
 	return nil
+}
+
+// VectorGeneration moves on with every change of the stored vectors
+// (clawledger.VectorGenerations).
+func (db *DB) VectorGeneration(ctx context.Context) (int64, error) {
+	var g int64
+	err := db.r.QueryRowContext(ctx, `SELECT generation FROM search_vectors_generation`).Scan(&g)
+	return g, err
 }

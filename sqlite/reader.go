@@ -71,12 +71,14 @@ func scanSession(rows scanner) (*clawledger.Session, error) {
 	return s, nil
 }
 
-func (db *DB) querySessions(ctx context.Context, where string, args ...any) ([]*clawledger.Session, error) {
-	return queryAll(ctx, db.r, scanSession, sessionSelect+" "+where, args...)
-}
-
 // Sessions lists transcripts, newest activity first.
 func (db *DB) Sessions(ctx context.Context, f clawledger.SessionFilter) ([]*clawledger.Session, error) {
+	q, args := sessionsQuery(f)
+	return queryAll(ctx, db.r, scanSession, q, args...)
+}
+
+// sessionsQuery is the query of Sessions.
+func sessionsQuery(f clawledger.SessionFilter) (string, []any) {
 	var conds []string
 	var args []any
 	if f.Agent != "" {
@@ -99,31 +101,43 @@ func (db *DB) Sessions(ctx context.Context, f clawledger.SessionFilter) ([]*claw
 		conds = append(conds, "s.session_id = ?")
 		args = append(args, f.SessionID)
 	}
+	if c, a := inStateDirs("src.state_dir_id", f.StateDirs); c != "" {
+		conds, args = append(conds, c), append(args, a...)
+	}
 	if !f.IncludeDeleted {
 		conds = append(conds, "src.class NOT IN ('deleted', 'reset') AND src.gone_at_ms = 0")
 	}
 	conds = append(conds, "NOT "+migratedCopy)
-	where := ""
-	if len(conds) > 0 {
-		where = "WHERE " + strings.Join(conds, " AND ")
-	}
-	where += " ORDER BY s.last_ms DESC, src.id"
+	// sessions_recent's order: a limit stops after its rows, unsorted
+	q := sessionSelect + " WHERE " + strings.Join(conds, " AND ") + " ORDER BY s.last_ms DESC, s.source_id"
 	if f.Limit > 0 {
-		where += " LIMIT ?"
+		q += " LIMIT ?"
 		args = append(args, f.Limit)
 	}
-	return db.querySessions(ctx, where, args...)
+	return q, args
 }
 
 // FindSessions resolves a session id, a unique id prefix or a source path.
 func (db *DB) FindSessions(ctx context.Context, ref string) ([]*clawledger.Session, error) {
-	exact, err := db.querySessions(ctx, "WHERE s.session_id = ? OR src.rel_path = ? ORDER BY src.gone_at_ms <> 0, src.class <> 'live', src.id", ref, ref)
+	exact, err := queryAll(ctx, db.r, scanSession, findExact, ref, ref)
 	if err != nil || len(exact) > 0 {
 		return exact, err
 	}
 	like := strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(ref)
-	return db.querySessions(ctx, `WHERE s.session_id LIKE ? ESCAPE '\' OR src.rel_path LIKE ? ESCAPE '\' ORDER BY src.id`, like+"%", "%/"+like)
+	return queryAll(ctx, db.r, scanSession, findPrefix, like+"%", "%/"+like)
 }
+
+// The queries of FindSessions: the sources of each kind of match, each
+// found by an index (an OR of the two would scan every session), then
+// their sessions.
+var (
+	findExact = sessionSelect + ` WHERE src.id IN (SELECT source_id FROM sessions WHERE session_id = ?
+		UNION ALL SELECT id FROM sources WHERE rel_path = ?)
+		ORDER BY src.gone_at_ms <> 0, src.class <> 'live', src.id`
+	findPrefix = sessionSelect + ` WHERE src.id IN (SELECT source_id FROM sessions WHERE session_id LIKE ? ESCAPE '\'
+		UNION ALL SELECT id FROM sources WHERE rel_path LIKE ? ESCAPE '\')
+		ORDER BY src.id`
+)
 
 // Entries streams a transcript's lines in file order, each with its entry
 // fields and whether it lies on the path the default view shows.
@@ -235,19 +249,7 @@ func streamLines(ctx context.Context, q querier, sourceID int64, fn func(*clawle
 // and every pending tail.
 func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Status, error) {
 	st := &clawledger.Status{StateDirs: []clawledger.StateDirStatus{}, Pending: []clawledger.PendingTail{}}
-	rows, err := db.r.QueryContext(ctx, `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0),
-		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'transcript' AND s.gone_at_ms = 0),
-		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'cron_runs' AND s.gone_at_ms = 0),
-		(SELECT count(*) FROM cron_jobs j WHERE j.state_dir_id = d.id),
-		(SELECT count(*) FROM sources s WHERE s.state_dir_id = d.id AND s.kind = 'workspace' AND s.gone_at_ms = 0),
-		(SELECT count(*) FROM sessions x JOIN sources s ON s.id = x.source_id WHERE s.state_dir_id = d.id),
-		(SELECT coalesce(sum(line_count), 0) FROM sources s WHERE s.state_dir_id = d.id AND s.kind IN ('transcript', 'cron_runs')),
-		-- a file's cursor offset is its bytes; a database source's is a seq
-		(SELECT coalesce(sum(offset), 0) FROM sources s WHERE s.state_dir_id = d.id AND s.kind IN ('transcript', 'cron_runs')
-			AND s.rel_path NOT LIKE '%.sqlite#%') +
-		(SELECT coalesce(sum(length(l.raw) + 1), 0) FROM sources s JOIN lines l ON l.source_id = s.id
-			WHERE s.state_dir_id = d.id AND s.rel_path LIKE '%.sqlite#%')
-		FROM state_dirs d ORDER BY d.path`)
+	rows, err := db.r.QueryContext(ctx, statusDirs)
 	if err != nil {
 		return nil, err
 	}
@@ -255,12 +257,14 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 	for rows.Next() {
 		var id int64
 		var d clawledger.StateDirStatus
-		if err := rows.Scan(&id, &d.Path, &d.LastScan, &d.Transcripts, &d.CronRunLogs, &d.CronJobs, &d.WorkspaceFiles, &d.Sessions, &d.Lines, &d.Bytes); err != nil {
+		if err := rows.Scan(&id, &d.Path, &d.LastScan, &d.Sample, &d.Transcripts, &d.CronRunLogs, &d.CronJobs, &d.WorkspaceFiles, &d.Sessions,
+			&d.Lines, &d.Bytes, &d.Sources, &d.Gone); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		ids = append(ids, id)
 		st.StateDirs = append(st.StateDirs, d)
+		st.Sources, st.Lines, st.Gone = st.Sources+d.Sources, st.Lines+d.Lines, st.Gone+d.Gone
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -272,11 +276,6 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 			return nil, err
 		}
 		st.StateDirs[i].Agents = agents
-	}
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN kind IN ('transcript', 'cron_runs') THEN line_count END), 0),
-		coalesce(sum(gone_at_ms <> 0), 0) FROM sources`).
-		Scan(&st.Sources, &st.Lines, &st.Gone); err != nil {
-		return nil, err
 	}
 	if st.Malformed, st.MalformedMore, err = db.lineIssues(ctx, clawledger.LineMalformed, malformedLimit); err != nil {
 		return nil, err
@@ -300,6 +299,30 @@ func (db *DB) Status(ctx context.Context, malformedLimit int) (*clawledger.Statu
 	return st, prows.Err()
 }
 
+// statusDirs counts each state dir's sources in one pass over them (a
+// subquery per count walked every source of the dir once each): its
+// transcripts, cron run logs, cron jobs, workspace files, sessions, lines
+// and bytes, and every source and the vanished ones, for the totals.
+const statusDirs = `SELECT d.id, d.path, coalesce(d.last_scan_ms, 0), d.sample, coalesce(c.transcripts, 0), coalesce(c.run_logs, 0),
+	(SELECT count(*) FROM cron_jobs j WHERE j.state_dir_id = d.id),
+	coalesce(c.workspace, 0), coalesce(c.sessions, 0), coalesce(c.lines, 0), coalesce(c.bytes, 0), coalesce(c.sources, 0), coalesce(c.gone, 0)
+FROM state_dirs d LEFT JOIN (
+	SELECT s.state_dir_id,
+		sum(s.kind = 'transcript' AND s.gone_at_ms = 0) AS transcripts,
+		sum(s.kind = 'cron_runs' AND s.gone_at_ms = 0) AS run_logs,
+		sum(s.kind = 'workspace' AND s.gone_at_ms = 0) AS workspace,
+		count(x.source_id) AS sessions,
+		sum(CASE WHEN s.kind IN ('transcript', 'cron_runs') THEN s.line_count ELSE 0 END) AS lines,
+		-- a file's cursor offset is its bytes; a database source's is a seq
+		sum(CASE WHEN s.kind NOT IN ('transcript', 'cron_runs') THEN 0
+			WHEN s.rel_path NOT LIKE '%.sqlite#%' THEN s.offset
+			ELSE (SELECT coalesce(sum(length(l.raw) + 1), 0) FROM lines l WHERE l.source_id = s.id) END) AS bytes,
+		count(*) AS sources,
+		sum(s.gone_at_ms <> 0) AS gone
+	FROM sources s LEFT JOIN sessions x ON x.source_id = s.id
+	GROUP BY s.state_dir_id) c ON c.state_dir_id = d.id
+ORDER BY d.path`
+
 // lineIssues lists the lines of one status (up to limit; negative means
 // all) in file order, and how many more there are.
 func (db *DB) lineIssues(ctx context.Context, status clawledger.LineStatus, limit int) ([]clawledger.MalformedLine, int64, error) {
@@ -322,7 +345,7 @@ func (db *DB) lineIssues(ctx context.Context, status clawledger.LineStatus, limi
 }
 
 func (db *DB) strings(ctx context.Context, q string, args ...any) ([]string, error) {
-	out, err := queryAll(ctx, db.r, func(r scanner) (s string, err error) { return s, r.Scan(&s) }, q, args...)
+	out, err := queryStrings(ctx, db.r, q, args...)
 	if out == nil && err == nil {
 		out = []string{}
 	}

@@ -30,3 +30,15 @@ func queryAll[T any](ctx context.Context, q querier, scan func(scanner) (T, erro
 	}
 	return out, rows.Err()
 }
+
+// closeRows closes rows after a loop over them and returns the error that
+// ended the loop, if any: rows.Close does not return it, and SQLite reports
+// a damaged page only when a row on it is read, so a loop that checks only
+// Close returns the rows before the damage as if they were all.
+func closeRows(rows *sql.Rows) error {
+	err := rows.Err()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -293,9 +293,10 @@ func filterSQL(f *clawledger.SearchFilter) (string, []any) {
 	}
 	switch f.Source {
 	case search.SourceSessions:
-		conds = append(conds, "c.kind <> 'memory'")
-	case search.SourceMemory:
-		conds = append(conds, "c.kind = 'memory'")
+		conds = append(conds, "c.kind NOT IN ('memory', 'workspace')")
+	case search.SourceMemory, search.SourceWorkspace:
+		conds = append(conds, "c.kind = ?") // their chunks' kind
+		args = append(args, f.Source)
 	}
 	if f.Since > 0 {
 		conds = append(conds, "c.ts_ms >= ?")
@@ -306,14 +307,10 @@ func filterSQL(f *clawledger.SearchFilter) (string, []any) {
 		args = append(args, f.Until)
 	}
 	if f.SourceIDs != nil {
-		if len(f.SourceIDs) == 0 {
-			conds = append(conds, "0")
-		} else {
-			conds = append(conds, "c.source_id IN ("+strings.TrimPrefix(strings.Repeat(",?", len(f.SourceIDs)), ",")+")")
-			for _, id := range f.SourceIDs {
-				args = append(args, id)
-			}
-		}
+		// one parameter however many: a state dir's sources can be more
+		// than a statement takes
+		conds = append(conds, "c.source_id IN (SELECT value FROM json_each(?))")
+		args = append(args, idList(f.SourceIDs))
 	}
 	if len(conds) == 0 {
 		return "", nil
@@ -432,38 +429,22 @@ func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*clawledger.Chun
 				rows.Close()
 				return nil, err
 			}
-			if c.Kind == search.KindMemory {
+			if search.FileKind(c.Kind) {
 				h.Class = ""
 			}
 			out[c.ID] = h
 		}
-		if err := rows.Close(); err != nil {
+		if err := closeRows(rows); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-var _ clawledger.VectorLoader = (*DB)(nil)
-
-// LoadVectors adds every stored chunk vector to x, in chunk order.
+// LoadVectors adds every stored chunk vector to x, in chunk order. The
+// vectors and the chunks' metadata are read in two sequential passes
+// (both in id order) rather than joined row by row.
 func (db *DB) LoadVectors(ctx context.Context, x clawledger.VectorSink) error {
-	return db.LoadVectorsAfter(ctx, x, 0)
-}
-
-// VectorRange returns the smallest and largest chunk id holding a vector:
-// two lookups at the ends of search_vectors' rowid tree (one query asking
-// for both min and max would scan the table: SQLite's min/max optimization
-// takes a query with one of them alone).
-func (db *DB) VectorRange(ctx context.Context) (first, last int64, err error) {
-	err = db.r.QueryRowContext(ctx, `SELECT coalesce((SELECT min(chunk_id) FROM search_vectors), 0), coalesce((SELECT max(chunk_id) FROM search_vectors), 0)`).Scan(&first, &last)
-	return first, last, err
-}
-
-// LoadVectorsAfter adds the stored vectors of the chunks above afterID to x,
-// in chunk order. The vectors and the chunks' metadata are read in two
-// sequential passes (both in id order) rather than joined row by row.
-func (db *DB) LoadVectorsAfter(ctx context.Context, x clawledger.VectorSink, afterID int64) error {
 	conn, err := db.r.Conn(ctx) // one snapshot for both passes
 	if err != nil {
 		return err
@@ -475,7 +456,7 @@ func (db *DB) LoadVectorsAfter(ctx context.Context, x clawledger.VectorSink, aft
 	}
 	defer tx.Rollback()
 	var n, dims int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce((SELECT length(vec) / 4 FROM search_vectors LIMIT 1), 0) FROM search_vectors WHERE chunk_id > ?`, afterID).
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce((SELECT length(vec) / 4 FROM search_vectors LIMIT 1), 0) FROM search_vectors`).
 		Scan(&n, &dims); err != nil {
 		return err
 	}
@@ -484,12 +465,12 @@ func (db *DB) LoadVectorsAfter(ctx context.Context, x clawledger.VectorSink, aft
 	}
 	x.Grow(n, dims)
 	meta, err := tx.QueryContext(ctx, `SELECT c.id, c.source_id, c.ts_ms, c.agent_id, c.role, c.kind FROM search_chunks c
-		WHERE c.id > ? AND c.id IN (SELECT chunk_id FROM search_vectors WHERE chunk_id > ?) ORDER BY c.id`, afterID, afterID)
+		WHERE c.id IN (SELECT chunk_id FROM search_vectors) ORDER BY c.id`)
 	if err != nil {
 		return err
 	}
 	defer meta.Close()
-	vecs, err := tx.QueryContext(ctx, `SELECT chunk_id, vec FROM search_vectors WHERE chunk_id > ? ORDER BY chunk_id`, afterID)
+	vecs, err := tx.QueryContext(ctx, `SELECT chunk_id, vec FROM search_vectors ORDER BY chunk_id`)
 	if err != nil {
 		return err
 	}

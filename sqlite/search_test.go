@@ -114,11 +114,24 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	l.write("workspace/MEMORY.md", []byte("# Memory\n\n- the narwhal key lives in vault\n"))
 	l.write("workspace/SOUL.md", []byte("narwhal soul, not memory\n"))
 	st := l.ingest()
-	if st.Docs != 3 || st.Chunks != 3 {
+	if st.Docs != 4 || st.Chunks != 4 {
 		t.Fatalf("first update: %+v", st)
 	}
-	if hits := l.search(search.Request{Query: "narwhal"}, nil); len(hits) != 1 || hits[0].Path != "workspace/MEMORY.md" || hits[0].StartLine != 1 || hits[0].EndLine != 3 {
+	// every workspace file is searchable: the memory files as memory, the
+	// others (SOUL.md) as workspace files
+	if hits := l.search(search.Request{Query: "narwhal", Filter: search.Filter{Source: search.SourceMemory}}, nil); len(hits) != 1 ||
+		hits[0].Path != "workspace/MEMORY.md" || hits[0].StartLine != 1 || hits[0].EndLine != 3 || hits[0].Kind != search.KindMemory {
 		t.Errorf("memory hit: %+v", hits)
+	}
+	if hits := l.search(search.Request{Query: "narwhal", Filter: search.Filter{Source: search.SourceWorkspace}}, nil); len(hits) != 1 ||
+		hits[0].Path != "workspace/SOUL.md" || hits[0].Kind != search.KindWorkspace || hits[0].Role != search.KindWorkspace {
+		t.Errorf("workspace hit: %+v", hits)
+	}
+	if hits := l.search(search.Request{Query: "narwhal"}, nil); len(hits) != 2 {
+		t.Errorf("narwhal hits: %q", texts(hits))
+	}
+	if hits := l.search(search.Request{Query: "narwhal", Filter: search.Filter{Source: search.SourceSessions}}, nil); len(hits) != 0 {
+		t.Errorf("narwhal hits in sessions: %q", texts(hits))
 	}
 	if st := l.ingest(); st != (search.IndexStats{}) {
 		t.Errorf("nothing changed, yet %+v", st)
@@ -168,7 +181,7 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	if st := l.ingest(); st.Removed != 1 || st.Chunks != 1 {
 		t.Errorf("memory change: %+v", st)
 	}
-	if hits := l.search(search.Request{Query: "narwhal"}, nil); len(hits) != 0 {
+	if hits := l.search(search.Request{Query: "narwhal", Filter: search.Filter{Source: search.SourceMemory}}, nil); len(hits) != 0 {
 		t.Errorf("old memory text found: %q", texts(hits))
 	}
 
@@ -176,7 +189,7 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	if err := l.db.ClearSearchIndex(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st := l.ingest(); st.Docs != 3 {
+	if st := l.ingest(); st.Docs != 4 {
 		t.Errorf("rebuild: %+v", st)
 	}
 	if hits := l.search(search.Request{Query: "dolphin OR octopus OR seal"}, nil); len(hits) != 3 {
@@ -572,5 +585,59 @@ func TestLoadVectorsSkipsOrphans(t *testing.T) {
 	}
 	if x.Len() != 4 {
 		t.Errorf("loaded %d vectors, want the 4 whose chunks remain", x.Len())
+	}
+}
+
+// TestWorkspaceFilesIndexedAfterUpgrade: a ledger whose index, as schema 9
+// built it, chunked the memory files only and marked the others indexed
+// (SOUL.md) chunks them all once migration 10 has run; workspace files
+// never decay.
+func TestWorkspaceFilesIndexedAfterUpgrade(t *testing.T) {
+	l := newLedger(t)
+	l.write("workspace/MEMORY.md", []byte("- the narwhal key lives in vault\n"))
+	l.write("workspace/SOUL.md", []byte("narwhal soul\n"))
+	l.write("workspace/memory/2020-01-01.md", []byte("narwhal diary\n"))
+	l.ingest()
+	path := l.db.Path
+	l.db.Close()
+	// the ledger as schema 9 left it
+	raw, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`DELETE FROM search_fts WHERE rowid IN (SELECT id FROM search_chunks WHERE kind = 'workspace')`,
+		`DELETE FROM search_chunks WHERE kind = 'workspace'`,
+		`INSERT OR IGNORE INTO search_current(id) VALUES (1)`,
+		`ALTER TABLE state_dirs DROP COLUMN sample`,
+		`DELETE FROM schema_migrations WHERE version_id = 10`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+	db, err := sqlite.Open(context.Background(), path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	l.db = db
+	if hits := l.search(search.Request{Query: "narwhal", Filter: search.Filter{Source: search.SourceWorkspace}}, nil); len(hits) != 0 {
+		t.Fatalf("the schema 9 index has SOUL.md: %+v", hits)
+	}
+	if _, err := search.UpdateIndex(context.Background(), db, nil); err != nil {
+		t.Fatal(err)
+	}
+	if hits := l.search(search.Request{Query: "narwhal", Filter: search.Filter{Source: search.SourceWorkspace}}, nil); len(hits) != 1 || hits[0].Path != "workspace/SOUL.md" {
+		t.Errorf("SOUL.md after the upgrade: %+v", hits)
+	}
+	// a year on, with decay, the dated memory file has aged; MEMORY.md and
+	// SOUL.md, written as long ago, have not
+	now := time.Now().AddDate(1, 0, 0).UnixMilli()
+	for _, h := range l.search(search.Request{Query: "narwhal", Decay: true, HalfLifeDays: 30, Now: now}, nil) {
+		if dated := h.Path == "workspace/memory/2020-01-01.md"; dated != (h.Explain.Decay < 1) {
+			t.Errorf("%s (%s): decay %f", h.Path, h.Kind, h.Explain.Decay)
+		}
 	}
 }

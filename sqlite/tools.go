@@ -126,10 +126,15 @@ func toolWhere(f clawledger.ToolFilter, ts string) (join, where string, args []a
 		conds = append(conds, ts+" < ?")
 		args = append(args, f.Until)
 	}
-	if f.Agent != "" {
+	if f.Agent != "" || f.StateDirs != nil {
 		join = " JOIN sources src ON src.id = " + strings.SplitN(ts, ".", 2)[0] + ".source_id"
+	}
+	if f.Agent != "" {
 		conds = append(conds, "src.agent_id = ?")
 		args = append(args, f.Agent)
+	}
+	if c, a := inStateDirs("src.state_dir_id", f.StateDirs); c != "" {
+		conds, args = append(conds, c), append(args, a...)
 	}
 	if len(conds) > 0 {
 		where = " AND " + strings.Join(conds, " AND ")

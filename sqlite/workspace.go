@@ -38,3 +38,27 @@ func (db *DB) WorkspaceVersion(ctx context.Context, sourceID int64, sha256 strin
 	f.Content = []byte(content)
 	return f, nil
 }
+
+// WorkspaceFiles lists the workspace files f selects, by state dir and
+// path, each with its current version and how many it had.
+func (db *DB) WorkspaceFiles(ctx context.Context, f clawledger.WorkspaceFilter) ([]*clawledger.WorkspaceEntry, error) {
+	where, args := inStateDirs("s.state_dir_id", f.StateDirs)
+	if where != "" {
+		where = " AND " + where
+	}
+	if f.Agent != "" {
+		where += " AND w.agent_id = ?"
+		args = append(args, f.Agent)
+	}
+	return queryAll(ctx, db.r, func(row scanner) (*clawledger.WorkspaceEntry, error) {
+		e := &clawledger.WorkspaceEntry{}
+		w := &e.File
+		var gone int64
+		err := row.Scan(&e.SourceID, &w.StateDirID, &w.StateDir, &w.AgentID, &w.Rel, &w.Size, &w.MtimeNs, &w.SHA256, &gone, &e.Versions)
+		e.Gone = gone != 0
+		return e, err
+	}, `SELECT s.id, s.state_dir_id, d.path, w.agent_id, s.rel_path, w.size, w.mtime_ns, w.sha256, s.gone_at_ms,
+		(SELECT count(*) FROM workspace_versions v WHERE v.source_id = s.id)
+		FROM workspace_files w JOIN sources s ON s.id = w.source_id JOIN state_dirs d ON d.id = s.state_dir_id
+		WHERE 1`+where+` ORDER BY d.path, s.rel_path`, args...)
+}

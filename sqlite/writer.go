@@ -280,7 +280,10 @@ const (
 // the line, its entry, message, usage and tool result columns (as its kind
 // has them), and its raw bytes last.
 func lineInsert(args []any, sourceID int64, rec *clawledger.Record) (string, []any) {
-	l := &rec.Line
+	l := rec.Line
+	if l.Raw == nil { // a line stored without its bytes, as a reader hands it back
+		l.Raw = []byte{}
+	}
 	args = append(args, sourceID, l.Offset, l.No, int(l.Status), nullString(l.Error))
 	e := rec.Entry
 	if e == nil {
@@ -347,6 +350,9 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	}
 	t.bytes += int64(len(rec.Line.Raw))
 	t.w.db.batchLines = true
+	if e := rec.Entry; e != nil && e.Message != nil && e.Message.Usage != nil && rec.UsageKey != 0 { // usage_key set
+		t.w.db.batchSlots[msgTime(e)/clawledger.UsageQuarter] = struct{}{}
+	}
 	lineID, err := res.LastInsertId()
 	if err != nil {
 		return err

@@ -33,6 +33,12 @@ type fixtureAnswers struct {
 	Capture  []*view.Capture // twice: the second captures nothing
 	Events   *view.EventQuery
 	Doctor   *view.Doctor
+	Cron     *view.Cron
+	CronRuns *view.CronRuns
+	// the workspace files, without the times a run of the test decides
+	// (when the fixture was written and read)
+	Workspace *view.Workspace
+	Memory    *view.WorkspaceShow
 }
 
 // testKnownFixture: the edge-case fixture, ingested and captured through
@@ -52,7 +58,7 @@ func testKnownFixture(t *testing.T, h *harness) {
 	var err error
 	a.Ingest, err = svc.Ingest(h.ctx, ledger.IngestRequest{}) // changes nothing, indexes
 	must(err)
-	a.Status, err = svc.Status(h.ctx)
+	a.Status, err = svc.Status(h.ctx, ledger.StatusRequest{})
 	must(err)
 	a.Sessions, err = svc.Sessions(h.ctx, ledger.SessionsRequest{})
 	must(err)
@@ -87,10 +93,39 @@ func testKnownFixture(t *testing.T, h *harness) {
 	must(err)
 	a.Doctor, err = svc.Doctor(h.ctx, ledger.DoctorRequest{})
 	must(err)
+	a.Cron, err = svc.Cron(h.ctx, ledger.CronRequest{})
+	must(err)
+	runs := ledger.CronRunsDefaults()
+	runs.Job = "job-1"
+	a.CronRuns, err = svc.CronRuns(h.ctx, runs)
+	must(err)
+	a.Workspace, err = svc.Workspace(h.ctx, ledger.WorkspaceRequest{})
+	must(err)
+	for i := range a.Workspace.Files {
+		a.Workspace.Files[i].Modified = nil
+	}
+	a.Memory, err = svc.WorkspaceShow(h.ctx, ledger.WorkspaceFileRequest{File: "MEMORY.md", Agent: "ops"})
+	must(err)
+	a.Memory.File.Modified, a.Memory.Version.Modified, a.Memory.Version.SeenAt = nil, nil, nil
 
 	// what is the backend's own: its schema's numbering, its query language
 	a.Status.SchemaVersion, a.Doctor.SchemaVersion, a.Doctor.SupportedSchema = 0, 0, 0
 	a.Search.Explain.FTS = ""
+	// the host a ledger of many hosts names
+	a.Status.Hosts = nil
+	for i := range a.Status.StateDirs {
+		a.Status.StateDirs[i].Host = ""
+	}
+	for _, list := range []*view.Sessions{a.Sessions, a.Deleted, a.Project} {
+		for i := range list.Sessions {
+			list.Sessions[i].Host = ""
+		}
+	}
+	for _, u := range a.Usage {
+		for i := range u.Rows {
+			u.Rows[i].Host = ""
+		}
+	}
 	got, err := json.MarshalIndent(a, "", "  ")
 	must(err)
 	got = normalize(got, h.loc, m.Home, a.Status)

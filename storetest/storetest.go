@@ -47,6 +47,8 @@ func Run(t *testing.T, newLedger func(t *testing.T) clawledger.Location) {
 		{"SearchIndex", testSearchIndex},
 		{"Vectors", testVectors},
 		{"Maintenance", testMaintenance},
+		{"StateDirFilters", testStateDirFilters},
+		{"ForgetStateDir", testForgetStateDir},
 		{"KnownFixture", testKnownFixture},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -98,7 +98,7 @@ func (f *Filter) Apply(e *clawledger.Entry) []Item {
 func (f *Filter) message(m *clawledger.Message) []Item {
 	switch m.Role {
 	case "user":
-		text := clean(m.Text)
+		text := clean(openclaw.StripEnvelope(m.Text)) // the raw entry keeps the gateway's envelope
 		if text == "" && m.Images == 0 {
 			return nil
 		}

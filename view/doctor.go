@@ -3,6 +3,8 @@ package view
 import (
 	"fmt"
 	"slices"
+
+	"github.com/clawledger/clawledger"
 )
 
 // Doctor is the answer of doctor: what the checks found.
@@ -16,6 +18,43 @@ type Doctor struct {
 	Findings        []Finding     `json:"findings"`
 	Fixed           *DoctorFixed  `json:"fixed,omitempty"`
 	Actions         []string      `json:"actions"` // what to run, in order
+	// Damaged: the ledger's file is damaged (its integrity check failed,
+	// or a read of it did). Irreplaceable then says what only the ledger
+	// holds, which a rebuild from the state dirs would lose.
+	Damaged       bool            `json:"damaged,omitempty"`
+	Irreplaceable []Irreplaceable `json:"irreplaceable,omitempty"`
+	// Salvaged is what doctor --salvage copied into a new ledger.
+	Salvaged *clawledger.SalvageReport `json:"salvaged,omitempty"`
+}
+
+// Irreplaceable is one kind of record only a damaged ledger holds.
+type Irreplaceable struct {
+	Kind    string `json:"kind"` // appended_events, database_cron_runs, gone_transcripts, workspace_versions
+	Count   int64  `json:"count"`
+	Lines   int64  `json:"lines,omitempty"`
+	Message string `json:"message"`         // what they are, for people
+	Error   string `json:"error,omitempty"` // the count could not be read
+}
+
+// irreplaceableText says what each kind is.
+var irreplaceableText = map[string]string{
+	clawledger.IrreplaceableEvents:   "episodic events appended by hand (captured ones are derived again)",
+	clawledger.IrreplaceableCronRuns: "cron runs read from OpenClaw's state database, which prunes its run history: those it has pruned are only here",
+	clawledger.IrreplaceableGone:     "transcripts whose files are gone (deleted or pruned on disk), remembered only here",
+	clawledger.IrreplaceableVersions: "earlier versions of workspace files (memory edits), no longer on disk",
+}
+
+// NewIrreplaceable renders what a store counted.
+func NewIrreplaceable(list []clawledger.Irreplaceable) []Irreplaceable {
+	out := []Irreplaceable{}
+	for _, x := range list {
+		j := Irreplaceable{Kind: x.Kind, Count: x.Count, Lines: x.Lines, Message: irreplaceableText[x.Kind]}
+		if x.Err != nil {
+			j.Error = x.Err.Error()
+		}
+		out = append(out, j)
+	}
+	return out
 }
 
 // DoctorChecked says how much was checked.

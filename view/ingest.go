@@ -1,12 +1,23 @@
 package view
 
-import "github.com/clawledger/clawledger/collect"
+import (
+	"path/filepath"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/collect"
+)
 
 // Ingest is the answer of ingest: what the run read and stored.
 type Ingest struct {
 	DB string `json:"db"`
 	*collect.Report
 	Sample bool `json:"sample"` // the bundled sample was ingested (no state dir was found)
+	// SampleDropped: a real state dir was found, and the bundled sample a
+	// former ingest read was removed from the ledger.
+	SampleDropped *Forget `json:"sample_dropped,omitempty"`
+	// MissingStateDirs are state dirs the ledger holds that no longer
+	// exist: not read, their data kept (forget removes it).
+	MissingStateDirs []string `json:"missing_state_dirs,omitempty"`
 }
 
 // Export is the answer of export --all.
@@ -22,7 +33,32 @@ type Export struct {
 type SkippedExport struct {
 	StateDir string `json:"state_dir"`
 	Path     string `json:"path"`
-	Reason   string `json:"reason"`
+	// Source names it as it is: its file, or <database>#<id> for a source
+	// held in a database (the id as the data has it, not cleaned into a
+	// path).
+	Source string `json:"source"`
+	Reason string `json:"reason"`
+	// Duplicate: another source exported to the same path (a migrated
+	// file-era copy of a database session). Any other skip left data out
+	// of the export, and is a warning.
+	Duplicate bool `json:"duplicate,omitempty"`
+}
+
+// ExportedSession is the receipt of an export of one session.
+type ExportedSession struct {
+	SessionID string `json:"session_id"`
+	Agent     string `json:"agent"`
+	StateDir  string `json:"state_dir"`
+	Path      string `json:"path"`          // the transcript, in its state dir
+	Out       string `json:"out,omitempty"` // the file written; "" for stdout
+	Lines     int64  `json:"lines"`
+	Bytes     int64  `json:"bytes"`
+}
+
+// NewExportedSession is the receipt of an export of transcript s, its
+// counts to be filled in.
+func NewExportedSession(s *clawledger.Session) *ExportedSession {
+	return &ExportedSession{SessionID: s.SessionID, Agent: s.AgentID, StateDir: s.StateDir, Path: filepath.ToSlash(s.Path)}
 }
 
 // Reindex is the answer of reindex.

@@ -96,8 +96,8 @@ func NewSearch(query string, res *search.Result, explain bool) *Search {
 		h := &res.Hits[i]
 		j := Hit{Rank: h.Rank, Score: round4(h.Score), Kind: h.Kind, Agent: h.AgentID, Role: h.Role,
 			Time: Time(h.TsMs), StateDir: h.StateDir, Path: h.Path, Flags: HitFlags(h), Snippet: Marks(h.Snippet, "**", "**")}
-		if h.Kind == search.KindMemory {
-			j.Source, j.Role, j.StartLine, j.EndLine = search.SourceMemory, "", h.StartLine, h.EndLine
+		if search.FileKind(h.Kind) {
+			j.Source, j.Role, j.StartLine, j.EndLine = h.Kind, "", h.StartLine, h.EndLine // memory or workspace
 		} else {
 			j.Source, j.SessionID, j.EntryID, j.Line = search.SourceSessions, h.SessionID, h.EntryID, h.StartLine
 		}

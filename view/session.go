@@ -9,6 +9,9 @@ import (
 // Sessions is the answer of sessions.
 type Sessions struct {
 	Sessions []Session `json:"sessions"`
+	// KnownAgents, when none of the sessions asked for an agent's and the
+	// ledger holds no such agent, are the agents it holds.
+	KnownAgents []string `json:"known_agents,omitempty"`
 }
 
 // Session is one transcript: its summary, its index fields and flags.
@@ -18,6 +21,7 @@ type Session struct {
 	Key              string        `json:"key"`
 	StateDir         string        `json:"state_dir"`
 	Path             string        `json:"path"`
+	Host             string        `json:"host,omitempty"` // in a ledger of many hosts
 	Class            string        `json:"class"`
 	Topic            string        `json:"topic,omitempty"`
 	Flags            SessionFlags  `json:"flags"`
@@ -48,6 +52,13 @@ type Session struct {
 	ThinkingLevel    string        `json:"thinking_level"`
 	Index            *SessionIndex `json:"index"`
 	Match            *ProjectMatch `json:"match,omitempty"`
+	// sub-agent runs (the audit trail): the run that spawned this session,
+	// and those it spawned
+	SpawnedBy *Spawn  `json:"spawned_by,omitempty"`
+	Spawned   []Spawn `json:"spawned,omitempty"`
+	// Depth is the session's depth in the spawn tree (sessions listed as a
+	// tree: 0 for a root, 1 for a session it spawned, ...)
+	Depth int `json:"depth,omitempty"`
 }
 
 // ProjectMatch says why a session belongs to a project.
@@ -99,7 +110,7 @@ type SessionIndex struct {
 func NewSession(s *clawledger.Session, lastUserMessages []string, match *ProjectMatch) Session {
 	j := Session{
 		Agent: s.AgentID, SessionID: s.SessionID, Key: s.Key, StateDir: s.StateDir, Path: filepath.ToSlash(s.Path),
-		Class: string(s.Class), Topic: s.Topic,
+		Class: string(s.Class), Topic: s.Topic, Host: s.Host,
 		Flags: SessionFlags{
 			Deleted: s.Class == clawledger.ClassDeleted, Reset: s.Class == clawledger.ClassReset, Orphan: s.Orphan(),
 			Topic: s.Class == clawledger.ClassTopic || s.Topic != "", Fork: s.Class == clawledger.ClassFork || s.ParentSession != "", Gone: s.Gone,

@@ -20,11 +20,15 @@ type Status struct {
 	RepairedTotal  int64           `json:"repaired_total"`
 	Repaired       []MalformedLine `json:"repaired"` // not valid JSON, decoded all the same
 	Pending        []PendingTail   `json:"pending"`
+	// Hosts lists the hosts of a ledger of many hosts (Fleet), each with
+	// its last scan and lag; none for a ledger of one machine's sources.
+	Hosts []Host `json:"hosts,omitempty"`
 }
 
 // StateDir is what one state dir contributed.
 type StateDir struct {
 	Path           string   `json:"path"`
+	Host           string   `json:"host,omitempty"` // in a ledger of many hosts
 	Agents         []string `json:"agents"`
 	Transcripts    int64    `json:"transcripts"`
 	Sessions       int64    `json:"sessions"`
@@ -34,6 +38,8 @@ type StateDir struct {
 	Lines          int64    `json:"lines"`
 	Bytes          int64    `json:"bytes"`
 	LastScan       *string  `json:"last_scan"`
+	Sample         bool     `json:"sample"`  // the bundled sample, read because no state dir existed
+	Missing        bool     `json:"missing"` // it no longer exists: its data is kept until forgotten
 }
 
 // MalformedLine locates a malformed (or repaired) line.
@@ -56,9 +62,9 @@ func NewStatus(db string, schema int64, discovered []string, st *clawledger.Stat
 		MalformedTotal: int64(len(st.Malformed)) + st.MalformedMore, Malformed: lineList(st.Malformed),
 		RepairedTotal: int64(len(st.Repaired)) + st.RepairedMore, Repaired: lineList(st.Repaired), Pending: []PendingTail{}, StateDirs: []StateDir{}}
 	for _, d := range st.StateDirs {
-		out.StateDirs = append(out.StateDirs, StateDir{Path: d.Path, Agents: d.Agents, Transcripts: d.Transcripts,
+		out.StateDirs = append(out.StateDirs, StateDir{Path: d.Path, Host: d.Host, Agents: d.Agents, Transcripts: d.Transcripts,
 			Sessions: d.Sessions, CronJobs: d.CronJobs, CronRunLogs: d.CronRunLogs, WorkspaceFiles: d.WorkspaceFiles,
-			Lines: d.Lines, Bytes: d.Bytes, LastScan: Time(d.LastScan)})
+			Lines: d.Lines, Bytes: d.Bytes, LastScan: Time(d.LastScan), Sample: d.Sample})
 	}
 	for _, p := range st.Pending {
 		out.Pending = append(out.Pending, PendingTail{File: File(p.StateDir, p.Path), Bytes: p.Bytes})

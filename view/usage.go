@@ -72,6 +72,7 @@ type UsageRow struct {
 	SessionID     string  `json:"sessionId,omitempty"`
 	Topic         string  `json:"topic,omitempty"`
 	Agent         string  `json:"agent,omitempty"`
+	Host          string  `json:"host,omitempty"` // in a ledger of many hosts
 	SessionKey    string  `json:"sessionKey,omitempty"`
 	ProjectPath   string  `json:"projectPath,omitempty"`
 	Model         string  `json:"model,omitempty"`
@@ -113,6 +114,7 @@ func NewUsage(kind string, rep *report.UsageReport, sessions map[string]*clawled
 		case "session":
 			if s := sessions[r.Key]; s != nil {
 				j.SessionID, j.Topic, j.Agent, j.SessionKey, j.ProjectPath = s.SessionID, s.Topic, s.AgentID, s.Key, s.Cwd
+				j.Host = s.Host
 			}
 			j.FirstActivity, j.LastActivity = Time(r.First), Time(r.Last)
 		case "model":

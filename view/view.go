@@ -11,6 +11,23 @@ import (
 	"time"
 )
 
+// Failure is how a surface that answers in JSON reports an error: the
+// error's code (clawledger.ErrorCode) and its message for people.
+type Failure struct {
+	Error FailureError `json:"error"`
+}
+
+// FailureError is the body of a Failure.
+type FailureError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// NewFailure is the failure of an error with code and message.
+func NewFailure(code, message string) *Failure {
+	return &Failure{Error: FailureError{Code: code, Message: message}}
+}
+
 // Time renders epoch ms as an RFC 3339 UTC time with milliseconds; nil
 // for 0 (unknown).
 func Time(ms int64) *string {

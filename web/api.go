@@ -33,7 +33,9 @@ func (s *Server) routes(mux *http.ServeMux) {
 		})
 	}
 	api("GET /api/v1/status", read(s, func(p *params, _ *http.Request) struct{} { p.only(); return struct{}{} },
-		func(ctx context.Context, _ struct{}) (*view.Status, error) { return s.svc.Status(ctx) }))
+		func(ctx context.Context, _ struct{}) (*view.Status, error) {
+			return s.svc.Status(ctx, ledger.StatusRequest{})
+		}))
 	api("GET /api/v1/doctor", read(s, func(p *params, _ *http.Request) ledger.DoctorRequest {
 		p.only("quick")
 		return ledger.DoctorRequest{Quick: p.flag("quick")}

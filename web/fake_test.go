@@ -127,7 +127,7 @@ func (f *fakeService) find(ref string) (*fakeSession, error) {
 	return nil, clawledger.Reasonf(clawledger.ENOTFOUND, clawledger.ErrNoSession, "no session matches %q", ref)
 }
 
-func (f *fakeService) Status(context.Context) (*view.Status, error) {
+func (f *fakeService) Status(context.Context, ledger.StatusRequest) (*view.Status, error) {
 	if err := f.fail(); err != nil {
 		return nil, err
 	}

@@ -199,7 +199,7 @@ func (s *Server) pageOverview(w http.ResponseWriter, r *http.Request) error {
 	}
 	slices.SortStableFunc(o.Failing, func(a, b view.Tool) int { return cmp.Compare(b.Errors, a.Errors) })
 	o.Failing = o.Failing[:min(len(o.Failing), 5)]
-	if o.Status, err = s.svc.Status(ctx); err != nil {
+	if o.Status, err = s.svc.Status(ctx, ledger.StatusRequest{}); err != nil {
 		return err
 	}
 	live := ""
@@ -712,7 +712,7 @@ func (s *Server) pageUsage(w http.ResponseWriter, r *http.Request) error {
 // agentCharts draws cost and tokens per period stacked by agent: one
 // report per agent the ledger knows.
 func (s *Server) agentCharts(ctx context.Context, q ledger.UsageRequest, labels []string) (cost, tokens chart, err error) {
-	st, err := s.svc.Status(ctx)
+	st, err := s.svc.Status(ctx, ledger.StatusRequest{})
 	if err != nil {
 		return cost, tokens, err
 	}
@@ -839,7 +839,7 @@ func firstWords(s string, n int) string {
 // Status.
 
 func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.svc.Status(r.Context())
+	st, err := s.svc.Status(r.Context(), ledger.StatusRequest{})
 	if err != nil {
 		return err
 	}

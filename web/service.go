@@ -14,7 +14,7 @@ import (
 // query parameters named after the CLI's flags, as the CLI builds them
 // from its flags.
 type Service interface {
-	Status(ctx context.Context) (*view.Status, error)
+	Status(ctx context.Context, req ledger.StatusRequest) (*view.Status, error)
 	Doctor(ctx context.Context, req ledger.DoctorRequest) (*view.Doctor, error)
 	Sessions(ctx context.Context, req ledger.SessionsRequest) (*view.Sessions, error)
 	// Show streams one transcript to w: its head, then its units.

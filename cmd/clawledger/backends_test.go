@@ -9,13 +9,13 @@ import (
 )
 
 // TestUnknownSchemeIsUsageError: a ledger URL whose scheme no linked
-// backend takes (postgres:// until that backend lands) is a usage error
+// backend takes (mysql://) is a usage error
 // that names the schemes this build knows; it creates no file (it used to
 // create a SQLite ledger in a directory named after the URL, password and
 // all), and the password is printed nowhere, nor labelled as anything but
 // a masked password.
 func TestUnknownSchemeIsUsageError(t *testing.T) {
-	const url = "postgres://clawuser:s3cretpw@db.example.com/ledger"
+	const url = "mysql://clawuser:s3cretpw@db.example.com/ledger"
 	for _, c := range []struct {
 		name string
 		args []string
@@ -45,7 +45,7 @@ func TestUnknownSchemeIsUsageError(t *testing.T) {
 		if c.env != "" {
 			from = "$CLAWLEDGER_DB "
 		}
-		want := from + `postgres://clawuser:xxxxx@db.example.com/ledger: no ledger backend for the "postgres" scheme (this clawledger knows file, sqlite, or a file path)`
+		want := from + `mysql://clawuser:xxxxx@db.example.com/ledger: no ledger backend for the "mysql" scheme (this clawledger knows file, postgres, postgresql, sqlite, or a file path)`
 		if !strings.Contains(msg, want) || strings.Count(msg, "\n") != 1 {
 			t.Errorf("%s: stderr %q, want one line with %q", c.name, msg, want)
 		}

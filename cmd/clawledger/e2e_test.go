@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/clawledger/clawledger/internal/fixture"
@@ -24,6 +25,11 @@ type cli struct {
 	bin  string
 	home string
 	env  []string // more environment, NAME=value
+	// ledger is the test's ledger when it is not the default file: a
+	// PostgreSQL one's answers are compared with the golden files as
+	// sameAnswer does
+	ledger string
+	sys    *syscall.SysProcAttr
 }
 
 func newCLI(t *testing.T, home string) *cli {
@@ -34,6 +40,7 @@ func newCLI(t *testing.T, home string) *cli {
 func (c *cli) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(c.bin, args...)
 	cmd.Env = append([]string{"HOME=" + c.home, "PATH=" + os.Getenv("PATH"), "TZ=UTC"}, c.env...)
+	cmd.SysProcAttr = c.sys
 	return cmd
 }
 
@@ -79,16 +86,18 @@ func (c *cli) decode(out string, v any) {
 	}
 }
 
-var timeRe = regexp.MustCompile(`"last_scan": "[^"]*"`)
+// timeRe matches the times a run of the tests decides: when a state dir
+// was scanned, when a fixture file was written and first seen.
+var timeRe = regexp.MustCompile(`"(last_scan|modified|seen_at)": "[^"]*"`)
 
 // golden compares got with testdata/<name>.golden after replacing the
 // fixture home with $HOME; -update rewrites the file.
 func (c *cli) golden(name, got string) {
 	c.t.Helper()
 	got = strings.ReplaceAll(got, c.home, "$HOME")
-	got = timeRe.ReplaceAllString(got, `"last_scan": "<time>"`)
+	got = timeRe.ReplaceAllString(got, `"$1": "<time>"`)
 	path := filepath.Join("testdata", name+".golden")
-	if *update {
+	if *update && !isPostgres(c.ledger) {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			c.t.Fatal(err)
 		}
@@ -100,6 +109,12 @@ func (c *cli) golden(name, got string) {
 	want, err := os.ReadFile(path)
 	if err != nil {
 		c.t.Fatalf("%v (run the test with -update to create it)", err)
+	}
+	if isPostgres(c.ledger) && string(want) != got {
+		if err := sameAnswer(want, []byte(got)); err != nil {
+			c.t.Errorf("%s differs from the golden file on PostgreSQL: %v\n--- got\n%s", name, err, got)
+		}
+		return
 	}
 	if string(want) != got {
 		c.t.Errorf("%s differs from the golden file (run with -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
@@ -121,23 +136,26 @@ type ingestOut struct {
 // reproduces every transcript and cron run log byte for byte up to its last
 // newline and nothing else; every malformed line is counted; a second
 // ingest stores nothing; appending lines and completing a partial tail
-// stores exactly those lines.
-func TestEndToEnd(t *testing.T) {
+// stores exactly those lines. On every backend.
+func TestEndToEnd(t *testing.T) { onBackends(t, testEndToEnd) }
+
+func testEndToEnd(t *testing.T, b backend) {
 	home := t.TempDir()
 	m, err := fixture.WriteEdgeCases(home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newCLI(t, home)
+	c := b.cli(t, home)
 
 	var first ingestOut
 	c.jsonOf(&first, exitWarnings, "ingest")
 	if first.LinesIngested != int64(m.Lines) || first.MalformedLines != int64(m.MalformedLines) || first.Sample {
 		t.Fatalf("first ingest: %+v, want %d lines, %d malformed", first, m.Lines, m.MalformedLines)
 	}
-	db := filepath.Join(home, ".local", "share", "clawledger", "ledger.db")
-	if fi, err := os.Stat(db); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("ledger %s: %v, mode %v", db, err, fi.Mode())
+	if db := filepath.Join(home, ".local", "share", "clawledger", "ledger.db"); !b.postgres() {
+		if fi, err := os.Stat(db); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("ledger %s: %v, mode %v", db, err, fi.Mode())
+		}
 	}
 
 	out := filepath.Join(t.TempDir(), "export")
@@ -152,7 +170,10 @@ func TestEndToEnd(t *testing.T) {
 	c.golden("show-all-branches", c.mustRun(0, "show", "agents/main/sessions/a1000000-0000-4000-8000-000000000001.jsonl", "--all-branches", "--json"))
 	c.golden("show-v1", c.mustRun(0, "show", "b1000000", "--json"))
 	c.golden("show-text", c.mustRun(0, "show", "agents/main/sessions/a1000000-0000-4000-8000-000000000001.jsonl"))
-	c.golden("export-all", strings.ReplaceAll(c.mustRun(0, "export", "--all", "--out", out, "--json"), out, "$OUT"))
+	c.golden("export-all", strings.ReplaceAll(c.mustRun(0, "export", "--all", "--out", out, "--json", "--force"), out, "$OUT"))
+	checkExport(t, out, m.Exported)
+	one := filepath.Join(t.TempDir(), "one.jsonl")
+	c.golden("export-session", strings.ReplaceAll(c.mustRun(0, "export", "b1000000", "--out", one, "--json"), one, "$OUT"))
 
 	var second ingestOut
 	c.jsonOf(&second, exitWarnings, "ingest") // the broken index and hostile files still warn
@@ -181,10 +202,12 @@ func TestEndToEnd(t *testing.T) {
 	checkExport(t, out2, m.Exported)
 
 	// one session exported alone is its file, byte for byte
-	one := c.mustRun(0, "export", "b1000000")
 	want, _ := os.ReadFile(filepath.Join(home, ".openclaw/agents/main/sessions/b1000000-0000-4000-8000-000000000002.jsonl"))
-	if one != string(want) {
+	if got := c.mustRun(0, "export", "b1000000"); got != string(want) {
 		t.Fatal("export SESSION differs from the file")
+	}
+	if got, _ := os.ReadFile(one); string(got) != string(want) {
+		t.Fatal("export SESSION --out differs from the file")
 	}
 }
 
@@ -253,8 +276,10 @@ func TestErrors(t *testing.T) {
 
 // TestSample: with no OpenClaw state dir at all, ingest says so and ingests
 // the bundled sample.
-func TestSample(t *testing.T) {
-	c := newCLI(t, t.TempDir())
+func TestSample(t *testing.T) { onBackends(t, testSample) }
+
+func testSample(t *testing.T, b backend) {
+	c := b.cli(t, t.TempDir())
 	out, errs, code := c.run("ingest", "--json")
 	if code != 0 || !strings.Contains(errs, "bundled sample") {
 		t.Fatalf("exit %d, stderr %q", code, errs)

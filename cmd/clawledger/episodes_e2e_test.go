@@ -38,9 +38,11 @@ func (l *ledgerCLI) json(v any, args ...string) {
 // TestEpisodesEndToEnd drives the built binary: capture is opt-in, runs
 // after every ingest once enabled, stores nothing twice, and a redaction
 // leaves no trace of the text in the database files.
-func TestEpisodesEndToEnd(t *testing.T) {
+func TestEpisodesEndToEnd(t *testing.T) { onBackends(t, testEpisodesEndToEnd) }
+
+func testEpisodesEndToEnd(t *testing.T, be backend) {
 	home := t.TempDir()
-	b := &ledgerCLI{cli: newCLI(t, home), db: filepath.Join(home, "ledger.db")}
+	b := &ledgerCLI{cli: newCLI(t, home), db: be.ledger(t, home)}
 	ep, err := fixture.WriteEpisodes(filepath.Join(home, ".openclaw"))
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +105,9 @@ func TestEpisodesEndToEnd(t *testing.T) {
 		t.Errorf("full-text search still finds the redacted text: %d events", q.Count)
 	}
 	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if be.postgres() {
+			break // the PostgreSQL store's own test reads its table's files (TestRedactionLeavesNoTrace)
+		}
 		data, err := os.ReadFile(b.db + suffix)
 		if os.IsNotExist(err) {
 			continue

@@ -37,10 +37,13 @@ func episodesGolden(t *testing.T, tmp, name, got string) {
 }
 
 // episodesDB is a fresh ledger path and the flags that point at it.
-func episodesDB(t *testing.T) (string, []string) {
+func episodesDB(t *testing.T) (string, []string) { return backend{}.episodesDB(t) }
+
+// episodesDB is a fresh ledger on the backend and the flags that point at it.
+func (b backend) episodesDB(t *testing.T) (string, []string) {
 	t.Helper()
 	dir := t.TempDir()
-	return dir, []string{"--db", filepath.Join(dir, "ledger.db")}
+	return dir, []string{"--db", b.ledger(t, dir)}
 }
 
 // ok runs a command that must succeed.
@@ -61,8 +64,10 @@ func appendEvent(t *testing.T, db []string, n int, scope, session, typ, summary 
 	return ok(t, db, args...)
 }
 
-func TestEpisodesReceipts(t *testing.T) {
-	tmp, db := episodesDB(t)
+func TestEpisodesReceipts(t *testing.T) { onBackends(t, testEpisodesReceipts) }
+
+func testEpisodesReceipts(t *testing.T, b backend) {
+	tmp, db := b.episodesDB(t)
 	episodesGolden(t, tmp, "episodes_append", appendEvent(t, db, 1, "Project:Core", "sess-1", "conversation.user", "Asked for status",
 		"--payload-json", `{"intent": "status", "from": "dana@example.com"}`, "--refs-json", `{"record_ref": "obs:42"}`))
 	episodesGolden(t, tmp, "episodes_append_duplicate", appendEvent(t, db, 1, "project:core", "sess-1", "conversation.user", "Asked for status",
@@ -108,8 +113,10 @@ func TestEpisodesReceipts(t *testing.T) {
 
 // TestEpisodesScopeIsolation: scope X never reads or changes scope Y
 // through any command, even when both share a session id.
-func TestEpisodesScopeIsolation(t *testing.T) {
-	_, db := episodesDB(t)
+func TestEpisodesScopeIsolation(t *testing.T) { onBackends(t, testEpisodesScopeIsolation) }
+
+func testEpisodesScopeIsolation(t *testing.T, b backend) {
+	_, db := b.episodesDB(t)
 	appendEvent(t, db, 1, "team:x", "shared", "conversation.user", "x asks about alpacas")
 	appendEvent(t, db, 2, "team:y", "shared", "conversation.user", "y asks about zebras")
 	appendEvent(t, db, 3, "team:y", "shared", "tool.result", "y secret result", "--payload-json", `{"out":"zebra stripes"}`)

@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/embed"
 	"github.com/clawledger/clawledger/episodes"
+	"github.com/clawledger/clawledger/internal/sanitize"
 	"github.com/clawledger/clawledger/internal/skill"
 	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/search"
+	"github.com/clawledger/clawledger/view"
 )
 
 // usagef is an error in how the command was called (exit 2).
@@ -26,10 +30,50 @@ func invalid(err error) error {
 // exitCode is the CLI's one mapping of error codes: invalid input (a flag,
 // an argument, cobra's own usage errors) exits 2, anything else 1.
 func exitCode(err error) int {
-	if clawledger.ErrorCode(err) == clawledger.EINVALID || isCobraUsage(err) {
+	if errorCode(err) == clawledger.EINVALID {
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// errorCode is err's code, cobra's own usage errors invalid input.
+func errorCode(err error) string {
+	if isCobraUsage(err) {
+		return clawledger.EINVALID
+	}
+	return clawledger.ErrorCode(err)
+}
+
+// printError says why a command failed, on stderr: one line, or with
+// --json one JSON object, {"error":{"code":...,"message":...}}. --json is
+// looked for in args too, since a command line that does not parse may
+// fail before its flags are read.
+func (a *app) printError(ctx context.Context, err error, args []string) {
+	if a.svc != nil {
+		err = a.svc.Location.Diagnose(err) // a damaged ledger says so
+	}
+	msg := userMessage(ctx, err)
+	if a.json || jsonRequested(args) {
+		enc := json.NewEncoder(a.stderr)
+		enc.SetEscapeHTML(false)
+		enc.Encode(view.NewFailure(errorCode(err), msg))
+		return
+	}
+	fmt.Fprintln(a.stderr, "clawledger: "+sanitize.Line(msg))
+}
+
+// jsonRequested reports whether a command line asks for --json.
+func jsonRequested(args []string) bool {
+	on := false
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(arg, "--json"); ok && (v == "" || v[0] == '=') {
+			on = v == "" || v == "=true" || v == "=1"
+		}
+	}
+	return on
 }
 
 // isCobraUsage recognizes cobra's own argument and flag errors.
@@ -50,12 +94,15 @@ var hints = []struct {
 	hint   func(msg string) string
 }{
 	{clawledger.ErrNoLedger, suffix(" (run `clawledger ingest` first)")},
+	{clawledger.ErrDamaged, suffix(" (run `clawledger doctor`: it says what can be saved)")},
+	{clawledger.ErrReadOnly, suffix(" (queries still answer from it as it is)")},
 	{clawledger.ErrNoSession, suffix(" (see `clawledger sessions --include-deleted`)")},
 	{episodes.ErrOverCap, suffix(": shorten it, or pass --truncate to store it cut to the cap")},
 	{episodes.ErrSecret, suffix(": remove it, or pass --allow-secrets to store it masked")},
 	{episodes.ErrScopeReserved, suffix(": use --global to select every scope")},
 	{episodes.ErrScopeRequired, suffix(": --scope S (or --global for every scope)")},
 	{episodes.ErrScopeAndGlobal, replace("give --scope or --global, not both")},
+	{ledger.ErrOutputExists, suffix(": not overwritten (pass --force to replace it)")},
 	{ledger.ErrRedactTarget, replace("give --event-id or --session-id (one of them)")},
 	{ledger.ErrScopeChoice, replace("give --scope or --agent-scope, not both")},
 	{embed.ErrNoModelDir, suffix(" (--model-dir or CLAWLEDGER_EMBED_MODEL_DIR)")},
@@ -63,6 +110,7 @@ var hints = []struct {
 	{ledger.ErrSettingsWithoutProvider, replace("--base-url, --model, --dims and --model-dir go with --provider (the stored choice is used as it is without one)")},
 	{ledger.ErrOtherVectors, suffix("; run `clawledger embed` to re-embed")},
 	{ledger.ErrInterrupted, suffix("; run `clawledger reindex` again")},
+	{ledger.ErrSeveralStateDirs, suffix(" with --state DIR")},
 	{search.ErrNotEmbedded, suffix(" (run `clawledger embed`)")},
 	{search.ErrDimensions, suffix(" (re-embed with `clawledger embed`)")},
 	{skill.ErrChanged, suffix(": pass --force to replace it")},

@@ -52,6 +52,9 @@ func TestFlags(t *testing.T) {
 	search.Since, search.Until, search.Limit, search.PerSession = localMs(2026, 3, 1), localMs(2026, 3, 3), 3, 1
 	search.Mode, search.Fusion, search.MMR, search.MMRLambda, search.Decay = "lexical", "rrf", true, 0.5, true
 	search.HalfLifeDays, search.MinScore, search.Exhaustive, search.Explain = 7, 0.1, true, true
+	state, _ := filepath.Abs(t.TempDir()) // --state: a state dir given, abs
+	runs := ledger.CronRunsDefaults()
+	runs.Job, runs.Agent, runs.Since, runs.Limit, runs.StateDirs, runs.Refresh = "digest", "ops", localMs(2026, 3, 1), 5, []string{state}, query
 	for _, c := range []struct {
 		args []string
 		want any // the request the options carry
@@ -73,7 +76,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"usage"}, ledger.UsageRequest{Period: "daily", WeekStart: "sunday", Refresh: query}},
 		{[]string{"tools", "--agent", "ops", "--until", "2026-03-02", "--no-refresh"}, ledger.ToolsRequest{Agent: "ops", Until: localMs(2026, 3, 3)}},
 		{[]string{"ingest", "--no-index"}, ledger.IngestRequest{NoIndex: true}},
-		{[]string{"export", "--all", "--out", "dir", "--include-gone"}, ledger.ExportRequest{Out: "dir", IncludeGone: true}},
+		{[]string{"export", "--all", "--out", "dir", "--include-gone", "--force"}, ledger.ExportRequest{Out: "dir", IncludeGone: true, Force: true}},
 		{[]string{"doctor", "--quick", "--fix"}, ledger.DoctorRequest{Quick: true, Fix: true}},
 		{[]string{"embed", "--provider", "static", "--model-dir", "m", "--cache-max-mb", "10"},
 			ledger.EmbedRequest{Config: embed.Config{Provider: "static", ModelDir: "m"}, CacheMaxMB: 10}},
@@ -91,6 +94,51 @@ func TestFlags(t *testing.T) {
 		{[]string{"episodes", "gc", "--global", "--now", "1700000000000", "--dry-run", "--retention", "tool.call=7"},
 			ledger.GCRequest{Scope: ledger.Scope{Global: true}, Now: 1700000000000, DryRun: true, Retention: []string{"tool.call=7"}}},
 		{[]string{"episodes", "capture", "--agent-scope"}, ledger.CaptureRequest{AgentScope: true}},
+		{[]string{"sessions", "--tree"}, ledger.SessionsRequest{Tree: true, Refresh: query}},
+		{[]string{"config", "history"}, ledger.ConfigHistoryRequest{Refresh: query}},
+		{[]string{"config", "history", "--file", "exec-approvals.json", "--no-refresh"},
+			ledger.ConfigHistoryRequest{ConfigTarget: ledger.ConfigTarget{File: "exec-approvals.json"}}},
+		{[]string{"config", "show"}, ledger.ConfigShowRequest{Refresh: query}},
+		{[]string{"config", "show", "--at", "2026-03-01"}, ledger.ConfigShowRequest{VersionRef: ledger.VersionRef{At: localMs(2026, 3, 1)}, Refresh: query}},
+		{[]string{"config", "show", "3f2A9c"}, ledger.ConfigShowRequest{VersionRef: ledger.VersionRef{Version: "3f2a9c"}, Refresh: query}},
+		{[]string{"config", "diff"}, ledger.ConfigDiffRequest{Refresh: query}},
+		{[]string{"config", "diff", "3f2a9c", "2026-03-01", "--no-refresh"},
+			ledger.ConfigDiffRequest{From: ledger.VersionRef{Version: "3f2a9c"}, To: ledger.VersionRef{At: localMs(2026, 3, 1)}}},
+		{[]string{"config", "diff", "20260301"}, // a version by that hash, else the time
+			ledger.ConfigDiffRequest{From: ledger.VersionRef{Version: "20260301", At: localMs(2026, 3, 1)}, Refresh: query}},
+		{[]string{"audit"}, ledger.AuditRequest{Limit: 100, Refresh: query}},
+		{[]string{"audit", "--since", "2026-03-01", "--until", "2026-03-02", "--agent", "ops", "--session", "agent:ops:main",
+			"--kind", "config", "--kind", "openclaw.tool", "--limit", "0", "--no-refresh"},
+			ledger.AuditRequest{Since: localMs(2026, 3, 1), Until: localMs(2026, 3, 3), Agent: "ops", Session: "agent:ops:main",
+				Kind: []string{"config", "openclaw.tool"}}},
+		{[]string{"inventory"}, ledger.InventoryRequest{Refresh: query}},
+		{[]string{"inventory", "--no-refresh"}, ledger.InventoryRequest{}},
+		// --state limits what a command reads and reports on
+		{[]string{"sessions", "--state", state}, ledger.SessionsRequest{Refresh: query, StateDirs: []string{state}}},
+		{[]string{"usage", "--state", state, "--no-refresh"}, ledger.UsageRequest{Period: "daily", WeekStart: "sunday", StateDirs: []string{state}}},
+		{[]string{"tools", "--state", state}, ledger.ToolsRequest{Refresh: query, StateDirs: []string{state}}},
+		{[]string{"show", "a1", "--state", state}, ledger.ShowRequest{Session: "a1", Context: 5, Refresh: query, StateDirs: []string{state}}},
+		{[]string{"ingest", "--state", state}, ledger.IngestRequest{StateDirs: []string{state}}},
+		{[]string{"status", "--state", state}, ledger.StatusRequest{StateDirs: []string{state}}},
+		{[]string{"status"}, ledger.StatusRequest{}},
+		{[]string{"cron", "--agent", "main", "--no-refresh"}, ledger.CronRequest{Agent: "main"}},
+		{[]string{"cron"}, ledger.CronRequest{Refresh: query}},
+		{[]string{"cron", "runs", "digest", "--agent", "ops", "--since", "2026-03-01", "--limit", "5", "--state", state}, runs},
+		{[]string{"cron", "runs"}, ledger.CronRunsRequest{Limit: 50, Refresh: query}},
+		{[]string{"workspace"}, ledger.WorkspaceRequest{Refresh: query}},
+		{[]string{"workspace", "list", "--agent", "ops", "--no-refresh"}, ledger.WorkspaceRequest{Agent: "ops"}},
+		{[]string{"workspace", "show", "SOUL.md", "--agent", "main", "--version", "abcdef12"},
+			ledger.WorkspaceFileRequest{File: "SOUL.md", Agent: "main", Version: "abcdef12", Refresh: query}},
+		{[]string{"workspace", "show", "MEMORY.md", "--at", "2026-03-01", "--no-refresh"},
+			ledger.WorkspaceFileRequest{File: "MEMORY.md", At: localMs(2026, 3, 1)}},
+		{[]string{"workspace", "history", "memory/2026-03-14.md"}, ledger.WorkspaceFileRequest{File: "memory/2026-03-14.md", Refresh: query}},
+		{[]string{"forget", state}, ledger.ForgetRequest{StateDir: state}},
+		// --host: a report's filter, the host a writer writes for
+		{[]string{"sessions", "--host", "web-1"}, ledger.SessionsRequest{Host: "web-1", Refresh: query}},
+		{[]string{"--host", "web-1", "show", "a1"}, ledger.ShowRequest{Session: "a1", Host: "web-1", Context: 5, Refresh: query}},
+		{[]string{"tools", "--by", "host"}, ledger.ToolsRequest{Refresh: query}},
+		{[]string{"migrate", "--from", "a.db", "--to", "postgres://central/ledger", "--host", "laptop"},
+			ledger.MigrateRequest{From: "a.db", To: "postgres://central/ledger", Host: "laptop"}},
 	} {
 		opts, err := parseFlags(t, c.args...)
 		if err != nil {
@@ -101,7 +149,16 @@ func TestFlags(t *testing.T) {
 			t.Errorf("%v:\n got %+v\nwant %+v", c.args, got, c.want)
 		}
 	}
-	opts, err := parseFlags(t, "watch", "--interval", "1m", "--log-format", "json")
+	opts, err := parseFlags(t, "export", "a1", "--out", "f", "--force")
+	if e, ok := opts.(*exportOptions); err != nil || !ok || e.session != (ledger.ExportSessionRequest{Session: "a1", Out: "f", Force: true}) {
+		t.Errorf("export SESSION: %+v, %v", opts, err)
+	}
+	// one --state names the state dir a command about one is about
+	opts, err = parseFlags(t, "--state", state, "inventory")
+	if err != nil || request(opts).(ledger.InventoryRequest).StateDir != state {
+		t.Errorf("inventory --state: %+v, %v", opts, err)
+	}
+	opts, err = parseFlags(t, "watch", "--interval", "1m", "--log-format", "json")
 	if w, ok := opts.(*watchOptions); err != nil || !ok || w.Interval != time.Minute || w.Debounce != 200*time.Millisecond || w.Log == nil {
 		t.Errorf("watch: %+v, %v", opts, err)
 	}
@@ -141,6 +198,19 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"watch", "--debounce", "0"}, "--interval and --debounce must be positive"},
 		{[]string{"watch", "--log-format", "xml"}, `--log-format must be text or json, not "xml"`},
 		{[]string{"episodes", "query", "--scope", "s", "--from", "soon"}, `cannot read time "soon"`},
+		{[]string{"audit", "--since", "soon"}, `cannot read time "soon"`},
+		{[]string{"config", "show", "abcd", "--at", "1d"}, "give a VERSION or --at T, not both"},
+		{[]string{"config", "show", "--at", "soon"}, `cannot read time "soon"`},
+		{[]string{"config", "diff", "a", "b", "c"}, "accepts at most 2 arg(s)"},
+		{[]string{"config", "diff", "xyz"}, `"xyz" is neither a version`},
+		{[]string{"sessions", "--state", filepath.Join(dir, "nope")}, "state directory " + filepath.Join(dir, "nope")},
+		{[]string{"cron", "runs", "a", "b"}, "accepts at most 1 arg(s), received 2"},
+		{[]string{"workspace", "show"}, "accepts 1 arg(s), received 0"},
+		{[]string{"workspace", "show", "SOUL.md", "--at", "then"}, `cannot read time "then"`},
+		{[]string{"forget"}, "accepts 1 arg(s), received 0"},
+		{[]string{"usage", "--by", "agent"}, `--by takes host, not "agent"`},
+		{[]string{"search", "x", "--by", "host", "--host", "a"}, "--by host reports every host apart: it takes no --host"},
+		{[]string{"--host", "a\x1b[2Jb", "ingest"}, `"a\x1b[2Jb": a host name has at most 255 bytes and no control characters`},
 	} {
 		_, err := parseFlags(t, append([]string{"--db", filepath.Join(dir, "ledger.db")}, c.args...)...)
 		if err == nil || exitCode(err) != exitUsage || !strings.Contains(userMessage(context.Background(), err), c.msg) {
@@ -149,5 +219,53 @@ func TestFlagErrors(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 		t.Errorf("parsing flags created %s", entries[0].Name())
+	}
+}
+
+// TestHostFlag: --host names the host a writer writes for (default
+// $CLAWLEDGER_HOST, else the hostname: ""), while a report reads it as a
+// filter and its refresh writes for this machine's own host.
+func TestHostFlag(t *testing.T) {
+	for _, c := range []struct {
+		args        []string
+		env         string
+		write, only string // the location's host, the request's filter
+	}{
+		{[]string{"ingest"}, "", "", ""},
+		{[]string{"ingest"}, "web-1", "web-1", ""},
+		{[]string{"--host", "web-2", "ingest"}, "web-1", "web-2", ""},
+		{[]string{"watch", "--host", "web-2"}, "", "web-2", ""},
+		{[]string{"migrate", "--to", "x.db", "--host", "web-2"}, "web-1", "web-2", ""},
+		{[]string{"sessions", "--host", "web-2"}, "web-1", "web-1", "web-2"},
+		{[]string{"usage", "--host", "web-2"}, "", "", "web-2"},
+		{[]string{"usage", "--by", "host"}, "web-1", "web-1", ""},
+	} {
+		data := t.TempDir()
+		env := map[string]string{"XDG_DATA_HOME": data, "HOME": data, "CLAWLEDGER_HOST": c.env}
+		var got any
+		a := &app{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] },
+			parsed: func(o any) error { got = o; return nil }}
+		root := a.rootCommand()
+		root.SetArgs(c.args)
+		if err := root.Execute(); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		svc, err := a.service()
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		only := ""
+		if h := reflect.ValueOf(request(got)).FieldByName("Host"); h.IsValid() && h.Type().Kind() == reflect.String {
+			only = h.String()
+		}
+		if _, migrate := got.(*migrateOptions); migrate {
+			only = "" // the host the copy is of and for, as a writer's
+			if m := request(got).(ledger.MigrateRequest); m.Host != c.write {
+				t.Errorf("%v: migrate for host %q, want %q", c.args, m.Host, c.write)
+			}
+		}
+		if svc.Location.Host != c.write || only != c.only {
+			t.Errorf("%v with $CLAWLEDGER_HOST=%q: writes for %q, reads %q; want %q, %q", c.args, c.env, svc.Location.Host, only, c.write, c.only)
+		}
 	}
 }

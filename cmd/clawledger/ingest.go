@@ -38,6 +38,10 @@ unreadable files, a corrupt index, new chunks the embedding provider did not
 embed); 1 means it failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if o.StateDirs, err = o.scope(); err != nil {
+				return err
+			}
 			return a.runs(o, func() error { return ingestRun(cmd.Context(), o) })
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/clawledger/clawledger/collect"
 	"github.com/clawledger/clawledger/episodes"
 	"github.com/clawledger/clawledger/ledger"
+	"github.com/clawledger/clawledger/view"
 )
 
 // observer shows what the service does beside its answers: progress bars
@@ -51,6 +52,16 @@ func (o observer) Captured(rep *episodes.CaptureReport) {
 	if o.a.verbose {
 		o.a.warnf("episodes: captured %d new event(s) from %d line(s)\n", rep.Inserted, rep.Lines)
 	}
+}
+
+// SampleDropped is said whatever the command: the ledger lost data.
+func (o observer) SampleDropped(f *view.Forget) {
+	o.a.warnf("A real OpenClaw state dir was found: the bundled sample (%s) was removed from the ledger (%d sessions, %d lines).\n",
+		f.StateDir, f.Sessions, f.Lines)
+}
+
+func (o observer) StateDirMissing(dir string) {
+	o.a.warnf("warning: the ledger holds %s, which no longer exists: not read, its data kept (`clawledger forget %s` removes it)\n", dir, dir)
 }
 
 func (o observer) UsingSample(dir string) {

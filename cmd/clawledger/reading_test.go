@@ -16,8 +16,10 @@ import (
 
 // TestReadingGolden pins the --json output of every reading command on the
 // edge-case fixture.
-func TestReadingGolden(t *testing.T) {
-	c := edgeLedger(t)
+func TestReadingGolden(t *testing.T) { onBackends(t, testReadingGolden) }
+
+func testReadingGolden(t *testing.T, b backend) {
+	c := b.edgeLedger(t)
 	const a = "a1000000-0000-4000-8000-000000000001"
 	for _, tc := range []struct {
 		name string
@@ -37,6 +39,12 @@ func TestReadingGolden(t *testing.T) {
 		{"usage-agent-since", []string{"usage", "--agent", "main", "--since", "2026-03-14", "--until", "2026-03-14", "-z", "UTC"}},
 		{"tools", []string{"tools"}},
 		{"tools-agent", []string{"tools", "--agent", "ops"}},
+		{"cron", []string{"cron"}},
+		{"cron-runs", []string{"cron", "runs"}},
+		{"cron-runs-job", []string{"cron", "runs", "hourly DIGEST", "--limit", "1"}},
+		{"workspace", []string{"workspace"}},
+		{"workspace-show", []string{"workspace", "show", "SOUL.md"}},
+		{"workspace-history", []string{"workspace", "history", "workspace/memory/2026-03-14.md"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := c.ok(append(append([]string{"--json"}, tc.args...), "--no-refresh")...)
@@ -50,8 +58,10 @@ func TestReadingGolden(t *testing.T) {
 
 // TestReadingText pins the human output of the filtered transcript and the
 // usage table.
-func TestReadingText(t *testing.T) {
-	c := edgeLedger(t)
+func TestReadingText(t *testing.T) { onBackends(t, testReadingText) }
+
+func testReadingText(t *testing.T, b backend) {
+	c := b.edgeLedger(t)
 	c.checkGolden("show-filtered.txt", c.ok("show", "a1000000-0000-4000-8000-000000000001", "--filtered", "--no-refresh"))
 	c.checkGolden("usage-daily.txt", c.ok("usage", "-z", "UTC", "--breakdown", "--no-refresh"))
 	c.checkGolden("tools.txt", c.ok("tools", "--no-refresh"))
@@ -151,8 +161,10 @@ func TestSessionsProjectMatching(t *testing.T) {
 	}
 }
 
-func TestShowErrors(t *testing.T) {
-	c := edgeLedger(t)
+func TestShowErrors(t *testing.T) { onBackends(t, testShowErrors) }
+
+func testShowErrors(t *testing.T, b backend) {
+	c := b.edgeLedger(t)
 	const a = "a1000000-0000-4000-8000-000000000001"
 	for _, tc := range []struct {
 		args []string
@@ -182,13 +194,15 @@ func TestShowErrors(t *testing.T) {
 
 // TestQueriesRefreshFirst: every reading command ingests what is new before
 // it answers, unless --no-refresh.
-func TestQueriesRefreshFirst(t *testing.T) {
+func TestQueriesRefreshFirst(t *testing.T) { onBackends(t, testQueriesRefreshFirst) }
+
+func testQueriesRefreshFirst(t *testing.T, b backend) {
 	home := t.TempDir()
 	st := filepath.Join(home, ".openclaw")
 	if err := fixture.WriteSample(st); err != nil {
 		t.Fatal(err)
 	}
-	c := newLedger(t, home, st)
+	c := b.newLedger(t, home, st)
 	c.ok("ingest")
 	totals := func(args ...string) int64 {
 		var out struct {

@@ -47,7 +47,7 @@ func (c *readingCLI) ok(args ...string) string {
 // checkGolden compares got with testdata/<name>.golden (see cli.golden).
 func (c *readingCLI) checkGolden(name, got string) {
 	c.t.Helper()
-	(&cli{t: c.t, home: c.home}).golden(name, got)
+	(&cli{t: c.t, home: c.home, ledger: c.db}).golden(name, got)
 }
 
 var (

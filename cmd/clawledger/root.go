@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -36,6 +35,8 @@ const (
 type app struct {
 	stdout, stderr io.Writer
 	db             string
+	host           hostFlag // --host (see hosts.go)
+	hostFilters    bool     // the command reads --host as a filter: its writes are this machine's own host's
 	states         []string
 	json           bool
 	quiet          bool
@@ -61,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "clawledger: "+userMessage(ctx, err))
+		a.printError(ctx, err, args)
 		return exitCode(err)
 	}
 	return a.exitCode
@@ -86,8 +87,9 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return invalid(err) })
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.command = cmd.Name() }
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.db, "db", "", "ledger: a path, file:PATH or sqlite:///PATH (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db)")
-	pf.StringArrayVar(&a.states, "state", nil, "OpenClaw state directory (repeatable; default: discovered)")
+	pf.StringVar(&a.db, "db", "", "ledger: a path, file:PATH, sqlite:///PATH or postgres://... (default $CLAWLEDGER_DB, else $XDG_DATA_HOME/clawledger/ledger.db, else ~/.local/share/clawledger/ledger.db)")
+	pf.Var(&a.host, "host", hostHelp)
+	pf.StringArrayVar(&a.states, "state", nil, "OpenClaw state directory to read and report on (repeatable; default: the discovered ones and those the ledger holds)")
 	pf.BoolVar(&a.json, "json", false, "print machine-readable JSON")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing but errors")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "print more detail")
@@ -105,7 +107,14 @@ func (a *app) rootCommand() *cobra.Command {
 		newSearchCmd(a),
 		newReindexCmd(a),
 		newEmbedCmd(a),
+		newCronCmd(a),
+		newWorkspaceCmd(a),
+		newForgetCmd(a),
 		newServeCmd(a),
+		newConfigCmd(a),
+		newAuditCmd(a),
+		newInventoryCmd(a),
+		newMigrateCmd(a),
 		newMCPCmd(a),
 		newSkillCmd(a),
 	)
@@ -152,6 +161,7 @@ func (a *app) service() (*ledger.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	loc.Host = a.writeHost()
 	sample := filepath.Join(a.dataDir(), "sample", ".openclaw") // next to the ledger when it is a file
 	if loc.Path != "" {
 		sample = filepath.Join(filepath.Dir(loc.Path), "sample", ".openclaw")
@@ -182,21 +192,27 @@ func (a *app) close() {
 // stateDirs resolves the state directories: --state, else discovery.
 func (a *app) stateDirs() ([]string, error) {
 	if len(a.states) > 0 {
-		var out []string
-		for _, s := range a.states {
-			fi, err := os.Stat(s)
-			if err != nil {
-				return nil, usagef("state directory %s: %v", s, errors.Unwrap(err))
-			}
-			if !fi.IsDir() {
-				return nil, usagef("state directory %s is not a directory", s)
-			}
-			abs, _ := filepath.Abs(s)
-			out = append(out, abs)
-		}
-		return out, nil
+		return a.scope()
 	}
 	return openclaw.DefaultStateDirs(openclaw.OS, a.home(), a.getenv), nil
+}
+
+// scope is --state as absolute paths, each an existing directory (nil
+// without it): the state dirs a command reads and reports on.
+func (a *app) scope() ([]string, error) {
+	var out []string
+	for _, s := range a.states {
+		fi, err := os.Stat(s)
+		if err != nil {
+			return nil, usagef("state directory %s: %v", s, errors.Unwrap(err))
+		}
+		if !fi.IsDir() {
+			return nil, usagef("state directory %s is not a directory", s)
+		}
+		abs, _ := filepath.Abs(s)
+		out = append(out, abs)
+	}
+	return out, nil
 }
 
 func (a *app) home() string {
@@ -226,12 +242,12 @@ func (a *app) printJSON(v any) error {
 
 func (a *app) printf(format string, args ...any) {
 	if !a.quiet {
-		fmt.Fprintf(a.stdout, format, args...)
+		fprintf(a.stdout, format, args...)
 	}
 }
 
 func (a *app) warnf(format string, args ...any) {
 	if !a.quiet {
-		fmt.Fprintf(a.stderr, format, args...)
+		fprintf(a.stderr, format, args...)
 	}
 }

@@ -21,15 +21,19 @@ type searchOptions struct {
 	ledger.SearchRequest
 	since, until string
 	refresh      refreshFlag
+	by           byFlag
 }
 
 func newSearchCmd(a *app) *cobra.Command {
 	o := &searchOptions{app: a, SearchRequest: ledger.SearchDefaults()}
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
-		Short: "Search sessions and memory files (full-text, vector or hybrid)",
-		Long: `Search user and assistant messages, compaction summaries and workspace
-memory files (MEMORY.md, memory/**/*.md, USER.md).
+		Short: "Search sessions, memory and workspace files (full-text, vector or hybrid)",
+		Long: `Search user and assistant messages (user messages without the envelope
+OpenClaw's gateway wrapped them in), compaction summaries and every
+workspace file: the memory files (MEMORY.md, memory/**/*.md, USER.md:
+--source memory) and the others (SOUL.md, IDENTITY.md, AGENTS.md, TOOLS.md,
+HEARTBEAT.md, BOOTSTRAP.md, DREAMS.md: --source workspace).
 
 QUERY: words (all must match), "quoted phrases", prefix terms (deploy*),
 OR between two terms, -word to exclude. Chinese, Japanese and Korean text
@@ -38,8 +42,8 @@ is found by any substring.
 Ranking: SQLite FTS5 BM25; with an embedder configured (see clawledger
 embed) hybrid by default: 0.7 x vector + 0.3 x text score, or reciprocal
 rank fusion (--fusion rrf), over 4x --limit candidates per lane. --mmr
-diversifies, --decay favors recent hits (MEMORY.md, USER.md and undated
-memory files never decay). A query matching more than 2,000 chunks ranks
+diversifies, --decay favors recent hits (only dated memory files,
+memory/YYYY-MM-DD*.md, decay: every other workspace file is evergreen). A query matching more than 2,000 chunks ranks
 the newest 2,000 by BM25 (--exhaustive ranks all). --explain shows each lane's
 rank and score.
 
@@ -56,8 +60,8 @@ clawledger show PATH --around ENTRY.`,
 	fl := cmd.Flags()
 	fl.StringVar(&o.Agent, "agent", "", "only this agent")
 	fl.StringVar(&o.Session, "session", "", "only this session (id, unique id prefix, or transcript path)")
-	fl.StringVar(&o.Role, "role", "", "only user, assistant, compaction, branch_summary or memory text")
-	fl.StringVar(&o.Source, "source", "", "only sessions or memory")
+	fl.StringVar(&o.Role, "role", "", "only user, assistant, compaction, branch_summary, memory or workspace text")
+	fl.StringVar(&o.Source, "source", "", "only sessions, memory or workspace files")
 	fl.StringVar(&o.since, "since", "", "only hits since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
 	fl.StringVar(&o.until, "until", "", "only hits up to this date (inclusive) or before this time")
 	fl.IntVar(&o.Limit, "limit", o.Limit, "at most this many hits")
@@ -66,12 +70,13 @@ clawledger show PATH --around ENTRY.`,
 	fl.StringVar(&o.Fusion, "fusion", o.Fusion, "hybrid merge: weighted (0.7 vector + 0.3 text) or rrf")
 	fl.BoolVar(&o.MMR, "mmr", false, "diversify hits by maximal marginal relevance")
 	fl.Float64Var(&o.MMRLambda, "mmr-lambda", o.MMRLambda, "MMR trade-off: 1 = relevance only, 0 = diversity only")
-	fl.BoolVar(&o.Decay, "decay", false, "favor recent hits (exponential decay; evergreen memory files exempt)")
+	fl.BoolVar(&o.Decay, "decay", false, "favor recent hits (exponential decay; evergreen workspace files exempt)")
 	fl.Float64Var(&o.HalfLifeDays, "half-life", o.HalfLifeDays, "temporal decay half-life in days")
 	fl.Float64Var(&o.MinScore, "min-score", 0, "drop hits scoring below this")
 	fl.BoolVar(&o.Explain, "explain", false, "show each lane's rank and score")
 	fl.BoolVar(&o.Exhaustive, "exhaustive", false, "rank every lexical match, not only the newest 2,000")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
+	o.by.register(fl)
 	return cmd
 }
 
@@ -87,13 +92,25 @@ func (o *searchOptions) complete(args []string, now time.Time) error {
 		return err
 	}
 	o.Refresh = o.refresh.policy()
-	return nil
+	o.StateDirs, err = o.scope()
+	if err != nil {
+		return err
+	}
+	o.Host, err = o.reportHost(o.by)
+	return err
 }
 
 func searchRun(ctx context.Context, o *searchOptions) error {
 	svc, err := o.service()
 	if err != nil {
 		return err
+	}
+	if o.by.hosts() {
+		return eachHost(ctx, o.app, o.Refresh, o.StateDirs, func(ctx context.Context, host string) (*view.Search, error) {
+			req := o.SearchRequest
+			req.Host, req.Refresh = host, ledger.Refresh{}
+			return svc.Search(ctx, req)
+		}, func(res *view.Search) { o.printSearch(o.Query, res.Result, o.Explain) })
 	}
 	res, err := svc.Search(ctx, o.SearchRequest)
 	if err != nil {
@@ -127,7 +144,7 @@ func (a *app) printSearch(query string, res *search.Result, explain bool) {
 		h := &res.Hits[i]
 		if g := h.Explain.SessionGroup; g > 0 && g != group {
 			group = g
-			if h.Kind == search.KindMemory {
+			if search.FileKind(h.Kind) {
 				a.printf("── %s\n", h.Path)
 			} else {
 				a.printf("── session %s (%s)\n", h.SessionID, h.Path)
@@ -140,8 +157,8 @@ func (a *app) printSearch(query string, res *search.Result, explain bool) {
 			when = strings.Replace(when, "T", " ", 1)
 		}
 		var where string
-		if h.Kind == search.KindMemory {
-			parts = append(parts, "memory")
+		if search.FileKind(h.Kind) {
+			parts = append(parts, h.Kind)
 			where = fmt.Sprintf("%s:%d-%d", h.Path, h.StartLine, h.EndLine)
 		} else {
 			parts = append(parts, h.Role)
@@ -152,7 +169,7 @@ func (a *app) printSearch(query string, res *search.Result, explain bool) {
 		}
 		parts = append(parts, view.HitFlags(h)...)
 		a.printf("%2d. %s  [%.3f]\n    %s\n", h.Rank, strings.Join(parts, " · "), h.Score, where)
-		a.printf("    %s\n", view.Marks(strings.Join(strings.Fields(h.Snippet), " "), open, close))
+		a.printf("    %s\n", highlight(strings.Join(strings.Fields(h.Snippet), " "), open, close))
 		if explain {
 			a.printf("    %s\n", explainLine(&h.Explain))
 		}

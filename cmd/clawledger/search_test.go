@@ -28,10 +28,13 @@ type searchEnv struct {
 	state        string
 }
 
-func newSearchEnv(t *testing.T) *searchEnv {
+func newSearchEnv(t *testing.T) *searchEnv { return backend{}.searchEnv(t) }
+
+// searchEnv is newSearchEnv on the backend.
+func (b backend) searchEnv(t *testing.T) *searchEnv {
 	t.Helper()
 	dir := t.TempDir()
-	e := &searchEnv{t: t, dir: dir, db: filepath.Join(dir, "ledger.db"), state: filepath.Join(dir, "home", ".openclaw")}
+	e := &searchEnv{t: t, dir: dir, db: b.ledger(t, dir), state: filepath.Join(dir, "home", ".openclaw")}
 	if err := fixture.WriteSample(e.state); err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +64,13 @@ func (e *searchEnv) run(args ...string) (int, string, string) {
 // golden compares a search output with its golden file (see cli.golden).
 func (e *searchEnv) golden(name, got string) {
 	e.t.Helper()
-	(&cli{t: e.t, home: filepath.Join(e.dir, "home")}).golden(name, got)
+	(&cli{t: e.t, home: filepath.Join(e.dir, "home"), ledger: e.db}).golden(name, got)
 }
 
-func TestSearchJSON(t *testing.T) {
-	e := newSearchEnv(t)
+func TestSearchJSON(t *testing.T) { onBackends(t, testSearchJSON) }
+
+func testSearchJSON(t *testing.T, b backend) {
+	e := b.searchEnv(t)
 	for _, c := range []struct {
 		name string
 		args []string
@@ -85,8 +90,10 @@ func TestSearchJSON(t *testing.T) {
 	}
 }
 
-func TestSearchHuman(t *testing.T) {
-	e := newSearchEnv(t)
+func TestSearchHuman(t *testing.T) { onBackends(t, testSearchHuman) }
+
+func testSearchHuman(t *testing.T, b backend) {
+	e := b.searchEnv(t)
 	code, out, stderr := e.run("search", "eastore", "--explain")
 	if code != 0 || !strings.Contains(out, "**Eastore**") || !strings.Contains(out, "lexical #1") || !strings.Contains(out, "mode lexical") {
 		t.Errorf("exit %d\n%s", code, out)
@@ -143,8 +150,10 @@ func sampleModel(t *testing.T) string {
 	return dir
 }
 
-func TestEmbedStaticAndHybridSearch(t *testing.T) {
-	e := newSearchEnv(t)
+func TestEmbedStaticAndHybridSearch(t *testing.T) { onBackends(t, testEmbedStaticAndHybridSearch) }
+
+func testEmbedStaticAndHybridSearch(t *testing.T, b backend) {
+	e := b.searchEnv(t)
 	model := sampleModel(t)
 	code, out, stderr := e.run("embed", "--provider", "static", "--model-dir", model, "--json")
 	if code != 0 {

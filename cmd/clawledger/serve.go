@@ -101,7 +101,7 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 			o.printf("access token: in %s\n", o.tokenFile)
 		}
 	}
-	if _, err := svc.Status(ctx); errors.Is(err, clawledger.ErrNoLedger) {
+	if _, err := svc.Status(ctx, ledger.StatusRequest{}); errors.Is(err, clawledger.ErrNoLedger) {
 		if _, err := svc.Ingest(ctx, ledger.IngestRequest{}); err != nil {
 			return err
 		}

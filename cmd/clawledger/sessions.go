@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ type sessionsOptions struct {
 	ledger.SessionsRequest
 	since, until string
 	refresh      refreshFlag
+	by           byFlag
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
@@ -25,8 +27,13 @@ func newSessionsCmd(a *app) *cobra.Command {
 		Use:   "sessions",
 		Short: "List sessions (every transcript, not only those the index names)",
 		Long: `List sessions, newest activity first: every transcript of every agent, with
-its index fields, first and last user messages, line and message counts,
-tokens, cost and flags (deleted, reset, orphan, topic, fork, gone).
+its index fields, first and last user messages (as the user wrote them:
+without the envelope OpenClaw's gateway wrapped them in, such as
+"[Sat 2026-11-21 10:36 UTC] ... [message_id: ...]", which the raw lines
+keep), line and message counts (ALL MSGS: user, assistant and tool result
+messages), tokens, cost and flags:
+
+` + flagHelp() + `
 
 --project NAME finds the sessions of a project: the header cwd is matched
 against NAME (case-insensitive; - _ . and spaces ignored; any path component
@@ -49,8 +56,10 @@ why it matched.`,
 	fl.StringVar(&o.since, "since", "", "only sessions active since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
 	fl.StringVar(&o.until, "until", "", "only sessions started up to this date (inclusive) or before this time")
 	fl.BoolVar(&o.IncludeDeleted, "include-deleted", false, "include deleted and reset archives and vanished files")
+	fl.BoolVar(&o.Tree, "tree", false, "order as the spawn tree of sub-agent runs: each session a session spawned under it")
 	fl.IntVar(&o.Limit, "limit", 0, "at most this many (newest first)")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
+	o.by.register(fl)
 	return cmd
 }
 
@@ -64,13 +73,25 @@ func (o *sessionsOptions) complete(cmd *cobra.Command, now time.Time) error {
 		return err
 	}
 	o.Refresh = o.refresh.policy()
-	return nil
+	o.StateDirs, err = o.scope()
+	if err != nil {
+		return err
+	}
+	o.Host, err = o.reportHost(o.by)
+	return err
 }
 
 func sessionsRun(ctx context.Context, o *sessionsOptions) error {
 	svc, err := o.service()
 	if err != nil {
 		return err
+	}
+	if o.by.hosts() {
+		return eachHost(ctx, o.app, o.Refresh, o.StateDirs, func(ctx context.Context, host string) (*view.Sessions, error) {
+			req := o.SessionsRequest
+			req.Host, req.Refresh = host, ledger.Refresh{}
+			return svc.Sessions(ctx, req)
+		}, func(out *view.Sessions) { o.printSessions(out, o.Agent, o.Project != "") })
 	}
 	out, err := svc.Sessions(ctx, o.SessionsRequest)
 	if err != nil {
@@ -79,16 +100,21 @@ func sessionsRun(ctx context.Context, o *sessionsOptions) error {
 	if o.json {
 		return o.printJSON(out)
 	}
-	o.printSessions(out.Sessions, o.Project != "")
+	o.printSessions(out, o.Agent, o.Project != "")
 	return nil
 }
 
-func (a *app) printSessions(list []view.Session, project bool) {
+func (a *app) printSessions(out *view.Sessions, agent string, project bool) {
+	list := out.Sessions
 	if len(list) == 0 {
-		a.printf("no sessions\n")
+		if out.KnownAgents != nil {
+			a.printf("no sessions: the ledger holds no agent %q (its agents: %s)\n", agent, strings.Join(out.KnownAgents, ", "))
+		} else {
+			a.printf("no sessions\n")
+		}
 		return
 	}
-	headers := []string{"LAST ACTIVITY", "AGENT", "SESSION", "MSGS", "TOKENS", "COST", "FLAGS"}
+	headers := []string{"LAST ACTIVITY", "AGENT", "SESSION", "ALL MSGS", "TOKENS", "COST", "FLAGS"}
 	if project {
 		headers = append(headers, "MATCHED BY")
 	}
@@ -98,13 +124,56 @@ func (a *app) printSessions(list []view.Session, project bool) {
 		if j.LastActivity != nil {
 			last = (*j.LastActivity)[:16]
 		}
-		cells := []any{last, j.Agent, shortID(j.SessionID), j.Messages, j.Tokens.Total, money(j.Cost), flagString(j.Flags)}
+		id := shortID(j.SessionID)
+		if j.Depth > 0 {
+			id = strings.Repeat("  ", j.Depth-1) + "└ " + id
+		}
+		cells := []any{last, j.Agent, id, j.Messages, j.Tokens.Total, money(j.Cost), flagString(j.Flags)}
 		if project {
 			cells = append(cells, matchString(j.Match))
 		}
 		tw.row(append(cells, oneLineText(j.FirstUserMessage, 60))...)
 	}
 	tw.flush()
+	a.printFlagLegend(list)
+}
+
+// flagLegend says what each flag of the sessions table means (under the
+// table, and in the help).
+var flagLegend = []struct{ flag, meaning string }{
+	{"deleted", "a .deleted archive of a deleted session"},
+	{"reset", "a .reset archive of a session that was reset"},
+	{"orphan", "the session index (sessions.json, or the SQLite era's session tables) does not name it: a /new or a reset gave its key to a newer session, or the index lost it (listed and counted all the same: the file is the record)"},
+	{"topic", "a topic (thread) of a session"},
+	{"fork", "a branch of another session"},
+	{"gone", "the file no longer exists; its lines are kept"},
+}
+
+// flagHelp is the legend of every flag, for the help.
+func flagHelp() string {
+	var b strings.Builder
+	for _, l := range flagLegend {
+		fmt.Fprintf(&b, "  %-8s %s\n", l.flag, l.meaning)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// printFlagLegend explains the flags the table shows.
+func (a *app) printFlagLegend(list []view.Session) {
+	shown := ""
+	for _, j := range list {
+		shown += "," + flagString(j.Flags) + ","
+	}
+	first := true
+	for _, l := range flagLegend {
+		if strings.Contains(shown, ","+l.flag+",") {
+			if first {
+				a.printf("\n")
+				first = false
+			}
+			a.printf("%-8s %s\n", l.flag, l.meaning)
+		}
+	}
 }
 
 func matchString(m *view.ProjectMatch) string {

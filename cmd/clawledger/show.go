@@ -87,7 +87,12 @@ func (o *showOptions) complete(cmd *cobra.Command, args []string, now time.Time)
 		return usagef("--context goes with --around ENTRY")
 	}
 	o.Session, o.Refresh = args[0], o.refresh.policy()
-	return nil
+	o.StateDirs, err = o.scope()
+	if err != nil {
+		return err
+	}
+	o.Host, err = o.reportHost(byFlag{})
+	return err
 }
 
 func showRun(ctx context.Context, o *showOptions) error {
@@ -187,6 +192,12 @@ func (s *showText) Head(h *view.ShowHead) error {
 	if j.Cwd != "" {
 		s.a.printf("cwd      %s\n", j.Cwd)
 	}
+	if b := j.SpawnedBy; b != nil {
+		s.a.printf("spawned by  %s\n", spawnText(*b))
+	}
+	for _, c := range j.Spawned {
+		s.a.printf("spawned     %s\n", spawnText(c))
+	}
 	if j.FirstActivity != nil && j.LastActivity != nil {
 		s.a.printf("time     %s .. %s\n", *j.FirstActivity, *j.LastActivity)
 	}
@@ -235,7 +246,7 @@ func (s *showText) Unit(u view.ShowUnit) error {
 			if s.day != "" {
 				s.w.WriteByte('\n')
 			}
-			fmt.Fprintf(s.w, "── %s (UTC)\n", day)
+			fprintf(s.w, "── %s (UTC)\n", day)
 			s.day = day
 		}
 	}
@@ -269,36 +280,36 @@ func printItem(w io.Writer, t string, it *transcript.Item) {
 		if it.Images > 0 {
 			text = strings.TrimSpace(text + fmt.Sprintf(" [%d image(s)]", it.Images))
 		}
-		fmt.Fprintf(w, "%s user: %s\n", t, indent(text))
+		fprintf(w, "%s user: %s\n", t, indent(text))
 	case transcript.KindAssistant:
 		if it.Text != "" || it.Error != "" {
 			text := it.Text
 			if it.Error != "" {
 				text = strings.TrimSpace(text + " [" + it.Error + "]")
 			}
-			fmt.Fprintf(w, "%s assistant: %s\n", t, indent(text))
+			fprintf(w, "%s assistant: %s\n", t, indent(text))
 		}
 		for _, c := range it.Tools {
-			fmt.Fprintf(w, "%s    → %s %s\n", t, c.Name, c.Value)
+			fprintf(w, "%s    → %s %s\n", t, c.Name, c.Value)
 		}
 	case transcript.KindToolError:
-		fmt.Fprintf(w, "%s    ✗ %s failed: %s\n", t, it.Tool, it.Error)
+		fprintf(w, "%s    ✗ %s failed: %s\n", t, it.Tool, it.Error)
 	case transcript.KindCommand:
 		status := "ok"
 		if it.Error != "" {
 			status = it.Error
 		}
-		fmt.Fprintf(w, "%s $ %s (%s)\n", t, it.Command, status)
+		fprintf(w, "%s $ %s (%s)\n", t, it.Command, status)
 	case transcript.KindCustom:
-		fmt.Fprintf(w, "%s %s: %s\n", t, cmp.Or(it.CustomType, "injected"), indent(it.Text))
+		fprintf(w, "%s %s: %s\n", t, cmp.Or(it.CustomType, "injected"), indent(it.Text))
 	case transcript.KindCompaction, transcript.KindBranch:
-		fmt.Fprintf(w, "%s ── %s%s\n", t, strings.ReplaceAll(it.Kind, "_", " "), fileLists(it.ReadFiles, it.ModifiedFiles))
+		fprintf(w, "%s ── %s%s\n", t, strings.ReplaceAll(it.Kind, "_", " "), fileLists(it.ReadFiles, it.ModifiedFiles))
 	case transcript.KindModel:
-		fmt.Fprintf(w, "%s ── model → %s\n", t, strings.TrimPrefix(it.Provider+"/"+it.Model, "/"))
+		fprintf(w, "%s ── model → %s\n", t, strings.TrimPrefix(it.Provider+"/"+it.Model, "/"))
 	case transcript.KindError:
-		fmt.Fprintf(w, "%s ── error: %s\n", t, it.Error)
+		fprintf(w, "%s ── error: %s\n", t, it.Error)
 	case transcript.KindReset:
-		fmt.Fprintf(w, "%s ── reset (%s)\n", t, it.Text)
+		fprintf(w, "%s ── reset (%s)\n", t, it.Text)
 	}
 }
 
@@ -319,7 +330,7 @@ func fileLists(read, modified []string) string {
 // printEntry renders one entry as readable text.
 func printEntry(w io.Writer, t string, v *view.Entry, verbose bool) {
 	if v.Status == view.LineStatus[clawledger.LineMalformed] {
-		fmt.Fprintf(w, "!! line %d is malformed (%s)\n", v.Line, v.Error)
+		fprintf(w, "!! line %d is malformed (%s)\n", v.Line, v.Error)
 		return
 	}
 	raw := []byte(v.Entry)
@@ -337,26 +348,26 @@ func printEntry(w io.Writer, t string, v *view.Entry, verbose bool) {
 		printMessage(w, t, e.Message)
 	case e.Compaction != nil:
 		c := e.Compaction
-		fmt.Fprintf(w, "%s ── %s: %s\n", t, strings.ReplaceAll(c.Kind, "_", " "), oneLineText(c.Summary, 200))
+		fprintf(w, "%s ── %s: %s\n", t, strings.ReplaceAll(c.Kind, "_", " "), oneLineText(c.Summary, 200))
 		if len(c.ReadFiles)+len(c.ModifiedFiles) > 0 {
-			fmt.Fprintf(w, "         read %v, modified %v\n", c.ReadFiles, c.ModifiedFiles)
+			fprintf(w, "         read %v, modified %v\n", c.ReadFiles, c.ModifiedFiles)
 		}
 	case e.ModelChange != nil && e.ModelChange.Kind == "model":
-		fmt.Fprintf(w, "%s ── model → %s/%s\n", t, e.ModelChange.Provider, e.ModelChange.ModelID)
+		fprintf(w, "%s ── model → %s/%s\n", t, e.ModelChange.Provider, e.ModelChange.ModelID)
 	case e.ModelChange != nil && e.ModelChange.Kind == "thinking":
-		fmt.Fprintf(w, "%s ── thinking → %s\n", t, e.ModelChange.ThinkingLevel)
+		fprintf(w, "%s ── thinking → %s\n", t, e.ModelChange.ThinkingLevel)
 	case e.Label != nil:
-		fmt.Fprintf(w, "%s ── label %q on %s\n", t, e.Label.Label, e.Label.TargetID)
+		fprintf(w, "%s ── label %q on %s\n", t, e.Label.Label, e.Label.TargetID)
 	case e.SessionName != "":
-		fmt.Fprintf(w, "%s ── session named %q\n", t, e.SessionName)
+		fprintf(w, "%s ── session named %q\n", t, e.SessionName)
 	case e.PromptError != "":
-		fmt.Fprintf(w, "%s ── prompt error: %s\n", t, e.PromptError)
+		fprintf(w, "%s ── prompt error: %s\n", t, e.PromptError)
 	case e.Type == "custom":
 		if verbose {
-			fmt.Fprintf(w, "%s ── custom %s\n", t, e.CustomType)
+			fprintf(w, "%s ── custom %s\n", t, e.CustomType)
 		}
 	default:
-		fmt.Fprintf(w, "%s ── %s\n", t, e.Type)
+		fprintf(w, "%s ── %s\n", t, e.Type)
 	}
 }
 
@@ -367,10 +378,10 @@ func printMessage(w io.Writer, t string, m *clawledger.Message) {
 		if text, failed := transcript.Failure(m); failed {
 			status = "ERROR " + oneLineText(text, 160)
 		}
-		fmt.Fprintf(w, "%s    ← %s %s\n", t, m.ToolName, status)
+		fprintf(w, "%s    ← %s %s\n", t, m.ToolName, status)
 		return
 	case "bashExecution":
-		fmt.Fprintf(w, "%s $ %s (exit %v)\n", t, m.Command, derefInt(m.ExitCode))
+		fprintf(w, "%s $ %s (exit %v)\n", t, m.Command, derefInt(m.ExitCode))
 		return
 	}
 	who := m.Role
@@ -385,15 +396,16 @@ func printMessage(w io.Writer, t string, m *clawledger.Message) {
 		if m.Images > 0 {
 			text += fmt.Sprintf(" [%d image(s)]", m.Images)
 		}
-		fmt.Fprintf(w, "%s %s: %s\n", t, who, indent(text))
+		fprintf(w, "%s %s: %s\n", t, who, indent(text))
 	}
 	for _, c := range m.ToolCalls {
-		fmt.Fprintf(w, "%s    → %s %s\n", t, c.Name, oneLineText(string(c.Arguments), 160))
+		fprintf(w, "%s    → %s %s\n", t, c.Name, oneLineText(string(c.Arguments), 160))
 	}
 }
 
-func indent(s string) string {
-	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n          ")
+// indent is a body of text with its lines after the first indented.
+func indent(s string) body {
+	return body(strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n          "))
 }
 
 func derefInt(p *int64) any {
@@ -401,4 +413,18 @@ func derefInt(p *int64) any {
 		return "?"
 	}
 	return *p
+}
+
+// spawnText renders a sub-agent run from one of its sessions: the other
+// session, the run and how it ended.
+func spawnText(sp view.Spawn) string {
+	s := sp.SessionKey
+	if sp.SessionID != "" {
+		s += " (session " + sp.SessionID + ")"
+	}
+	s += ": run " + sp.RunID
+	if what := cmp.Or(sp.Label, sp.Task); what != "" {
+		s += ", " + oneLineText(what, 80)
+	}
+	return s + ", " + cmp.Or(sp.Status, "running")
 }

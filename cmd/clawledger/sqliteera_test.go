@@ -213,13 +213,15 @@ func TestSQLiteEraCorpus(t *testing.T) {
 
 // TestSQLiteEraExport checks export --all on the project's own SQLite-era
 // fixture: database sessions, archives (row or file) and cold sessions.
-func TestSQLiteEraExport(t *testing.T) {
+func TestSQLiteEraExport(t *testing.T) { onBackends(t, testSQLiteEraExport) }
+
+func testSQLiteEraExport(t *testing.T, b backend) {
 	home := t.TempDir()
 	m, err := fixture.WriteSQLiteEra(filepath.Join(home, ".openclaw"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledgerPath := filepath.Join(t.TempDir(), "ledger.db")
+	ledgerPath := b.ledger(t, t.TempDir())
 	runBinary(t, "--db", ledgerPath, "ingest", "--state", m.StateDir)
 	out := t.TempDir()
 	runBinary(t, "--db", ledgerPath, "export", "--all", "--out", out)

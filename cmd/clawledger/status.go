@@ -5,24 +5,45 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
 )
 
+// statusOptions are the flags of status.
+type statusOptions struct {
+	*app
+	ledger.StatusRequest
+}
+
 func newStatusCmd(a *app) *cobra.Command {
+	o := &statusOptions{app: a}
 	return &cobra.Command{
 		Use:   "status",
-		Short: "Show what the ledger holds: state dirs, agents, counts, malformed lines, pending tails",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return statusRun(cmd.Context(), a) },
+		Short: "Show what the ledger holds: state dirs, agents, last scans, counts, malformed lines, pending tails",
+		Long: `Show what the ledger holds: each state dir with its agents, when it was last
+scanned (the last ingest or query refresh, changes found or not), its
+transcripts, cron jobs, run logs, workspace files and lines; every malformed
+and repaired line; pending (unterminated) tails. A state dir the ledger holds
+that no longer exists is marked (its data is kept: clawledger forget DIR
+removes it), as is the bundled sample. With --state, only those state dirs.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if o.StateDirs, err = o.scope(); err != nil {
+				return err
+			}
+			return a.runs(o, func() error { return statusRun(cmd.Context(), o) })
+		},
 	}
 }
 
-func statusRun(ctx context.Context, a *app) error {
+func statusRun(ctx context.Context, o *statusOptions) error {
+	a := o.app
 	svc, err := a.service()
 	if err != nil {
 		return err
 	}
-	out, err := svc.Status(ctx)
+	out, err := svc.Status(ctx, o.StatusRequest)
 	if err != nil {
 		return err
 	}
@@ -31,9 +52,20 @@ func statusRun(ctx context.Context, a *app) error {
 	}
 	a.printf("ledger %s (schema %d): %d sources, %d lines, %d vanished files kept\n", out.DB, out.SchemaVersion, out.Sources, out.Lines, out.Gone)
 	for _, d := range out.StateDirs {
-		a.printf("\n%s\n  agents: %v\n  %d transcripts (%d sessions), %d cron jobs, %d run logs, %d workspace files, %d lines, %s\n",
-			d.Path, d.Agents, d.Transcripts, d.Sessions, d.CronJobs, d.CronRunLogs, d.WorkspaceFiles, d.Lines, humanBytes(d.Bytes))
+		note := ""
+		switch {
+		case d.Sample:
+			note = " (the bundled sample: dropped once a real state dir is found)"
+		case d.Missing:
+			note = " (no longer exists: its data is kept; `clawledger forget DIR` removes it)"
+		}
+		if d.Host != "" {
+			note = " (host " + d.Host + ")" + note
+		}
+		a.printf("\n%s%s\n  agents: %v\n  last scan: %s\n  %d transcripts (%d sessions), %d cron jobs, %d run logs, %d workspace files, %d lines, %s\n",
+			d.Path, note, d.Agents, timeText(d.LastScan), d.Transcripts, d.Sessions, d.CronJobs, d.CronRunLogs, d.WorkspaceFiles, d.Lines, humanBytes(d.Bytes))
 	}
+	a.printHosts(out.Hosts)
 	for _, d := range out.Discovered {
 		if !containsPath(out.StateDirs, d) {
 			a.printf("\n%s: found, not ingested yet (run `clawledger ingest`)\n", d)
@@ -58,6 +90,14 @@ func statusRun(ctx context.Context, a *app) error {
 		}
 	}
 	return nil
+}
+
+// timeText is a view's time for people (UTC, to the second), or "never".
+func timeText(t *string) string {
+	if t == nil {
+		return "never"
+	}
+	return (*t)[:19] + "Z"
 }
 
 func containsPath(dirs []view.StateDir, p string) bool {

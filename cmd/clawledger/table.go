@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// table prints aligned columns.
+// table prints aligned columns, each cell on one line (safe).
 type table struct{ tw *tabwriter.Writer }
 
 func newTable(w io.Writer, headers ...string) *table {
@@ -20,7 +20,7 @@ func newTable(w io.Writer, headers ...string) *table {
 func (t *table) row(cells ...any) {
 	parts := make([]string, len(cells))
 	for i, c := range cells {
-		parts[i] = fmt.Sprint(c)
+		parts[i] = fmt.Sprint(safe(c))
 	}
 	fmt.Fprintln(t.tw, strings.Join(parts, "\t"))
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"fmt"
 	"os"
 	"strconv"
 
@@ -18,6 +20,11 @@ const (
 	// chunkBytesEnv=N: commit a file being read every N bytes instead of
 	// collect's default (64 MiB), so small test files get intermediate cursors.
 	chunkBytesEnv = "CLAWLEDGER_TEST_CHUNK_BYTES"
+	// pauseAfterEnv=N: once an ingest has read N bytes, the process says
+	// "clawledger: paused" on stderr and waits for a line on its stdin, so
+	// a test acts on the ledger (ends its connection, restarts its server)
+	// at an exact point of an ingest, then lets it go on.
+	pauseAfterEnv = "CLAWLEDGER_TEST_PAUSE_AFTER_BYTES"
 )
 
 // testHooks applies the hooks set in the environment to a collector.
@@ -26,35 +33,47 @@ func (a *app) testHooks(c *collect.Collector) {
 		c.ChunkBytes = n
 	}
 	if n, err := strconv.ParseInt(a.getenv(killAfterEnv), 10, 64); err == nil {
-		c.Progress = &killAfter{next: c.Progress, limit: n}
+		c.Progress = &afterBytes{next: c.Progress, limit: n, do: func() {
+			p, _ := os.FindProcess(os.Getpid())
+			p.Kill()
+			select {} // the signal is on its way
+		}}
+	}
+	if n, err := strconv.ParseInt(a.getenv(pauseAfterEnv), 10, 64); err == nil {
+		c.Progress = &afterBytes{next: c.Progress, limit: n, do: func() {
+			fmt.Fprintln(os.Stderr, "clawledger: paused")
+			bufio.NewReader(os.Stdin).ReadString('\n')
+		}}
 	}
 }
 
-// killAfter is a collect.Progress that kills the process after limit bytes.
-type killAfter struct {
+// afterBytes is a collect.Progress that does something once an ingest has
+// read limit bytes.
+type afterBytes struct {
 	next  collect.Progress // may be nil
 	limit int64
 	seen  int64
+	do    func() // nil once done
 }
 
-func (k *killAfter) Start(total int64, files int) {
+func (k *afterBytes) Start(total int64, files int) {
 	if k.next != nil {
 		k.next.Start(total, files)
 	}
 }
 
-func (k *killAfter) Add(n int64) {
+func (k *afterBytes) Add(n int64) {
 	if k.next != nil {
 		k.next.Add(n)
 	}
-	if k.seen += n; k.seen >= k.limit {
-		p, _ := os.FindProcess(os.Getpid())
-		p.Kill()
-		select {} // the signal is on its way
+	if k.seen += n; k.seen >= k.limit && k.do != nil {
+		do := k.do
+		k.do = nil
+		do()
 	}
 }
 
-func (k *killAfter) Finish() {
+func (k *afterBytes) Finish() {
 	if k.next != nil {
 		k.next.Finish()
 	}

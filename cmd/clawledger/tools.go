@@ -17,6 +17,7 @@ type toolsOptions struct {
 	ledger.ToolsRequest
 	since, until string
 	refresh      refreshFlag
+	by           byFlag
 }
 
 func newToolsCmd(a *app) *cobra.Command {
@@ -41,6 +42,12 @@ exception, traceback, "No such file or directory", ...).`,
 				return err
 			}
 			o.Refresh = o.refresh.policy()
+			if o.StateDirs, err = o.scope(); err != nil {
+				return err
+			}
+			if o.Host, err = o.reportHost(o.by); err != nil {
+				return err
+			}
 			return a.runs(o, func() error { return toolsRun(cmd.Context(), o) })
 		},
 	}
@@ -49,6 +56,7 @@ exception, traceback, "No such file or directory", ...).`,
 	fl.StringVar(&o.since, "since", "", "only calls since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
 	fl.StringVar(&o.until, "until", "", "only calls up to this date (inclusive) or time")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
+	o.by.register(fl)
 	return cmd
 }
 
@@ -56,6 +64,13 @@ func toolsRun(ctx context.Context, o *toolsOptions) error {
 	svc, err := o.service()
 	if err != nil {
 		return err
+	}
+	if o.by.hosts() {
+		return eachHost(ctx, o.app, o.Refresh, o.StateDirs, func(ctx context.Context, host string) (*view.Tools, error) {
+			req := o.ToolsRequest
+			req.Host, req.Refresh = host, ledger.Refresh{}
+			return svc.Tools(ctx, req)
+		}, func(out *view.Tools) { o.printTools(out.Tools) })
 	}
 	out, err := svc.Tools(ctx, o.ToolsRequest)
 	if err != nil {

@@ -28,6 +28,7 @@ type usageOptions struct {
 	since, until string
 	breakdown    bool
 	refresh      refreshFlag
+	by           byFlag
 }
 
 func newUsageCmd(a *app) *cobra.Command {
@@ -46,6 +47,9 @@ recorded with the message. --json rows and totals use ccusage's field names
 (totals: inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens,
 totalTokens, totalCost) and equal ccusage's on the same state dir, except
 where docs/usage.md explains why not.
+
+ASSISTANT MSGS counts the assistant messages whose usage a row sums (sessions'
+ALL MSGS counts every message).
 
 Cron run logs report their runs' usage too (snake_case usage fields); it is
 shown on its own line and not added to the totals, since the runs' own
@@ -66,6 +70,7 @@ transcripts already hold it.`,
 	fl.StringVar(&o.WeekStart, "week-start", o.WeekStart, "first day of a week for weekly (ccusage's default is sunday)")
 	fl.BoolVar(&o.breakdown, "breakdown", false, "show each model's share under each row")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
+	o.by.register(fl)
 	return cmd
 }
 
@@ -82,13 +87,25 @@ func (o *usageOptions) complete(args []string, now time.Time) error {
 		return err
 	}
 	o.Refresh = o.refresh.policy()
-	return nil
+	o.StateDirs, err = o.scope()
+	if err != nil {
+		return err
+	}
+	o.Host, err = o.reportHost(o.by)
+	return err
 }
 
 func usageRun(ctx context.Context, o *usageOptions) error {
 	svc, err := o.service()
 	if err != nil {
 		return err
+	}
+	if o.by.hosts() {
+		return eachHost(ctx, o.app, o.Refresh, o.StateDirs, func(ctx context.Context, host string) (*view.Usage, error) {
+			req := o.UsageRequest
+			req.Host, req.Refresh = host, ledger.Refresh{}
+			return svc.Usage(ctx, req)
+		}, func(u *view.Usage) { o.printUsage(u, o.breakdown) })
 	}
 	u, err := svc.Usage(ctx, o.UsageRequest)
 	if err != nil {
@@ -110,7 +127,7 @@ func (a *app) printUsage(u *view.Usage, breakdown bool) {
 		if kind == "model" {
 			second = "PROVIDER"
 		}
-		tw := newTable(a.stdout, usageHeaders[kind], second, "INPUT", "OUTPUT", "CACHE WRITE", "CACHE READ", "TOTAL TOKENS", "COST", "MSGS")
+		tw := newTable(a.stdout, usageHeaders[kind], second, "INPUT", "OUTPUT", "CACHE WRITE", "CACHE READ", "TOTAL TOKENS", "COST", "ASSISTANT MSGS")
 		for _, r := range rows {
 			first, second := r.Date+r.Week+r.Month+r.Model, strings.Join(r.ModelsUsed, ", ")
 			switch kind {
@@ -135,7 +152,7 @@ func (a *app) printUsage(u *view.Usage, breakdown bool) {
 			comma(totals.TotalTokens), money(totals.TotalCost), u.Messages)
 		tw.flush()
 	}
-	if cron.Runs > 0 {
+	if cron.RunsWithUsage > 0 { // runs that report no usage add nothing to say
 		a.printf("\ncron runs  %d finished (%d with usage): input %s, output %s, cache write %s, cache read %s, total %s\n"+
 			"           (held in the runs' own transcripts too, so not added to the total above)\n",
 			cron.Runs, cron.RunsWithUsage, comma(cron.InputTokens), comma(cron.OutputTokens), comma(cron.CacheCreationTokens), comma(cron.CacheReadTokens), comma(cron.TotalTokens))

@@ -137,13 +137,15 @@ func compareWithCcusage(t *testing.T, what string, got, want *ccusageReport, key
 // TestUsageEqualsCcusage compares `usage --json` with ccusage 20.0.24's
 // output on the usage fixture's agree tree (captured by
 // scripts/ccusage-capture.sh into testdata/ccusage/).
-func TestUsageEqualsCcusage(t *testing.T) {
+func TestUsageEqualsCcusage(t *testing.T) { onBackends(t, testUsageEqualsCcusage) }
+
+func testUsageEqualsCcusage(t *testing.T, b backend) {
 	home := t.TempDir()
 	m, err := fixture.WriteUsage(home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newLedger(t, home, m.Agree)
+	c := b.newLedger(t, home, m.Agree)
 	c.ok("ingest")
 	ref := func(name string) *ccusageReport {
 		return readCcusage(t, filepath.Join("testdata", "ccusage", name+".json"))
@@ -180,12 +182,16 @@ func TestUsageEqualsCcusage(t *testing.T) {
 // differently from ccusage (docs/usage.md) against ccusage's captured
 // session report of the usage fixture's differ tree.
 func TestUsageDiffersFromCcusageAsDocumented(t *testing.T) {
+	onBackends(t, testUsageDiffersFromCcusageAsDocumented)
+}
+
+func testUsageDiffersFromCcusageAsDocumented(t *testing.T, b backend) {
 	home := t.TempDir()
 	m, err := fixture.WriteUsage(home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newLedger(t, home, m.Differ)
+	c := b.newLedger(t, home, m.Differ)
 	c.ok("ingest")
 	theirs := map[string]ccusageRow{}
 	ref := readCcusage(t, filepath.Join("testdata", "ccusage", "differ-session-utc.json"))
@@ -261,10 +267,12 @@ func TestUsageCorpusLegacy(t *testing.T) {
 // OpenClaw 2026.9.6 (SQLite era) state dir with ccusage's output on it:
 // every session ccusage sees is equal, and the one more we count is the
 // deleted session kept only in a zstd archive, which ccusage cannot read.
-func TestUsageCorpusCurrent(t *testing.T) {
+func TestUsageCorpusCurrent(t *testing.T) { onBackends(t, testUsageCorpusCurrent) }
+
+func testUsageCorpusCurrent(t *testing.T, b backend) {
 	corpus := testenv.Corpus(t)
 	st := filepath.Join(corpus, "openclaw-2026.9.6", ".openclaw")
-	c := newLedger(t, corpus, st)
+	c := b.newLedger(t, corpus, st)
 	c.ok("ingest")
 	want := readCcusage(t, filepath.Join(corpus, "expected", "ccusage-current-session.json"))
 	got := c.usage("session", "-z", "UTC")
@@ -301,7 +309,9 @@ func TestUsageCorpusCurrent(t *testing.T) {
 // archive counts once; when a repair rewrites the live file without it, it
 // still counts once (from the archive), and the rewritten file's own
 // messages count too.
-func TestUsageCopiesFollowRereads(t *testing.T) {
+func TestUsageCopiesFollowRereads(t *testing.T) { onBackends(t, testUsageCopiesFollowRereads) }
+
+func testUsageCopiesFollowRereads(t *testing.T, b backend) {
 	home := t.TempDir()
 	st := filepath.Join(home, ".openclaw")
 	dir := filepath.Join(st, "agents", "main", "sessions")
@@ -318,7 +328,7 @@ func TestUsageCopiesFollowRereads(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, id+".jsonl.reset.2026-03-14T10-00-00.000Z"), []byte(archive), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := newLedger(t, home, st)
+	c := b.newLedger(t, home, st)
 	input := func() int64 { return c.usage("-z", "UTC").Totals.InputTokens }
 	if got := input(); got != 1200 {
 		t.Fatalf("input %d, want 1200 (the archived copy counted once)", got)

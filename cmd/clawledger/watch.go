@@ -28,8 +28,9 @@ for --debounce), and a full rescan every --interval as a safety net, since
 file notifications get lost on some file systems. The derived layers are
 refreshed after each batch that changed the ledger.
 
-Without --state it keeps every discovered state dir current, and picks up
-state dirs that appear later at the next rescan.
+Without --state it keeps every discovered state dir and every state dir the
+ledger holds current, and picks up state dirs that appear later at the next
+rescan.
 
 One watch per ledger: a second one fails within a second, naming the first.
 A watch takes the ledger's writer lock for each batch only, so other writers
@@ -49,6 +50,9 @@ per line; --verbose adds a line per change and per no-op rescan.`,
 			}
 			if o.Interval <= 0 || o.Debounce <= 0 {
 				return usagef("--interval and --debounce must be positive")
+			}
+			if o.StateDirs, err = o.scope(); err != nil {
+				return err
 			}
 			return a.runs(o, func() error { return watchRun(cmd.Context(), o) })
 		},

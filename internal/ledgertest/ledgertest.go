@@ -80,7 +80,7 @@ func Reports(t testing.TB, db Store) map[string]any {
 	st, err := db.Status(ctx, -1)
 	Check(t, err)
 	for i := range st.StateDirs {
-		st.StateDirs[i].LastScan = 0
+		st.StateDirs[i].LastScan, st.StateDirs[i].Host = 0, ""
 	}
 	out["status"] = st
 
@@ -88,7 +88,7 @@ func Reports(t testing.TB, db Store) map[string]any {
 		var out []string
 		for _, s := range ss {
 			c := *s
-			c.SourceID = 0
+			c.SourceID, c.Host = 0, "" // the store's own (a fleet's host)
 			b, _ := json.Marshal(c)
 			out = append(out, name[s.SourceID]+" "+string(b))
 		}

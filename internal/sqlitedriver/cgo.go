@@ -5,6 +5,7 @@ package sqlitedriver
 import (
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"net/url"
 	"strings"
 
@@ -56,4 +57,14 @@ func (pragmaDriver) Open(dsn string) (driver.Conn, error) {
 		}
 	}
 	return conn, nil
+}
+
+// Code is the primary SQLite result code an error carries (SQLITE_CORRUPT
+// is 11), or 0 for an error that carries none.
+func Code(err error) int {
+	var e sqlite3.Error
+	if errors.As(err, &e) {
+		return int(e.Code)
+	}
+	return 0
 }

@@ -16,3 +16,11 @@ func DSN(path string, params ...string) string {
 	}
 	return u.String() + "?" + strings.Join(params, "&")
 }
+
+// Primary SQLite result codes the ledger acts on.
+const (
+	CodeReadOnly = 8  // SQLITE_READONLY
+	CodeCorrupt  = 11 // SQLITE_CORRUPT
+	CodeCantOpen = 14 // SQLITE_CANTOPEN
+	CodeNotADB   = 26 // SQLITE_NOTADB
+)

@@ -7,7 +7,21 @@
 // open databases through it, so a build links exactly one driver.
 package sqlitedriver
 
-import _ "modernc.org/sqlite" // registers the "sqlite" driver
+import (
+	"errors"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
 
 // Name is the database/sql driver name.
 const Name = "sqlite"
+
+// Code is the primary SQLite result code an error carries (SQLITE_CORRUPT
+// is 11), or 0 for an error that carries none.
+func Code(err error) int {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		return coded.Code() & 0xff
+	}
+	return 0
+}

@@ -6,14 +6,20 @@
 -- transcript's source id shifted left 24 bits plus its sequence number), so
 -- a rebuild writes the rows an update would have.
 
--- How far each transcript is derived, and the derivation's state there
--- (the open episode, as JSON): appended lines continue from it.
+-- How far each transcript is derived.
 CREATE TABLE cortex_sources (
   source_id  INTEGER PRIMARY KEY,
   line_count INTEGER NOT NULL DEFAULT 0,  -- lines derived
   max_offset INTEGER NOT NULL DEFAULT -1, -- offset of the last line derived
-  index_sig  TEXT NOT NULL DEFAULT '',    -- the index fields facets were derived from
-  state      TEXT NOT NULL DEFAULT ''
+  index_sig  TEXT NOT NULL DEFAULT ''     -- the index fields facets were derived from
+);
+
+-- The derivation's state after each transcript's last line derived (the
+-- open episode): appended lines continue from it. Apart from
+-- cortex_sources, which every update reads whole, as it is kilobytes a row.
+CREATE TABLE cortex_states (
+  source_id INTEGER PRIMARY KEY,
+  state     BLOB NOT NULL
 );
 
 -- Transcripts whose lines were replaced: derived again from their start.
@@ -108,20 +114,23 @@ CREATE TABLE cortex_terms (
 ) WITHOUT ROWID;
 CREATE INDEX cortex_terms_term ON cortex_terms(term);
 
--- one facet in one episode, with its provenance (entry ids, JSON)
+-- one facet in one episode, with its provenance (entry ids, JSON); keyed
+-- by episode first, as every other table of episodes, so that a rebuild
+-- appends its rows; found by facet through an index that holds what the
+-- facet's totals sum (a rebuild sums every facet's from it alone)
 CREATE TABLE cortex_facet_episodes (
+  episode_id INTEGER NOT NULL,
   type       TEXT NOT NULL,
   value      TEXT NOT NULL,
-  episode_id INTEGER NOT NULL,
   count      INTEGER NOT NULL,
   first_ms   INTEGER NOT NULL DEFAULT 0,
   last_ms    INTEGER NOT NULL DEFAULT 0,
   confidence REAL NOT NULL DEFAULT 1,
   entry_ids  TEXT NOT NULL DEFAULT '[]',
   lookup     TEXT NOT NULL DEFAULT '', -- as in cortex_facets
-  PRIMARY KEY (type, value, episode_id)
+  PRIMARY KEY (episode_id, type, value)
 ) WITHOUT ROWID;
-CREATE INDEX cortex_facet_episodes_episode ON cortex_facet_episodes(episode_id);
+CREATE INDEX cortex_facet_episodes_value ON cortex_facet_episodes(type, value, count, first_ms, last_ms, confidence, lookup);
 
 -- each facet summed over its episodes (kept with every write); lookup is
 -- what an entity is also found by: a file's base name, a URL's host
@@ -140,7 +149,8 @@ CREATE INDEX cortex_facets_lookup ON cortex_facets(lookup);
 CREATE INDEX cortex_facets_rank ON cortex_facets(type, episodes DESC, count DESC);
 
 -- relations between entities seen in an episode (alias: as written -> normalized;
--- on_channel: peer -> channel); a file lies in the project of its episode
+-- on_channel: peer -> channel); a file lies in the project of its episode.
+-- No query reads them by value yet: the index such a query needs comes with it
 CREATE TABLE cortex_links (
   episode_id INTEGER NOT NULL,
   from_type  TEXT NOT NULL,
@@ -150,8 +160,6 @@ CREATE TABLE cortex_links (
   to_value   TEXT NOT NULL,
   PRIMARY KEY (episode_id, from_type, from_value, relation, to_type, to_value)
 ) WITHOUT ROWID;
-CREATE INDEX cortex_links_from ON cortex_links(from_type, from_value);
-CREATE INDEX cortex_links_to ON cortex_links(to_type, to_value);
 
 -- episode summary vectors (little-endian float32, as search_vectors), of
 -- the embedding space cortex_meta names; hash is the summary_hash they
@@ -185,4 +193,5 @@ DROP TRIGGER cortex_current_source_added;
 DROP TABLE cortex_current;
 DROP TRIGGER cortex_source_replaced;
 DROP TABLE cortex_stale;
+DROP TABLE cortex_states;
 DROP TABLE cortex_sources;

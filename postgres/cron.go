@@ -1,0 +1,130 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clawledger/clawledger"
+)
+
+// cronRunColumns are a cron_runs row r with its source src, state dir d,
+// line l and job j (LEFT JOINed), as scanCronRun reads them.
+const cronRunColumns = `d.path, src.rel_path, l.line_no, coalesce(j.name, ''), coalesce(j.agent_id, ''),
+	r.ts_ms, r.job_id, r.action, r.status, r.error, r.summary, r.delivered, r.delivery_status, r.session_id, r.session_key,
+	r.run_at_ms, r.duration_ms, r.next_run_at_ms, r.model, r.provider,
+	r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens, r.total_tokens`
+
+const cronRunFrom = `FROM cron_runs r JOIN sources src ON src.id = r.source_id JOIN state_dirs d ON d.id = src.state_dir_id
+	JOIN lines l ON l.id = r.line_id
+	LEFT JOIN cron_jobs j ON j.state_dir_id = src.state_dir_id AND j.job_id = r.job_id`
+
+// finishedRun keeps the runs that ended (run logs also hold "started"
+// lines); failedRun those of them that did not end ok (nor were skipped).
+const (
+	finishedRun = `r.action IN ('finished', '')`
+	failedRun   = `r.status NOT IN ('ok', 'skipped', '')`
+)
+
+func scanCronRun(row pgx.Row) (*clawledger.CronRunRecord, error) {
+	x := &clawledger.CronRunRecord{}
+	r := &x.CronRun
+	u := &clawledger.Usage{}
+	err := row.Scan(&x.StateDir, &x.Path, &x.Line, &x.JobName, &x.JobAgent,
+		&r.Ts, &r.JobID, &r.Action, &r.Status, &r.Error, &r.Summary, &r.Delivered, &r.DeliveryStatus, &r.SessionID, &r.SessionKey,
+		&r.RunAt, &r.DurationMs, &r.NextRunAt, &r.Model, &r.Provider,
+		&u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Total)
+	if *u != (clawledger.Usage{}) {
+		r.Usage = u
+	}
+	return x, err
+}
+
+// cronWhere renders a filter's state dirs, jobs and agent as conditions
+// (" AND ...") on a state dir id column, a job id column and the job's
+// definition j.
+func cronWhere(f clawledger.CronFilter, dirCol, jobCol string, p *params) string {
+	where := inStateDirs(dirCol, f.StateDirs, p)
+	if f.JobIDs != nil {
+		where += " AND " + jobCol + " = ANY(" + p.add(f.JobIDs) + ")"
+	}
+	if f.Agent != "" {
+		where += " AND j.agent_id = " + p.add(f.Agent) // a job the ledger has no definition of names no agent
+	}
+	return where
+}
+
+// CronRuns lists the finished runs f selects, newest first.
+func (db *DB) CronRuns(ctx context.Context, f clawledger.CronFilter) ([]*clawledger.CronRunRecord, error) {
+	var p params
+	where := db.onHost("src.host_id", &p) + cronWhere(f, "src.state_dir_id", "r.job_id", &p)
+	if f.Since > 0 {
+		where += " AND r.ts_ms >= " + p.add(f.Since)
+	}
+	q := `SELECT ` + cronRunColumns + ` ` + cronRunFrom + ` WHERE ` + finishedRun + where + ` ORDER BY r.ts_ms DESC, r.line_id DESC`
+	if f.Limit > 0 {
+		q += " LIMIT " + p.add(f.Limit)
+	}
+	out, err := queryAll(ctx, db.pool, scanCronRun, q, p.args...)
+	return out, db.fail(err)
+}
+
+// CronJobStats lists the cron jobs f selects with what their runs say, by
+// state dir and name; a job known only from its runs is listed too.
+func (db *DB) CronJobStats(ctx context.Context, f clawledger.CronFilter) ([]*clawledger.CronJobStat, error) {
+	var p params
+	host := db.onHost("d.host_id", &p)
+	where := cronWhere(f, "k.dir", "k.job_id", &p)
+	type key struct {
+		dir int64
+		job string
+	}
+	var keys []key
+	list, err := queryAll(ctx, db.pool, func(row pgx.Row) (*clawledger.CronJobStat, error) {
+		x := &clawledger.CronJobStat{}
+		j := &x.Job
+		var k key
+		var schedule, payload, delivery, state, raw string
+		err := row.Scan(&k.dir, &x.StateDir, &j.ID, &x.Defined, &j.AgentID, &j.SessionKey, &j.Name, &j.Description, &j.Enabled,
+			&j.CreatedAt, &j.UpdatedAt, &schedule, &payload, &delivery, &state, &raw, &x.Runs, &x.Failures)
+		j.Schedule, j.Payload, j.Delivery, j.State, j.Raw = rawJSON(schedule), rawJSON(payload), rawJSON(delivery), rawJSON(state), rawJSON(raw)
+		k.job = j.ID
+		keys = append(keys, k)
+		return x, err
+	}, `WITH runs AS (
+			SELECT src.state_dir_id AS dir, r.job_id, count(*) AS n, count(*) FILTER (WHERE `+failedRun+`) AS failed
+			FROM cron_runs r JOIN sources src ON src.id = r.source_id WHERE `+finishedRun+` GROUP BY 1, 2),
+		k AS (SELECT state_dir_id AS dir, job_id FROM cron_jobs UNION SELECT dir, job_id FROM runs)
+		SELECT k.dir, d.path, k.job_id, j.job_id IS NOT NULL, coalesce(j.agent_id, ''), coalesce(j.session_key, ''),
+			coalesce(j.name, ''), coalesce(j.description, ''), coalesce(j.enabled, false), coalesce(j.created_ms, 0),
+			coalesce(j.updated_ms, 0), coalesce(j.schedule, ''), coalesce(j.payload, ''), coalesce(j.delivery, ''),
+			coalesce(j.state, ''), coalesce(j.job_json, ''), coalesce(runs.n, 0), coalesce(runs.failed, 0)
+		FROM k JOIN state_dirs d ON d.id = k.dir
+		LEFT JOIN cron_jobs j ON j.state_dir_id = k.dir AND j.job_id = k.job_id
+		LEFT JOIN runs ON runs.dir = k.dir AND runs.job_id = k.job_id
+		WHERE true`+host+where+`
+		ORDER BY d.path COLLATE "C", j.job_id IS NULL, coalesce(j.name, '') COLLATE "C", k.job_id COLLATE "C"`, p.args...)
+	if err != nil {
+		return nil, db.fail(err)
+	}
+	last := `SELECT ` + cronRunColumns + ` ` + cronRunFrom + ` WHERE src.state_dir_id = $1 AND r.job_id = $2 AND ` + finishedRun
+	for i, x := range list {
+		if x.Runs == 0 {
+			continue
+		}
+		k := keys[i]
+		run, err := scanCronRun(db.pool.QueryRow(ctx, last+` ORDER BY r.ts_ms DESC, r.line_id DESC LIMIT 1`, k.dir, k.job))
+		if err != nil {
+			return nil, db.fail(err)
+		}
+		x.LastRun = &run.CronRun
+		if x.Failures == 0 {
+			continue
+		}
+		if run, err = scanCronRun(db.pool.QueryRow(ctx, last+` AND `+failedRun+` ORDER BY r.ts_ms DESC, r.line_id DESC LIMIT 1`, k.dir, k.job)); err != nil {
+			return nil, db.fail(err)
+		}
+		x.LastFailure = &run.CronRun
+	}
+	return list, nil
+}
