@@ -77,7 +77,7 @@ func TestJSONErrors(t *testing.T) {
 	if len(leaves) < 15 {
 		t.Fatalf("found %d commands", len(leaves))
 	}
-	const db = "postgres://u:s3cretpw@db.example.com/ledger"
+	const db = "mysql://u:s3cretpw@db.example.com/ledger" // a scheme no backend registers: a usage error, no connection tried
 	home := t.TempDir()
 	type failure struct {
 		args []string
