@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawledger/clawledger/internal/sanitize"
 	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
 )
@@ -75,13 +74,13 @@ func cronRun(ctx context.Context, o *cronOptions) error {
 		} else if j.Enabled {
 			enabled = "yes"
 		}
-		tw.row(oneLineText(sanitize.Line(name), 32), sanitize.Line(j.Agent), oneLineText(sanitize.Line(j.ScheduleText), 28), enabled,
-			minuteText(j.LastRun), sanitize.Line(j.LastStatus), minuteText(j.NextRun), j.Runs, j.Failures, shortID(j.ID))
+		tw.row(oneLineText(name, 32), j.Agent, oneLineText(j.ScheduleText, 28), enabled,
+			minuteText(j.LastRun), j.LastStatus, minuteText(j.NextRun), j.Runs, j.Failures, shortID(j.ID))
 	}
 	tw.flush()
 	for _, j := range out.Jobs {
 		if j.LastError != "" {
-			o.printf("\n%s: last error%s: %s", sanitize.Line(j.Name), atText(j.LastErrorAt), oneLineText(sanitize.Line(j.LastError), 200))
+			o.printf("\n%s: last error%s: %s", j.Name, atText(j.LastErrorAt), oneLineText(j.LastError, 200))
 		}
 	}
 	if hasErrors(out.Jobs) {
@@ -185,8 +184,8 @@ func cronRunsRun(ctx context.Context, o *cronRunsOptions) error {
 		if r.Usage != nil {
 			tokens = comma(r.Usage.Total)
 		}
-		tw.row(minuteText(cmpTime(r.RunAt, r.FinishedAt)), oneLineText(sanitize.Line(name), 28), sanitize.Line(r.Agent), sanitize.Line(r.Status),
-			durationText(r.DurationMs), tokens, oneLineText(sanitize.Line(text), 60))
+		tw.row(minuteText(cmpTime(r.RunAt, r.FinishedAt)), oneLineText(name, 28), r.Agent, r.Status,
+			durationText(r.DurationMs), tokens, oneLineText(text, 60))
 	}
 	tw.flush()
 	if out.More {

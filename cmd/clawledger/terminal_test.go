@@ -63,6 +63,7 @@ func TestTerminalEscapes(t *testing.T) {
 		{"tools"},
 		{"search", m.Word},
 		{"search", m.Word, "--source", "memory", "--explain"},
+		{"workspace", "show", "MEMORY.md"},
 	} {
 		shows(args, run(0, args...), "␛")
 	}

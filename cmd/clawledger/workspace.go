@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawledger/clawledger/internal/sanitize"
 	"github.com/clawledger/clawledger/ledger"
 )
 
@@ -79,7 +78,7 @@ func workspaceRun(ctx context.Context, o *workspaceOptions) error {
 		if f.Gone {
 			kind += ",gone"
 		}
-		tw.row(sanitize.Line(f.Agent), sanitize.Line(f.Name), kind, humanBytes(f.Size), minuteText(f.Modified), f.Versions, f.SHA256[:12], sanitize.Line(f.Path))
+		tw.row(f.Agent, f.Name, kind, humanBytes(f.Size), minuteText(f.Modified), f.Versions, f.SHA256[:12], f.Path)
 	}
 	tw.flush()
 	return nil
@@ -146,7 +145,7 @@ func workspaceFileRun(ctx context.Context, o *workspaceFileOptions) error {
 		if o.json {
 			return o.printJSON(out)
 		}
-		o.printf("%s (%s, %s)\n", sanitize.Line(out.File.File), sanitize.Line(out.File.Agent), out.File.Kind)
+		o.printf("%s (%s, %s)\n", out.File.File, out.File.Agent, out.File.Kind)
 		tw := newTable(o.stdout, "SHA256", "SIZE", "MODIFIED", "SEEN", "")
 		for _, v := range out.Versions {
 			tw.row(v.SHA256[:16], humanBytes(v.Size), minuteText(v.Modified), minuteText(v.SeenAt), map[bool]string{true: "current"}[v.Current])
@@ -162,10 +161,10 @@ func workspaceFileRun(ctx context.Context, o *workspaceFileOptions) error {
 		return o.printJSON(out)
 	}
 	if !o.quiet {
-		o.warnf("%s: version %s (%s, modified %s)%s\n", sanitize.Line(out.File.File), out.Version.SHA256[:16], humanBytes(out.Version.Size),
+		o.warnf("%s: version %s (%s, modified %s)%s\n", out.File.File, out.Version.SHA256[:16], humanBytes(out.Version.Size),
 			minuteText(out.Version.Modified), map[bool]string{false: ", not the current one"}[out.Version.Current])
 	}
-	o.printf("%s", sanitize.Text(out.Content))
+	o.printf("%s", body(out.Content))
 	if !strings.HasSuffix(out.Content, "\n") && out.Content != "" {
 		o.printf("\n")
 	}
