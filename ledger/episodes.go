@@ -88,6 +88,7 @@ func (s *Service) QueryEvents(ctx context.Context, req EventsRequest) (*view.Eve
 type ReplayRequest struct {
 	Scope
 	SessionID      string `json:"session_id"`
+	AgentID        string `json:"agent_id,omitempty"` // only this agent's events ("": every agent's)
 	Limit          int    `json:"limit,omitempty"`
 	IncludePayload bool   `json:"include_payload,omitempty"`
 }
@@ -97,7 +98,7 @@ func ReplayDefaults() ReplayRequest { return ReplayRequest{Limit: ReplayDefaultL
 
 // ReplayEvents returns one session's ordered, bounded timeline.
 func (s *Service) ReplayEvents(ctx context.Context, req ReplayRequest) (*view.Replay, error) {
-	f := clawledger.EventFilter{SessionID: req.SessionID, Limit: req.Limit, IncludePayload: req.IncludePayload}
+	f := clawledger.EventFilter{SessionID: req.SessionID, AgentID: req.AgentID, Limit: req.Limit, IncludePayload: req.IncludePayload}
 	events, more, err := s.events(ctx, req.Scope, nil, &f)
 	if err != nil {
 		return nil, err

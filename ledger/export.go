@@ -35,7 +35,7 @@ func (s *Service) ExportSession(ctx context.Context, req ExportSessionRequest, w
 	if err != nil {
 		return nil, err
 	}
-	sel, err := resolve(ctx, r, req.Session, nil)
+	sel, err := resolve(ctx, r, req.Session, "", nil)
 	if err != nil {
 		return nil, err
 	}

@@ -17,18 +17,25 @@ type session struct {
 	transcripts []*clawledger.Session
 }
 
-// resolve finds the one session a reference names, in some state dirs
-// (nil: all): a session id, a unique prefix of one, or a transcript path
-// relative to its state dir. A
+// resolve finds the one session a reference names: a session id, a unique
+// prefix of one, or a transcript path relative to its state dir; with an
+// agent, only that agent's sessions are seen (another agent's are not
+// found and never named), with state dirs (nil: all) only theirs. A
 // reference that matches nothing is not found (clawledger.ErrNoSession); one
 // that matches several sessions is invalid and names them.
-func resolve(ctx context.Context, r clawledger.Reader, ref string, dirs []string) (*session, error) {
+func resolve(ctx context.Context, r clawledger.Reader, ref, agent string, dirs []string) (*session, error) {
 	list, err := r.FindSessions(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if dirs != nil { // only the sessions of these state dirs
 		list = slices.DeleteFunc(list, func(s *clawledger.Session) bool { return !slices.Contains(dirs, s.StateDir) })
+	}
+	if agent != "" {
+		list = slices.DeleteFunc(list, func(s *clawledger.Session) bool { return s.AgentID != agent })
+		if len(list) == 0 {
+			return nil, clawledger.Reasonf(clawledger.ENOTFOUND, clawledger.ErrNoSession, "no session of agent %s matches %q", agent, ref)
+		}
 	}
 	if len(list) == 0 {
 		return nil, clawledger.Reasonf(clawledger.ENOTFOUND, clawledger.ErrNoSession, "no session matches %q", ref)

@@ -134,7 +134,7 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 		sr.Window = LexicalWindow
 	}
 	if req.Session != "" {
-		sel, err := resolve(ctx, r, req.Session, a.dirs)
+		sel, err := resolve(ctx, r, req.Session, req.Agent, a.dirs)
 		if err != nil {
 			return nil, err
 		}

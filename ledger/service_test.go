@@ -84,7 +84,7 @@ func TestResolve(t *testing.T) {
 		{ref: "a1000000", showCode: clawledger.EINVALID, msg: "name one by its path"},
 		{ref: "agents/main/sessions/" + sessionA + ".jsonl", transcript: "agents/main/sessions/" + sessionA + ".jsonl"},
 	} {
-		sel, err := resolve(ctx, r, c.ref, nil)
+		sel, err := resolve(ctx, r, c.ref, "", nil)
 		if clawledger.ErrorCode(err) != c.code || err != nil && !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("resolve(%q): %v, want code %q with %q", c.ref, err, c.code, c.msg)
 			continue
@@ -107,7 +107,7 @@ func TestResolve(t *testing.T) {
 			t.Errorf("transcript(%q) = %s, want %s", c.ref, tr.Path, c.transcript)
 		}
 	}
-	sel, err := resolve(ctx, r, sessionA, nil)
+	sel, err := resolve(ctx, r, sessionA, "", nil)
 	if err != nil || len(sel.sourceIDs()) < 2 {
 		t.Errorf("a session id names all its transcripts: %v, %v", sel, err)
 	}

@@ -17,6 +17,9 @@ type ShowRequest struct {
 	// Session is a session id, a unique prefix of one, or a transcript
 	// path relative to its state dir.
 	Session string `json:"session"`
+	// Agent, when set, sees only that agent's sessions: another agent's
+	// session is not found.
+	Agent string `json:"agent,omitempty"`
 	// Filtered gives the conversation as one re-reads it (items) instead
 	// of the entries as stored.
 	Filtered bool `json:"filtered,omitempty"`
@@ -101,7 +104,7 @@ func (s *Service) Show(ctx context.Context, req ShowRequest, w ShowWriter) error
 		return err
 	}
 	r := a.r
-	sel, err := resolve(ctx, r, req.Session, a.dirs)
+	sel, err := resolve(ctx, r, req.Session, req.Agent, a.dirs)
 	if err != nil {
 		return err
 	}

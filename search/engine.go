@@ -146,8 +146,9 @@ type Engine struct {
 	// NotEmbedded says that no chunk has a vector yet, when an Embedder is
 	// set (default ErrNotEmbedded's text); shown likewise.
 	NotEmbedded string
-	// Matrix is the vector matrix: set by the caller when it has it loaded
-	// already (a cache across searches), else loaded on first use.
+	// Matrix is the vector matrix: set it to one already loaded (a
+	// long-running service keeps one across searches), else it is loaded
+	// on first use. A search only reads it.
 	Matrix *VectorIndex
 }
 

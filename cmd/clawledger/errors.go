@@ -11,6 +11,7 @@ import (
 	"github.com/clawledger/clawledger/embed"
 	"github.com/clawledger/clawledger/episodes"
 	"github.com/clawledger/clawledger/internal/sanitize"
+	"github.com/clawledger/clawledger/internal/skill"
 	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/search"
 	"github.com/clawledger/clawledger/view"
@@ -112,6 +113,7 @@ var hints = []struct {
 	{ledger.ErrSeveralStateDirs, suffix(" with --state DIR")},
 	{search.ErrNotEmbedded, suffix(" (run `clawledger embed`)")},
 	{search.ErrDimensions, suffix(" (re-embed with `clawledger embed`)")},
+	{skill.ErrChanged, suffix(": pass --force to replace it")},
 }
 
 func suffix(s string) func(string) string  { return func(msg string) string { return msg + s } }

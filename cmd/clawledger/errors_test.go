@@ -63,7 +63,7 @@ func TestJSONErrors(t *testing.T) {
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {
-			if sub.Name() == "help" || sub.Name() == "completion" {
+			if sub.Name() == "help" || sub.Name() == "completion" || sub.Name() == "skill" { // skill opens no ledger
 				continue
 			}
 			if sub.HasSubCommands() {
@@ -79,6 +79,8 @@ func TestJSONErrors(t *testing.T) {
 	}
 	const db = "mysql://u:s3cretpw@db.example.com/ledger" // a scheme no backend registers: a usage error, no connection tried
 	home := t.TempDir()
+	t.Setenv("HOME", home) // no command run here may touch the real home
+	t.Setenv("OPENCLAW_STATE_DIR", "")
 	type failure struct {
 		args []string
 		code string

@@ -115,6 +115,8 @@ func (a *app) rootCommand() *cobra.Command {
 		newAuditCmd(a),
 		newInventoryCmd(a),
 		newMigrateCmd(a),
+		newMCPCmd(a),
+		newSkillCmd(a),
 	)
 	return root
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/clawledger/clawledger/ledger"
@@ -20,14 +18,8 @@ func parseRange(since, until string, now time.Time, loc *time.Location) (from, t
 }
 
 // parseTimeMs reads a time flag: epoch milliseconds, or what
-// ledger.ParseTime takes.
-func parseTimeMs(s string, now time.Time) (int64, error) {
-	s = strings.TrimSpace(s)
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && len(s) > 8 {
-		return ms, nil
-	}
-	return ledger.ParseTime(s, now, time.Local)
-}
+// ledger.ParseTime takes (ledger.ParseTimeMs).
+func parseTimeMs(s string, now time.Time) (int64, error) { return ledger.ParseTimeMs(s, now) }
 
 const noRefreshHelp = "answer from the ledger as it is, without ingesting new data first"
 

@@ -42,6 +42,26 @@ var common = strings.Fields("the to and a of is in it that for on with this be y
 
 var syllables = strings.Fields("ka lo mi ne ru sa ti vo ze qua bri cle dro fen gal hum jor kel mar nor pel ris ston tur vex wal yor zin")
 
+// Query is a query the search benchmarks run, of a class of frequency
+// (rare, mid, common: how many messages of the corpus it matches), with
+// the word or phrase rg looks for.
+type Query struct{ Class, Q, RG string }
+
+// Queries are the search benchmarks' queries; the planted ones match the
+// counts gensearch prints.
+var Queries = []Query{
+	{"rare", "zanzibarite", "zanzibarite"},
+	{"rare", "quokkafest", "quokkafest"},
+	{"mid", "kubernetes", "kubernetes"},
+	{"mid", "postgres", "postgres"},
+	{"mid", `"rolling restart"`, "rolling restart"},
+	{"mid", "数据库", "数据库"},
+	{"common", "error", "error"},
+	{"common", "the", "the"},
+	{"common", `"the deployment failed"`, "the deployment failed"},
+	{"common", "kube*", "kube"},
+}
+
 // Generator makes sessions deterministically.
 type Generator struct {
 	rnd    *rand.Rand

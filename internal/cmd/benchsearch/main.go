@@ -18,23 +18,10 @@ import (
 	"time"
 
 	"github.com/clawledger/clawledger/embed"
+	"github.com/clawledger/clawledger/internal/searchbench"
 	"github.com/clawledger/clawledger/search"
 	"github.com/clawledger/clawledger/sqlite"
 )
-
-// queries by class; the counts are what gensearch plants per million.
-var queries = []struct{ class, q, rg string }{
-	{"rare", "zanzibarite", "zanzibarite"},
-	{"rare", "quokkafest", "quokkafest"},
-	{"mid", "kubernetes", "kubernetes"},
-	{"mid", "postgres", "postgres"},
-	{"mid", `"rolling restart"`, "rolling restart"},
-	{"mid", "数据库", "数据库"},
-	{"common", "error", "error"},
-	{"common", "the", "the"},
-	{"common", `"the deployment failed"`, "the deployment failed"},
-	{"common", "kube*", "kube"},
-}
 
 func main() {
 	dbPath := flag.String("db", "", "ledger")
@@ -86,18 +73,18 @@ func main() {
 		fmt.Printf("---:|---:|")
 	}
 	fmt.Println()
-	for _, q := range queries {
-		if *only != "" && q.class != *only {
+	for _, q := range searchbench.Queries {
+		if *only != "" && q.Class != *only {
 			continue
 		}
-		req := search.Request{Query: q.q, Limit: *limit, Mode: *mode, Window: *window, Now: time.Now().UnixMilli()}
+		req := search.Request{Query: q.Q, Limit: *limit, Mode: *mode, Window: *window, Now: time.Now().UnixMilli()}
 		var lat []time.Duration
 		var res *search.Result
 		for i := 0; i < *n+3; i++ {
 			start := time.Now()
 			res, err = eng.Search(ctx, req)
 			if err != nil {
-				log.Fatalf("%s: %v", q.q, err)
+				log.Fatalf("%s: %v", q.Q, err)
 			}
 			if i >= 3 { // warm-up runs are not counted
 				lat = append(lat, time.Since(start))
@@ -109,9 +96,9 @@ func main() {
 			matches = fmt.Sprintf("%d (window)", res.LexicalMatches)
 		}
 		p50 := pct(lat, 50)
-		fmt.Printf("| %s | `%s` | %s | %s | %s | %s |", q.class, q.q, matches, ms(p50), ms(pct(lat, 95)), ms(pct(lat, 99)))
+		fmt.Printf("| %s | `%s` | %s | %s | %s | %s |", q.Class, q.Q, matches, ms(p50), ms(pct(lat, 95)), ms(pct(lat, 99)))
 		if *raw != "" {
-			d := timeRG(q.rg, *raw)
+			d := timeRG(q.RG, *raw)
 			fmt.Printf(" %s | %.0fx |", ms(d), float64(d)/float64(p50))
 		}
 		fmt.Println()
