@@ -76,6 +76,7 @@ type CronFilter struct {
 	JobIDs    []string // only these jobs; nil: all
 	Since     int64    // runs: finished at or after (epoch ms); 0 = open
 	Limit     int      // runs: the newest this many; 0 = all
+	Failed    bool     // runs: only those that ended neither ok nor skipped
 }
 
 // CronJobStat is a cron job as the ledger knows it: its definition (Job;

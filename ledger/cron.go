@@ -44,6 +44,8 @@ type CronRunsRequest struct {
 	Agent string `json:"agent,omitempty"`
 	Since int64  `json:"since,omitempty"` // epoch ms the run finished at or after; 0 = open
 	Limit int    `json:"limit,omitempty"` // the newest this many (0: all)
+	// Failed keeps the runs that ended neither ok nor skipped.
+	Failed bool `json:"failed,omitempty"`
 	// StateDirs limits the answer (and the refresh) to these state dirs
 	// (absolute paths, as the ledger holds them); empty: every state dir.
 	StateDirs []string `json:"state_dirs,omitempty"`
@@ -64,7 +66,7 @@ func (s *Service) CronRuns(ctx context.Context, req CronRunsRequest) (*view.Cron
 	if err != nil {
 		return nil, err
 	}
-	f := clawledger.CronFilter{StateDirs: a.dirs, Agent: req.Agent, Since: req.Since}
+	f := clawledger.CronFilter{StateDirs: a.dirs, Agent: req.Agent, Since: req.Since, Failed: req.Failed}
 	if req.Job != "" {
 		if f.JobIDs, err = cronJob(ctx, a.r, req.Job, f); err != nil {
 			return nil, err

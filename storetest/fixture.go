@@ -35,6 +35,8 @@ type fixtureAnswers struct {
 	Doctor   *view.Doctor
 	Cron     *view.Cron
 	CronRuns *view.CronRuns
+	// the failed runs of every job
+	FailedRuns *view.CronRuns
 	// the workspace files, without the times a run of the test decides
 	// (when the fixture was written and read)
 	Workspace *view.Workspace
@@ -98,6 +100,10 @@ func testKnownFixture(t *testing.T, h *harness) {
 	runs := ledger.CronRunsDefaults()
 	runs.Job = "job-1"
 	a.CronRuns, err = svc.CronRuns(h.ctx, runs)
+	must(err)
+	failed := ledger.CronRunsDefaults()
+	failed.Failed = true
+	a.FailedRuns, err = svc.CronRuns(h.ctx, failed)
 	must(err)
 	a.Workspace, err = svc.Workspace(h.ctx, ledger.WorkspaceRequest{})
 	must(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -344,6 +345,43 @@ func (f *fakeService) Tools(context.Context, ledger.ToolsRequest) (*view.Tools, 
 			LastError: "Error: <b>permission</b> denied", LastErrorT: view.Time(1773478800000)},
 		{Name: "read", Calls: 5, Results: 5, LastUsed: view.Time(1773478800000)},
 	}}, nil
+}
+
+func (f *fakeService) Cron(_ context.Context, q ledger.CronRequest) (*view.Cron, error) {
+	if err := f.fail(); err != nil {
+		return nil, err
+	}
+	jobs := []view.CronJob{
+		{StateDir: "/state", ID: "job-1", Name: "Hourly <b>digest</b>", Agent: "main", Defined: true, Enabled: true, ScheduleText: "every 1h",
+			LastRun: view.Time(1773478800000), LastStatus: "error", Runs: 3, Failures: 1, ConsecutiveErrors: 1,
+			LastError: "model timeout <img src=x onerror=alert(1)>", LastErrorAt: view.Time(1773478800000)},
+		{StateDir: "/state", ID: "job-2", Name: "Nightly backup", Agent: "ops", Defined: false, ScheduleText: "cron 0 3 * * * UTC", Runs: 1},
+	}
+	if q.Agent != "" {
+		jobs = slices.DeleteFunc(jobs, func(j view.CronJob) bool { return j.Agent != q.Agent })
+	}
+	return &view.Cron{Jobs: jobs}, nil
+}
+
+func (f *fakeService) CronRuns(_ context.Context, q ledger.CronRunsRequest) (*view.CronRuns, error) {
+	if err := f.fail(); err != nil {
+		return nil, err
+	}
+	runs := []view.CronRun{
+		{JobID: "job-1", JobName: "Hourly <b>digest</b>", Agent: "main", RunAt: view.Time(1773478800000), Status: "error",
+			Error: "model timeout <img src=x onerror=alert(1)>", SessionID: "s-alpha", File: "/state/cron/runs/job-1.jsonl", Line: 3},
+		{JobID: "job-1", JobName: "Hourly <b>digest</b>", Agent: "main", RunAt: view.Time(1773475200000), Status: "ok", Summary: "Digest sent",
+			DurationMs: 10000, Usage: &view.CronRunUsage{Total: 1200}, File: "/state/cron/runs/job-1.jsonl", Line: 2},
+		{JobID: "job-2", JobName: "Nightly backup", Agent: "ops", RunAt: view.Time(1773471600000), Status: "skipped", File: "/state/cron/runs/job-2.jsonl", Line: 1},
+	}
+	runs = slices.DeleteFunc(runs, func(r view.CronRun) bool {
+		return q.Failed && r.Status != "error" || q.Job != "" && r.JobID != q.Job || q.Agent != "" && r.Agent != q.Agent
+	})
+	more := q.Limit > 0 && len(runs) > q.Limit
+	if more {
+		runs = runs[:q.Limit]
+	}
+	return &view.CronRuns{Runs: runs, More: more}, nil
 }
 
 func (f *fakeService) events(scope string) []*clawledger.Event {

@@ -41,6 +41,7 @@ func (s *Server) pageRoutes(mux *http.ServeMux) {
 	handle("GET /usage", s.pageUsage)
 	handle("GET /usage.csv", s.usageCSV)
 	handle("GET /tools", s.pageTools)
+	handle("GET /cron", s.pageCron)
 	handle("GET /episodes", s.pageEpisodes)
 	handle("GET /episodes/replay/{session}", s.pageReplay)
 	handle("POST /episodes/append", s.postAppend)
@@ -117,7 +118,12 @@ type overview struct {
 	Failing            []view.Tool
 	Status             *view.Status
 	CronRuns           int64
+	CronFailed         *view.CronRuns // the failed runs of the 30 days, newest first
 }
+
+// overviewFailedRuns is how many failed cron runs the overview counts (it
+// says "more" beyond); it lists the newest five.
+const overviewFailedRuns = 100
 
 type toolTotals struct {
 	Calls, Results, Errors int64
@@ -200,6 +206,9 @@ func (s *Server) pageOverview(w http.ResponseWriter, r *http.Request) error {
 	slices.SortStableFunc(o.Failing, func(a, b view.Tool) int { return cmp.Compare(b.Errors, a.Errors) })
 	o.Failing = o.Failing[:min(len(o.Failing), 5)]
 	if o.Status, err = s.svc.Status(ctx, ledger.StatusRequest{}); err != nil {
+		return err
+	}
+	if o.CronFailed, err = s.svc.CronRuns(ctx, ledger.CronRunsRequest{Since: day(from), Failed: true, Limit: overviewFailedRuns}); err != nil {
 		return err
 	}
 	live := ""
@@ -834,6 +843,40 @@ func (s *Server) pageTools(w http.ResponseWriter, r *http.Request) error {
 func firstWords(s string, n int) string {
 	f := strings.Fields(s)
 	return strings.Join(f[:min(n, len(f))], " ")
+}
+
+// Cron.
+
+type cronView struct {
+	Form    url.Values
+	Jobs    []view.CronJob
+	Runs    *view.CronRuns
+	Job     string // the job whose runs are listed ("": every job's)
+	Failed  bool
+	MoreURL string
+}
+
+func (s *Server) pageCron(w http.ResponseWriter, r *http.Request) error {
+	p := pageParams(r)
+	jq, rq := p.cronRequest(), p.cronRunsRequest()
+	jq.Refresh, rq.Refresh = s.refresh, s.refresh
+	if p.err != nil {
+		return p.err
+	}
+	jobs, err := s.svc.Cron(r.Context(), jq)
+	if err != nil {
+		return err
+	}
+	runs, err := s.svc.CronRuns(r.Context(), rq)
+	if err != nil {
+		return err
+	}
+	v := &cronView{Form: r.URL.Query(), Jobs: jobs.Jobs, Runs: runs, Job: rq.Job, Failed: rq.Failed}
+	if runs.More && rq.Limit > 0 {
+		v.MoreURL = withParam(r, "limit", strconv.Itoa(2*rq.Limit))
+	}
+	s.render(w, r, http.StatusOK, "cron", page{Title: "Cron", Nav: "cron", Data: v})
+	return nil
 }
 
 // Status.

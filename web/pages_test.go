@@ -187,15 +187,18 @@ func TestUsageCSV(t *testing.T) {
 func TestOtherPages(t *testing.T) {
 	s, _ := testServer(t, nil)
 	for path, want := range map[string][]string{
-		"/":                               {"Today", "the 30 days up to 2026-03-14", "<svg class=\"chart\"", "$2.50"},
+		"/":                               {"Today", "the 30 days up to 2026-03-14", "<svg class=\"chart\"", "$2.50", "Failed cron runs", `href="/cron?failed=1&amp;since=30d">1 failed`},
 		"/sessions":                       {"Deploy the payments service to staging please", `href="/sessions/s-alpha"`, "telegram"},
 		"/sessions?sort=cost&flag=orphan": {"No session matches."},
 		"/usage":                          {"<svg class=\"chart\"", "claude-sonnet-4", "2026-03-14", `href="/usage.csv?`},
 		"/usage?stack=agent&kind=weekly":  {"<svg class=\"chart\""},
 		"/tools":                          {"exec", "20.0%", "Error: &lt;b&gt;permission&lt;/b&gt; denied"},
+		"/cron":                           {"Hourly &lt;b&gt;digest&lt;/b&gt;", "every 1h", "removed", "model timeout &lt;img", "Digest sent", `href="/sessions/s-alpha"`, `href="/cron?job=job-1&amp;failed=1"`},
+		"/cron?job=job-2":                 {"Runs of <code>job-2</code>", "skipped"},
+		"/cron?failed=1&agent=ops":        {"No failed runs."},
 		"/status":                         {"/state/agents/main/sessions/s-alpha.jsonl:13", "truncated JSON &lt;b&gt;", "Healthy."},
 		"/episodes":                       {"Pick a scope"},
-		"/episodes?scope=agent:main":      {"cron job failed: [REDACTED:openai]", "ops.alert"},
+		"/episodes?scope=agent:main":      {"cron job failed: [REDACTED:openai]", "ops.alert", `href="/episodes/replay/s-alpha?scope=agent%3Amain"`},
 		"/episodes/replay/s-alpha?scope=agent:main": {"Replay", "cron job failed"},
 	} {
 		res, body := get(t, s, path)

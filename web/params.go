@@ -159,6 +159,20 @@ func (p *params) toolsRequest() ledger.ToolsRequest {
 	return r
 }
 
+func (p *params) cronRequest() ledger.CronRequest {
+	return ledger.CronRequest{Agent: p.str("agent")}
+}
+
+func (p *params) cronRunsRequest() ledger.CronRunsRequest {
+	r := ledger.CronRunsDefaults()
+	r.Job, r.Agent, r.Failed = p.str("job"), p.str("agent"), p.flag("failed")
+	r.Limit = p.int("limit", r.Limit)
+	since, err := ledger.ParseTime(p.str("since"), p.now, time.Local)
+	p.fail(err)
+	r.Since = since
+	return r
+}
+
 // scope reads the scope parameters every episodes read needs.
 func (p *params) scope() ledger.Scope {
 	return ledger.Scope{Scope: p.str("scope"), Global: p.flag("global")}

@@ -130,7 +130,7 @@ func (p *serveProcess) stop(t *testing.T) {
 
 // TestBrowser drives the web UI in headless Chromium, at a desktop width
 // and at 375 px: overview, a session, its conversation, a search, the hit,
-// the entry it links to; a hostile message runs no script; a new message
+// the entry it links to, the cron page; a hostile message runs no script; a new message
 // shows on the open page without a reload.
 func TestBrowser(t *testing.T) {
 	chrome := chromium(t)
@@ -161,6 +161,7 @@ func TestBrowser(t *testing.T) {
 			}
 			b.do(chromedp.EmulateViewport(vp.width, vp.height, opts...))
 			b.readAndSearch(srv.url)
+			b.cron()
 			if !vp.mobile {
 				b.live(srv.url, transcript)
 				b.dark(srv.url)
@@ -291,6 +292,24 @@ func (b *browser) readAndSearch(url string) {
 	}
 	if focused[0] != "L2" || focused[1] != "L1" || focused[2] != "L2" {
 		t.Errorf("k, k, j from line 3 focused %q, want L2, L1, L2", focused)
+	}
+}
+
+// cron follows the menu to the cron page: the sample's job, its run, and
+// from the job to its runs alone.
+func (b *browser) cron() {
+	t := b.t
+	b.do(chromedp.Click(chromedp.CSS(`.top nav a[href="/cron"]`)), chromedp.WaitVisible(chromedp.CSS("#cron-runs tbody tr")))
+	jobs := value(b, chromedp.TextContent(chromedp.CSS("#cron-jobs tbody")))
+	runs := value(b, chromedp.TextContent(chromedp.CSS("#cron-runs tbody")))
+	if !strings.Contains(jobs, "Hourly digest") || !strings.Contains(jobs, "every 1h") || !strings.Contains(runs, "Digest sent") {
+		t.Errorf("the cron page lacks the sample's job or its run:\njobs: %s\nruns: %s", jobs, runs)
+	}
+	b.screenshot("cron")
+	b.fits()
+	b.do(chromedp.Click(chromedp.CSS(`#cron-jobs a[href="/cron?job=job-1"]`)), chromedp.WaitVisible(chromedp.CSS("h2 code")))
+	if job := value(b, chromedp.Text(chromedp.CSS("h2 code"))); job != "job-1" {
+		t.Errorf("the job's link lists the runs of %q", job)
 	}
 }
 

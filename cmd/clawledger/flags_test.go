@@ -125,6 +125,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"cron"}, ledger.CronRequest{Refresh: query}},
 		{[]string{"cron", "runs", "digest", "--agent", "ops", "--since", "2026-03-01", "--limit", "5", "--state", state}, runs},
 		{[]string{"cron", "runs"}, ledger.CronRunsRequest{Limit: 50, Refresh: query}},
+		{[]string{"cron", "runs", "--failed", "--no-refresh"}, ledger.CronRunsRequest{Limit: 50, Failed: true}},
 		{[]string{"workspace"}, ledger.WorkspaceRequest{Refresh: query}},
 		{[]string{"workspace", "list", "--agent", "ops", "--no-refresh"}, ledger.WorkspaceRequest{Agent: "ops"}},
 		{[]string{"workspace", "show", "SOUL.md", "--agent", "main", "--version", "abcdef12"},
