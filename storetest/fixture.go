@@ -28,13 +28,15 @@ type fixtureAnswers struct {
 	Project  *view.Sessions
 	Usage    map[string]*view.Usage
 	Tools    *view.Tools
-	Search   *view.Search
-	Show     []view.ShowUnit
-	Capture  []*view.Capture // twice: the second captures nothing
-	Events   *view.EventQuery
-	Doctor   *view.Doctor
-	Cron     *view.Cron
-	CronRuns *view.CronRuns
+	// every failed tool call, each once
+	ToolFailures *view.ToolFailures
+	Search       *view.Search
+	Show         []view.ShowUnit
+	Capture      []*view.Capture // twice: the second captures nothing
+	Events       *view.EventQuery
+	Doctor       *view.Doctor
+	Cron         *view.Cron
+	CronRuns     *view.CronRuns
 	// the failed runs of every job
 	FailedRuns *view.CronRuns
 	// the workspace files, without the times a run of the test decides
@@ -76,6 +78,8 @@ func testKnownFixture(t *testing.T, h *harness) {
 		must(err)
 	}
 	a.Tools, err = svc.Tools(h.ctx, ledger.ToolsRequest{})
+	must(err)
+	a.ToolFailures, err = svc.ToolFailures(h.ctx, ledger.ToolFailuresRequest{})
 	must(err)
 	req := ledger.SearchDefaults()
 	req.Query, req.Explain, req.Now = "deploy OR eastore", true, 1_800_000_000_000

@@ -67,6 +67,12 @@ func (s *Server) routes(mux *http.ServeMux) {
 		req.Refresh = s.refresh
 		return req
 	}, s.svc.Tools))
+	api("GET /api/v1/tools/failures", read(s, func(p *params, _ *http.Request) ledger.ToolFailuresRequest {
+		p.only("tool", "since", "until", "agent", "limit")
+		req := p.toolFailuresRequest()
+		req.Refresh = s.refresh
+		return req
+	}, s.svc.ToolFailures))
 	api("GET /api/v1/cron", read(s, func(p *params, _ *http.Request) ledger.CronRequest {
 		p.only("agent")
 		req := p.cronRequest()

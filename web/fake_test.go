@@ -347,6 +347,32 @@ func (f *fakeService) Tools(context.Context, ledger.ToolsRequest) (*view.Tools, 
 	}}, nil
 }
 
+func (f *fakeService) ToolFailures(_ context.Context, q ledger.ToolFailuresRequest) (*view.ToolFailures, error) {
+	if err := f.fail(); err != nil {
+		return nil, err
+	}
+	out := &view.ToolFailures{Tool: q.Tool, Failures: []view.ToolFailure{}}
+	for _, x := range []view.ToolFailure{
+		{Tool: "read", Time: view.Time(1773479100000), CallID: "call2", Error: "Error: ENOENT: no such file <b>or</b> directory", Agent: "main",
+			SessionID: "s-alpha", StateDir: "/state", Path: "agents/main/sessions/s-alpha.jsonl", File: "/state/agents/main/sessions/s-alpha.jsonl", Line: 7},
+		{Tool: "exec", Time: view.Time(1773478800000), CallID: "call9", Error: "Error: <b>permission</b> denied", Agent: "main",
+			SessionID: "s-alpha", StateDir: "/state", Path: "agents/main/sessions/s-alpha.jsonl.reset.2026-03-14", File: "/state/agents/main/sessions/s-alpha.jsonl.reset.2026-03-14", Line: 4, Flags: []string{"reset"}},
+	} {
+		if q.Tool == "" || x.Tool == q.Tool {
+			out.Failures = append(out.Failures, x)
+		}
+	}
+	return out, nil
+}
+
+// Diagnose finds damage where the error says "malformed" (as SQLite does).
+func (f *fakeService) Diagnose(err error) error {
+	if err != nil && strings.Contains(err.Error(), "malformed") {
+		return &clawledger.Error{Code: clawledger.EINTERNAL, Err: clawledger.ErrDamaged, Message: "the ledger /secret/path is damaged: " + err.Error()}
+	}
+	return err
+}
+
 func (f *fakeService) Cron(_ context.Context, q ledger.CronRequest) (*view.Cron, error) {
 	if err := f.fail(); err != nil {
 		return nil, err

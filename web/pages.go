@@ -41,6 +41,7 @@ func (s *Server) pageRoutes(mux *http.ServeMux) {
 	handle("GET /usage", s.pageUsage)
 	handle("GET /usage.csv", s.usageCSV)
 	handle("GET /tools", s.pageTools)
+	handle("GET /tools/failures", s.pageToolFailures)
 	handle("GET /cron", s.pageCron)
 	handle("GET /episodes", s.pageEpisodes)
 	handle("GET /episodes/replay/{session}", s.pageReplay)
@@ -806,8 +807,8 @@ type toolsView struct {
 
 type toolRow struct {
 	view.Tool
-	Meter     meter
-	SearchURL string
+	Meter       meter
+	FailuresURL string // the tool's failed calls, in the same period
 }
 
 func (s *Server) pageTools(w http.ResponseWriter, r *http.Request) error {
@@ -824,8 +825,8 @@ func (s *Server) pageTools(w http.ResponseWriter, r *http.Request) error {
 	v := &toolsView{Form: r.URL.Query()}
 	for _, t := range res.Tools {
 		row := toolRow{Tool: t, Meter: newMeter(t.ErrorRate, "bad")}
-		if t.LastError != "" {
-			row.SearchURL = "/search?" + url.Values{"q": {`"` + strings.ReplaceAll(firstWords(t.LastError, 6), `"`, "") + `"`}}.Encode()
+		if t.Errors > 0 {
+			row.FailuresURL = toolFailuresURL(r.URL.Query(), t.Name)
 		}
 		v.Tools = append(v.Tools, row)
 		v.Totals.Calls += t.Calls
@@ -839,10 +840,54 @@ func (s *Server) pageTools(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// firstWords is the first n words of s.
-func firstWords(s string, n int) string {
-	f := strings.Fields(s)
-	return strings.Join(f[:min(n, len(f))], " ")
+// toolFailuresURL is the page of a tool's failed calls, with the
+// filters of the tools page it is linked from.
+func toolFailuresURL(form url.Values, tool string) string {
+	q := url.Values{"tool": {tool}}
+	for _, k := range []string{"agent", "since", "until"} {
+		if v := form.Get(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	return "/tools/failures?" + q.Encode()
+}
+
+type toolFailuresView struct {
+	Form     url.Values
+	Result   *view.ToolFailures
+	Failures []toolFailureRow
+	MoreURL  string
+}
+
+type toolFailureRow struct {
+	view.ToolFailure
+	URL string // the entry in its transcript
+}
+
+func (s *Server) pageToolFailures(w http.ResponseWriter, r *http.Request) error {
+	p := pageParams(r)
+	q := p.toolFailuresRequest()
+	q.Refresh = s.refresh
+	if p.err != nil {
+		return p.err
+	}
+	res, err := s.svc.ToolFailures(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	v := &toolFailuresView{Form: r.URL.Query(), Result: res}
+	for _, f := range res.Failures {
+		v.Failures = append(v.Failures, toolFailureRow{ToolFailure: f, URL: lineURL(f.Ref(), f.Line)})
+	}
+	if res.More && q.Limit > 0 {
+		v.MoreURL = withParam(r, "limit", strconv.Itoa(2*q.Limit))
+	}
+	title := "Failed tool calls"
+	if q.Tool != "" {
+		title = "Failed " + sanitize.Line(q.Tool) + " calls"
+	}
+	s.render(w, r, http.StatusOK, "toolfailures", page{Title: title, Nav: "tools", Data: v})
+	return nil
 }
 
 // Cron.

@@ -187,12 +187,16 @@ func TestUsageCSV(t *testing.T) {
 func TestOtherPages(t *testing.T) {
 	s, _ := testServer(t, nil)
 	for path, want := range map[string][]string{
-		"/":                               {"Today", "the 30 days up to 2026-03-14", "<svg class=\"chart\"", "$2.50", "Failed cron runs", `href="/cron?failed=1&amp;since=30d">1 failed`},
+		"/": {"Today", "the 30 days up to 2026-03-14", "<svg class=\"chart\"", "$2.50", "Failed cron runs", `href="/cron?failed=1&amp;since=30d">1 failed`,
+			`href="/tools/failures?tool=exec&amp;since=7d"`},
 		"/sessions":                       {"Deploy the payments service to staging please", `href="/sessions/s-alpha"`, "telegram"},
 		"/sessions?sort=cost&flag=orphan": {"No session matches."},
 		"/usage":                          {"<svg class=\"chart\"", "claude-sonnet-4", "2026-03-14", `href="/usage.csv?`},
 		"/usage?stack=agent&kind=weekly":  {"<svg class=\"chart\""},
-		"/tools":                          {"exec", "20.0%", "Error: &lt;b&gt;permission&lt;/b&gt; denied"},
+		"/tools":                          {"exec", "20.0%", "Error: &lt;b&gt;permission&lt;/b&gt; denied", `href="/tools/failures?tool=exec">failed calls`},
+		"/tools?since=7d&agent=main":      {`href="/tools/failures?agent=main&amp;since=7d&amp;tool=exec"`},
+		"/tools/failures?tool=read":       {"Failed <code>read</code> calls", "no such file &lt;b&gt;or&lt;/b&gt; directory", `href="/sessions/s-alpha?at=7#L7"`},
+		"/tools/failures":                 {`href="/sessions/agents%2Fmain%2Fsessions%2Fs-alpha.jsonl.reset.2026-03-14?at=4#L4"`, "reset"},
 		"/cron":                           {"Hourly &lt;b&gt;digest&lt;/b&gt;", "every 1h", "removed", "model timeout &lt;img", "Digest sent", `href="/sessions/s-alpha"`, `href="/cron?job=job-1&amp;failed=1"`},
 		"/cron?job=job-2":                 {"Runs of <code>job-2</code>", "skipped"},
 		"/cron?failed=1&agent=ops":        {"No failed runs."},

@@ -159,6 +159,13 @@ func (p *params) toolsRequest() ledger.ToolsRequest {
 	return r
 }
 
+func (p *params) toolFailuresRequest() ledger.ToolFailuresRequest {
+	r := ledger.ToolFailuresDefaults()
+	r.Tool, r.Agent, r.Limit = p.str("tool"), p.str("agent"), p.int("limit", r.Limit)
+	r.Since, r.Until = p.timeRange(time.Local)
+	return r
+}
+
 func (p *params) cronRequest() ledger.CronRequest {
 	return ledger.CronRequest{Agent: p.str("agent")}
 }

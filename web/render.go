@@ -39,7 +39,7 @@ type page struct {
 
 // pageNames are the pages, each parsed with the layout and the parts
 // they share.
-var pageNames = []string{"overview", "sessions", "session", "search", "usage", "tools", "cron", "episodes", "replay", "status", "login", "error"}
+var pageNames = []string{"overview", "sessions", "session", "search", "usage", "tools", "toolfailures", "cron", "episodes", "replay", "status", "login", "error"}
 
 func parseTemplates() (map[string]*template.Template, error) {
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/entries.html")
@@ -84,7 +84,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 
 // errorPage answers a page request with err, by the one mapping.
 func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, err error) {
-	code, status, message := errorStatus(err)
+	code, status, message := s.errorStatus(err)
 	s.logError(r, err, status)
 	s.render(w, r, status, "error", page{Title: http.StatusText(status), Data: map[string]any{
 		"Status": status, "Code": code, "Message": message, "Login": status == http.StatusUnauthorized}})

@@ -138,6 +138,9 @@ func TestFlags(t *testing.T) {
 		{[]string{"sessions", "--host", "web-1"}, ledger.SessionsRequest{Host: "web-1", Refresh: query}},
 		{[]string{"--host", "web-1", "show", "a1"}, ledger.ShowRequest{Session: "a1", Host: "web-1", Context: 5, Refresh: query}},
 		{[]string{"tools", "--by", "host"}, ledger.ToolsRequest{Refresh: query}},
+		{[]string{"tools", "failures"}, ledger.ToolFailuresRequest{Limit: 50, Refresh: query}},
+		{[]string{"tools", "failures", "exec", "--agent", "ops", "--until", "2026-03-02", "--limit", "0", "--no-refresh"},
+			ledger.ToolFailuresRequest{Tool: "exec", Agent: "ops", Until: localMs(2026, 3, 3)}},
 		{[]string{"migrate", "--from", "a.db", "--to", "postgres://central/ledger", "--host", "laptop"},
 			ledger.MigrateRequest{From: "a.db", To: "postgres://central/ledger", Host: "laptop"}},
 	} {
