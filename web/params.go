@@ -90,14 +90,9 @@ func (p *params) timeRange(loc *time.Location) (from, to int64) {
 	return from, to
 }
 
-// timeMs reads an episodes time: epoch milliseconds, or what
-// ledger.ParseTime takes.
+// timeMs reads an episodes time as the CLI reads it (ledger.ParseTimeMs).
 func (p *params) timeMs(name string) int64 {
-	s := p.str(name)
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && len(s) > 8 {
-		return ms
-	}
-	ms, err := ledger.ParseTime(s, p.now, time.Local)
+	ms, err := ledger.ParseTimeMs(p.str(name), p.now, time.Local)
 	if err != nil {
 		p.fail(clawledger.FieldErrorf(name, "%v", err))
 	}

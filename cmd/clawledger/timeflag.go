@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/clawledger/clawledger/ledger"
@@ -17,16 +15,6 @@ func parseRange(since, until string, now time.Time, loc *time.Location) (from, t
 		return 0, 0, usagef("--until %s is not after --since %s", until, since)
 	}
 	return from, to, err
-}
-
-// parseTimeMs reads a time flag: epoch milliseconds, or what
-// ledger.ParseTime takes.
-func parseTimeMs(s string, now time.Time) (int64, error) {
-	s = strings.TrimSpace(s)
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && len(s) > 8 {
-		return ms, nil
-	}
-	return ledger.ParseTime(s, now, time.Local)
 }
 
 const noRefreshHelp = "answer from the ledger as it is, without ingesting new data first"
