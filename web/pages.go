@@ -726,14 +726,7 @@ func (s *Server) agentCharts(ctx context.Context, q ledger.UsageRequest, labels 
 	if err != nil {
 		return cost, tokens, err
 	}
-	var agents []string
-	for _, d := range st.StateDirs {
-		for _, a := range d.Agents {
-			if !slices.Contains(agents, a) {
-				agents = append(agents, a)
-			}
-		}
-	}
+	agents := statusAgents(st)
 	if q.Agent != "" {
 		agents = []string{q.Agent}
 	}
@@ -754,6 +747,19 @@ func (s *Server) agentCharts(ctx context.Context, q ledger.UsageRequest, labels 
 	cost = stacked(labels, agents, func(i, j int) float64 { return costs[[2]int{i, j}] }, axisMoney)
 	tokens = stacked(labels, agents, func(i, j int) float64 { return toks[[2]int{i, j}] }, func(x float64) string { return shortNumber(int64(x)) })
 	return cost, tokens, nil
+}
+
+// statusAgents lists the agents of every state dir the ledger holds, once each.
+func statusAgents(st *view.Status) []string {
+	var out []string
+	for _, d := range st.StateDirs {
+		for _, a := range d.Agents {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // usageCSV is a usage report as CSV: one row per period, session or model.
@@ -943,6 +949,7 @@ func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request) error {
 
 type episodesView struct {
 	Form   url.Values
+	Scopes []string // offered: each agent's scope, where capture files its events
 	Result *view.EventQuery
 	Done   string // what a write just did
 }
@@ -954,6 +961,13 @@ func (s *Server) pageEpisodes(w http.ResponseWriter, r *http.Request) error {
 		return p.err
 	}
 	v := &episodesView{Form: r.URL.Query(), Done: p.str("done")}
+	st, err := s.svc.Status(r.Context(), ledger.StatusRequest{})
+	if err != nil {
+		return err
+	}
+	for _, a := range statusAgents(st) {
+		v.Scopes = append(v.Scopes, "agent:"+a)
+	}
 	if q.Scope.Scope != "" || q.Global {
 		res, err := s.svc.QueryEvents(r.Context(), q)
 		if err != nil {

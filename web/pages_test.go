@@ -201,7 +201,7 @@ func TestOtherPages(t *testing.T) {
 		"/cron?job=job-2":                 {"Runs of <code>job-2</code>", "skipped"},
 		"/cron?failed=1&agent=ops":        {"No failed runs."},
 		"/status":                         {"/state/agents/main/sessions/s-alpha.jsonl:13", "truncated JSON &lt;b&gt;", "Healthy."},
-		"/episodes":                       {"Pick a scope"},
+		"/episodes":                       {"Pick a scope", `<option value="agent:main"><option value="agent:ops">`},
 		"/episodes?scope=agent:main":      {"cron job failed: [REDACTED:openai]", "ops.alert", `href="/episodes/replay/s-alpha?scope=agent%3Amain"`},
 		"/episodes/replay/s-alpha?scope=agent:main": {"Replay", "cron job failed"},
 	} {
@@ -211,6 +211,10 @@ func TestOtherPages(t *testing.T) {
 			continue
 		}
 		contains(t, path, body, want...)
+	}
+	// "every scope" is sent without a scope: the scope field is not required
+	if _, body := get(t, s, "/episodes"); strings.Contains(body, " required") {
+		t.Error("the episodes form requires a scope, so every scope cannot be asked for")
 	}
 	if res, _ := get(t, s, "/sessions?sort=weird"); res.StatusCode != 400 {
 		t.Errorf("a bad sort: %d", res.StatusCode)

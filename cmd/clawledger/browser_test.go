@@ -144,8 +144,9 @@ func (p *serveProcess) stop(t *testing.T) {
 
 // TestBrowser drives the web UI in headless Chromium, at a desktop width
 // and at 375 px: overview, a session, its conversation, a search, the hit,
-// the entry it links to, the cron page, a tool's failed call and its entry; a hostile message runs no script; a new message
-// shows on the open page without a reload.
+// the entry it links to, the cron page, a tool's failed call and its entry;
+// a hostile message runs no script; a new message shows on the open page
+// and a new cost on the open overview without a reload.
 func TestBrowser(t *testing.T) {
 	chrome := chromium(t)
 	home := t.TempDir()
@@ -157,7 +158,8 @@ func TestBrowser(t *testing.T) {
 	if err := os.WriteFile(transcript, []byte(hostileTranscript()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(state, "agents", "main", "sessions", failingSession+".jsonl"), []byte(failingTranscript()), 0o644); err != nil {
+	failing := filepath.Join(state, "agents", "main", "sessions", failingSession+".jsonl")
+	if err := os.WriteFile(failing, []byte(failingTranscript()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dir := artifacts(t)
@@ -182,6 +184,7 @@ func TestBrowser(t *testing.T) {
 			b.toolFailure()
 			if !vp.mobile {
 				b.live(srv.url, transcript)
+				b.liveOverview(srv.url, failing)
 				b.dark(srv.url)
 			}
 			if pwned := value(b, chromedp.Evaluate[any]("window.__pwned")); pwned != nil {
@@ -368,6 +371,23 @@ func (b *browser) live(url, transcript string) {
 	}
 	t.Logf("a new message showed on the open page %v after it was written", time.Since(start).Round(10*time.Millisecond))
 	b.screenshot("live")
+}
+
+// liveOverview writes a costly message dated now and waits for the open
+// overview's cost of today to show it without a reload.
+func (b *browser) liveOverview(url, transcript string) {
+	today := chromedp.CSS("#live-totals .card .big")
+	b.do(chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.CSS("body[data-live-open]")))
+	before := value(b, chromedp.Text(today))
+	now := time.Now().UTC()
+	line := `{"type":"message","id":"f5","parentId":"f4","timestamp":"` + now.Format("2006-01-02T15:04:05.000Z") + `","message":{"role":"assistant","model":"claude-sonnet-4","provider":"anthropic","content":[{"type":"text","text":"Checked again."}],"usage":{"input":10,"output":2,"cost":{"total":42.5}},"stopReason":"stop","timestamp":` + fmt.Sprint(now.UnixMilli()) + `}}` + "\n"
+	testenv.AppendFile(b.t, transcript, line)
+	changed := value(b, chromedp.Poll[bool](`document.querySelector("#live-totals .card .big").textContent !== `+fmt.Sprintf("%q", before),
+		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(time.Minute)))
+	if after := value(b, chromedp.Text(today)); !changed || !strings.Contains(after, "42.5") {
+		b.t.Errorf("the open overview's cost of today went from %q to %q, want it to add $42.50", before, after)
+	}
+	b.screenshot("live-overview")
 }
 
 // fits fails when the page is wider than the window (at 375 px a page
