@@ -59,8 +59,8 @@ func CronRunsDefaults() CronRunsRequest { return CronRunsRequest{Limit: 50} }
 // first: when each ran, how long, how it ended, its error, summary,
 // delivery, session and token usage, and where the ledger holds it.
 func (s *Service) CronRuns(ctx context.Context, req CronRunsRequest) (*view.CronRuns, error) {
-	if req.Limit < 0 {
-		return nil, clawledger.FieldErrorf("limit", "must not be negative (0: no limit), not %d", req.Limit)
+	if err := checkLimit(req.Limit); err != nil {
+		return nil, err
 	}
 	a, err := s.query(ctx, req.Refresh, req.StateDirs)
 	if err != nil {
@@ -72,17 +72,12 @@ func (s *Service) CronRuns(ctx context.Context, req CronRunsRequest) (*view.Cron
 			return nil, err
 		}
 	}
-	if req.Limit > 0 {
-		f.Limit = req.Limit + 1 // one more says whether there are more
-	}
+	f.Limit = probeLimit(req.Limit)
 	runs, err := a.r.CronRuns(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	more := req.Limit > 0 && len(runs) > req.Limit
-	if more {
-		runs = runs[:req.Limit]
-	}
+	runs, more := cut(runs, req.Limit)
 	return view.NewCronRuns(runs, more), nil
 }
 

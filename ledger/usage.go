@@ -180,24 +180,18 @@ func ToolFailuresDefaults() ToolFailuresRequest { return ToolFailuresRequest{Lim
 // (by the error rule tools counts errors by) once across archives and
 // forks, with its error and the transcript line that holds it.
 func (s *Service) ToolFailures(ctx context.Context, req ToolFailuresRequest) (*view.ToolFailures, error) {
-	if req.Limit < 0 {
-		return nil, clawledger.FieldErrorf("limit", "must not be negative (0: no limit), not %d", req.Limit)
+	if err := checkLimit(req.Limit); err != nil {
+		return nil, err
 	}
 	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return nil, err
 	}
-	f := clawledger.ToolFilter{Agent: req.Agent, Since: req.Since, Until: req.Until, StateDirs: a.dirs, Tool: req.Tool}
-	if req.Limit > 0 {
-		f.Limit = req.Limit + 1 // one more says whether there are more
-	}
-	list, err := a.r.ToolFailures(ctx, f)
+	list, err := a.r.ToolFailures(ctx, clawledger.ToolFilter{Agent: req.Agent, Since: req.Since, Until: req.Until, StateDirs: a.dirs,
+		Tool: req.Tool, Limit: probeLimit(req.Limit)})
 	if err != nil {
 		return nil, err
 	}
-	more := req.Limit > 0 && len(list) > req.Limit
-	if more {
-		list = list[:req.Limit]
-	}
+	list, more := cut(list, req.Limit)
 	return view.NewToolFailures(req.Tool, list, more), nil
 }
