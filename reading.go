@@ -49,7 +49,26 @@ type CronUsage struct {
 type ToolFilter struct {
 	Agent        string
 	StateDirs    []string // only these state dirs (their paths); nil: all
-	Since, Until int64    // epoch ms on the call time, Until exclusive; 0 = open
+	Since, Until int64    // epoch ms on the call time (failures: the result's), Until exclusive; 0 = open
+	Tool         string   // failures: only this tool's ("": every tool's)
+	Limit        int      // failures: the newest this many; 0 = all
+}
+
+// ToolFailure is one failed tool result (by the error rule), once across
+// the copies archives and forks hold: where the ledger holds it, the live
+// transcript's copy first.
+type ToolFailure struct {
+	Tool      string // the result's tool name, else its call's
+	Ts        int64  // the result message's time (epoch ms)
+	CallID    string
+	Error     string // the error's text, short
+	StateDir  string
+	Path      string // the transcript, relative to the state dir
+	Class     string // its file class (live, reset, deleted, ...)
+	Gone      bool   // the file no longer exists
+	AgentID   string
+	SessionID string
+	Line      int64 // the result's line
 }
 
 // ToolStat is what the ledger knows about one tool: each call and result
@@ -76,6 +95,7 @@ type CronFilter struct {
 	JobIDs    []string // only these jobs; nil: all
 	Since     int64    // runs: finished at or after (epoch ms); 0 = open
 	Limit     int      // runs: the newest this many; 0 = all
+	Failed    bool     // runs: only those that ended neither ok nor skipped
 }
 
 // CronJobStat is a cron job as the ledger knows it: its definition (Job;

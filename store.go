@@ -409,6 +409,9 @@ type Reader interface {
 	// ToolStats reports every tool f selects, most called first; each
 	// call and result counted once across archives and forks.
 	ToolStats(ctx context.Context, f ToolFilter) ([]*ToolStat, error)
+	// ToolFailures lists the failed tool results f selects, newest first,
+	// each once however many transcripts hold a copy of it.
+	ToolFailures(ctx context.Context, f ToolFilter) ([]*ToolFailure, error)
 	// ExportSources lists the line-based sources (transcripts, run logs),
 	// by state dir and path; vanished ones with includeGone.
 	ExportSources(ctx context.Context, includeGone bool) ([]*Source, error)

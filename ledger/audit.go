@@ -274,8 +274,8 @@ var AuditKinds = []string{"config", "approval", clawledger.InventoryAgent, clawl
 	clawledger.InventoryChannel, clawledger.InventoryProvider, clawledger.InventoryCron, "subagent", "session", "openclaw"}
 
 func (r *AuditRequest) validate() error {
-	if r.Limit < 0 {
-		return clawledger.FieldErrorf("limit", "must not be negative (0: no limit), not %d", r.Limit)
+	if err := checkLimit(r.Limit); err != nil {
+		return err
 	}
 	for _, k := range r.Kind {
 		family, _, _ := strings.Cut(k, ".")
@@ -301,18 +301,12 @@ func (s *Service) Audit(ctx context.Context, req AuditRequest) (*view.Audit, err
 		return nil, err
 	}
 	f := clawledger.TimelineFilter{StateDir: req.StateDir, Since: req.Since, Until: req.Until, Agent: req.Agent, Session: req.Session,
-		Kinds: req.Kind}
-	if req.Limit > 0 {
-		f.Limit = req.Limit + 1 // one more says whether there are more
-	}
+		Kinds: req.Kind, Limit: probeLimit(req.Limit)}
 	entries, err := ar.Timeline(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	more := req.Limit > 0 && len(entries) > req.Limit
-	if more {
-		entries = entries[:req.Limit]
-	}
+	entries, more := cut(entries, req.Limit)
 	return view.NewAudit(entries, more), nil
 }
 

@@ -44,6 +44,8 @@ type CronRunsRequest struct {
 	Agent string `json:"agent,omitempty"`
 	Since int64  `json:"since,omitempty"` // epoch ms the run finished at or after; 0 = open
 	Limit int    `json:"limit,omitempty"` // the newest this many (0: all)
+	// Failed keeps the runs that ended neither ok nor skipped.
+	Failed bool `json:"failed,omitempty"`
 	// StateDirs limits the answer (and the refresh) to these state dirs
 	// (absolute paths, as the ledger holds them); empty: every state dir.
 	StateDirs []string `json:"state_dirs,omitempty"`
@@ -57,30 +59,25 @@ func CronRunsDefaults() CronRunsRequest { return CronRunsRequest{Limit: 50} }
 // first: when each ran, how long, how it ended, its error, summary,
 // delivery, session and token usage, and where the ledger holds it.
 func (s *Service) CronRuns(ctx context.Context, req CronRunsRequest) (*view.CronRuns, error) {
-	if req.Limit < 0 {
-		return nil, clawledger.FieldErrorf("limit", "must not be negative (0: no limit), not %d", req.Limit)
+	if err := checkLimit(req.Limit); err != nil {
+		return nil, err
 	}
 	a, err := s.query(ctx, req.Refresh, req.StateDirs)
 	if err != nil {
 		return nil, err
 	}
-	f := clawledger.CronFilter{StateDirs: a.dirs, Agent: req.Agent, Since: req.Since}
+	f := clawledger.CronFilter{StateDirs: a.dirs, Agent: req.Agent, Since: req.Since, Failed: req.Failed}
 	if req.Job != "" {
 		if f.JobIDs, err = cronJob(ctx, a.r, req.Job, f); err != nil {
 			return nil, err
 		}
 	}
-	if req.Limit > 0 {
-		f.Limit = req.Limit + 1 // one more says whether there are more
-	}
+	f.Limit = probeLimit(req.Limit)
 	runs, err := a.r.CronRuns(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	more := req.Limit > 0 && len(runs) > req.Limit
-	if more {
-		runs = runs[:req.Limit]
-	}
+	runs, more := cut(runs, req.Limit)
 	return view.NewCronRuns(runs, more), nil
 }
 

@@ -57,6 +57,11 @@ type Service struct {
 	matrix   matrixCache // the vector matrix, kept across searches
 }
 
+// Diagnose returns err with reason clawledger.ErrDamaged when it says the
+// ledger is damaged (Location.Diagnose), else err: surfaces call it on the
+// errors they report.
+func (s *Service) Diagnose(err error) error { return s.Location.Diagnose(err) }
+
 // Close closes the shared reader.
 func (s *Service) Close() error {
 	s.mu.Lock()

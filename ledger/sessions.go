@@ -40,7 +40,7 @@ type SessionsRequest struct {
 func (r *SessionsRequest) validate() (*report.Project, error) {
 	switch {
 	case r.Limit < 0:
-		return nil, clawledger.FieldErrorf("limit", "must not be negative (0: no limit), not %d", r.Limit)
+		return nil, checkLimit(r.Limit)
 	case r.Offset < 0:
 		return nil, clawledger.FieldErrorf("offset", "must not be negative, not %d", r.Offset)
 	case r.Project == "":

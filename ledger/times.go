@@ -39,15 +39,15 @@ func ParseTime(s string, now time.Time, loc *time.Location) (int64, error) {
 	return 0, clawledger.Errorf(clawledger.EINVALID, "cannot read time %q: use YYYY-MM-DD, an RFC 3339 time, or an age like 12h, 7d", s)
 }
 
-// ParseTimeMs reads a time as the episodic ledger takes it: epoch
-// milliseconds (more than 8 digits: 20260314 is a date), or what ParseTime
-// takes, in local time.
-func ParseTimeMs(s string, now time.Time) (int64, error) {
+// ParseTimeMs reads a time as the episodes commands take it: epoch
+// milliseconds (more than 8 digits, so that a date like 20260314 stays a
+// date), or what ParseTime takes.
+func ParseTimeMs(s string, now time.Time, loc *time.Location) (int64, error) {
 	s = strings.TrimSpace(s)
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && len(s) > 8 {
 		return ms, nil
 	}
-	return ParseTime(s, now, time.Local)
+	return ParseTime(s, now, loc)
 }
 
 // ErrEmptyRange is the reason of a range whose end is not after its start.

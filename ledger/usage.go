@@ -155,3 +155,43 @@ func (s *Service) Tools(ctx context.Context, req ToolsRequest) (*view.Tools, err
 	}
 	return view.NewTools(stats), nil
 }
+
+// ToolFailuresRequest lists the failed calls of one tool, or of every
+// tool. Start from ToolFailuresDefaults.
+type ToolFailuresRequest struct {
+	Tool  string `json:"tool,omitempty"` // "": every tool's
+	Agent string `json:"agent,omitempty"`
+	Since int64  `json:"since,omitempty"` // epoch ms on the result's time; 0 = open
+	Until int64  `json:"until,omitempty"` // exclusive; 0 = open
+	Limit int    `json:"limit,omitempty"` // the newest this many (0: all)
+	// Host keeps one host's sources, in a ledger of many hosts ("": every
+	// host's).
+	Host string `json:"host,omitempty"`
+	// StateDirs limits the answer (and the refresh) to these state dirs
+	// (absolute paths, as the ledger holds them); empty: every state dir.
+	StateDirs []string `json:"state_dirs,omitempty"`
+	Refresh   Refresh  `json:"-"`
+}
+
+// ToolFailuresDefaults is a request with the defaults every surface shows.
+func ToolFailuresDefaults() ToolFailuresRequest { return ToolFailuresRequest{Limit: 50} }
+
+// ToolFailures lists failed tool calls, newest first: each failed result
+// (by the error rule tools counts errors by) once across archives and
+// forks, with its error and the transcript line that holds it.
+func (s *Service) ToolFailures(ctx context.Context, req ToolFailuresRequest) (*view.ToolFailures, error) {
+	if err := checkLimit(req.Limit); err != nil {
+		return nil, err
+	}
+	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
+	if err != nil {
+		return nil, err
+	}
+	list, err := a.r.ToolFailures(ctx, clawledger.ToolFilter{Agent: req.Agent, Since: req.Since, Until: req.Until, StateDirs: a.dirs,
+		Tool: req.Tool, Limit: probeLimit(req.Limit)})
+	if err != nil {
+		return nil, err
+	}
+	list, more := cut(list, req.Limit)
+	return view.NewToolFailures(req.Tool, list, more), nil
+}

@@ -58,10 +58,10 @@ func (s *server) query(ctx context.Context, in queryIn) (*eventsOut, string, err
 	if req.AgentID, err = s.agent("agent_id", in.AgentID); err != nil {
 		return nil, "", err
 	}
-	if req.From, err = ledger.ParseTimeMs(in.From, time.Now()); err != nil {
+	if req.From, err = ledger.ParseTimeMs(in.From, time.Now(), time.Local); err != nil {
 		return nil, "", err
 	}
-	if req.To, err = ledger.ParseTimeMs(in.To, time.Now()); err != nil {
+	if req.To, err = ledger.ParseTimeMs(in.To, time.Now(), time.Local); err != nil {
 		return nil, "", err
 	}
 	res, err := s.svc.QueryEvents(ctx, req)

@@ -61,6 +61,9 @@ func (db *DB) CronRuns(ctx context.Context, f clawledger.CronFilter) ([]*clawled
 	if f.Since > 0 {
 		where += " AND r.ts_ms >= " + p.add(f.Since)
 	}
+	if f.Failed {
+		where += " AND " + failedRun
+	}
 	q := `SELECT ` + cronRunColumns + ` ` + cronRunFrom + ` WHERE ` + finishedRun + where + ` ORDER BY r.ts_ms DESC, r.line_id DESC`
 	if f.Limit > 0 {
 		q += " LIMIT " + p.add(f.Limit)

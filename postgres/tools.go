@@ -140,3 +140,42 @@ func (db *DB) toolWhere(f clawledger.ToolFilter, table, ts string, p *params) (j
 	where += inStateDirs("src.state_dir_id", f.StateDirs, p)
 	return join, where
 }
+
+// toolFailures reads each failed tool result once: the copies of one (same
+// call id and time, on one host) are numbered, the live transcript's
+// first; a result without a call id stays apart. A result without a tool
+// name takes its call's.
+const toolFailures = `SELECT tool, ts, call_id, error, line_no, state_dir, rel_path, class, gone, agent_id, session_id FROM (
+	SELECT coalesce(nullif(r.tool_name, ''), (SELECT c.name FROM tool_calls c
+			WHERE c.source_id = r.source_id AND c.call_id = r.call_id AND r.call_id <> '' LIMIT 1), '') AS tool,
+		coalesce(r.msg_ts_ms, 0) AS ts, r.call_id, coalesce(r.error_text, '') AS error, r.line_no, d.path AS state_dir, src.rel_path,
+		src.class, src.gone_at_ms <> 0 AS gone, src.agent_id, coalesce(nullif(se.session_id, ''), src.file_session_id) AS session_id,
+		row_number() OVER (PARTITION BY r.msg_ts_ms, r.call_id, r.host_id, CASE WHEN r.call_id = '' THEN r.id END
+			ORDER BY src.gone_at_ms <> 0, src.class <> 'live', src.rel_path COLLATE "C", r.id) AS copy, r.id AS id
+	FROM lines r
+	JOIN sources src ON src.id = r.source_id
+	JOIN state_dirs d ON d.id = src.state_dir_id
+	LEFT JOIN sessions se ON se.source_id = src.id
+	WHERE r.call_id IS NOT NULL AND r.is_error%s) t
+WHERE copy = 1%s
+ORDER BY ts DESC, id DESC`
+
+// ToolFailures lists the failed tool results f selects, newest first.
+func (db *DB) ToolFailures(ctx context.Context, f clawledger.ToolFilter) ([]*clawledger.ToolFailure, error) {
+	var p params
+	// the sources are joined as src always: toolWhere's join is not needed
+	_, where := db.toolWhere(f, "r", "r.msg_ts_ms", &p)
+	outer := ""
+	if f.Tool != "" {
+		outer = " AND tool = " + p.add(f.Tool)
+	}
+	q := fmt.Sprintf(toolFailures, where, outer)
+	if f.Limit > 0 {
+		q += " LIMIT " + p.add(f.Limit)
+	}
+	out, err := queryAll(ctx, db.pool, func(r pgx.Row) (*clawledger.ToolFailure, error) {
+		x := &clawledger.ToolFailure{}
+		return x, r.Scan(&x.Tool, &x.Ts, &x.CallID, &x.Error, &x.Line, &x.StateDir, &x.Path, &x.Class, &x.Gone, &x.AgentID, &x.SessionID)
+	}, q, p.args...)
+	return out, db.fail(err)
+}

@@ -75,6 +75,9 @@ func (db *DB) CronRuns(ctx context.Context, f clawledger.CronFilter) ([]*clawled
 		where += ` AND r.ts_ms >= ?`
 		args = append(args, f.Since)
 	}
+	if f.Failed {
+		where += ` AND ` + failedRun
+	}
 	q := `SELECT ` + cronRunColumns + ` ` + cronRunFrom + ` WHERE ` + finishedRun + where + ` ORDER BY r.ts_ms DESC, r.line_id DESC`
 	if f.Limit > 0 {
 		q += ` LIMIT ?`

@@ -28,13 +28,17 @@ type fixtureAnswers struct {
 	Project  *view.Sessions
 	Usage    map[string]*view.Usage
 	Tools    *view.Tools
-	Search   *view.Search
-	Show     []view.ShowUnit
-	Capture  []*view.Capture // twice: the second captures nothing
-	Events   *view.EventQuery
-	Doctor   *view.Doctor
-	Cron     *view.Cron
-	CronRuns *view.CronRuns
+	// every failed tool call, each once
+	ToolFailures *view.ToolFailures
+	Search       *view.Search
+	Show         []view.ShowUnit
+	Capture      []*view.Capture // twice: the second captures nothing
+	Events       *view.EventQuery
+	Doctor       *view.Doctor
+	Cron         *view.Cron
+	CronRuns     *view.CronRuns
+	// the failed runs of every job
+	FailedRuns *view.CronRuns
 	// the workspace files, without the times a run of the test decides
 	// (when the fixture was written and read)
 	Workspace *view.Workspace
@@ -75,6 +79,8 @@ func testKnownFixture(t *testing.T, h *harness) {
 	}
 	a.Tools, err = svc.Tools(h.ctx, ledger.ToolsRequest{})
 	must(err)
+	a.ToolFailures, err = svc.ToolFailures(h.ctx, ledger.ToolFailuresRequest{})
+	must(err)
 	req := ledger.SearchDefaults()
 	req.Query, req.Explain, req.Now = "deploy OR eastore", true, 1_800_000_000_000
 	a.Search, err = svc.Search(h.ctx, req)
@@ -98,6 +104,10 @@ func testKnownFixture(t *testing.T, h *harness) {
 	runs := ledger.CronRunsDefaults()
 	runs.Job = "job-1"
 	a.CronRuns, err = svc.CronRuns(h.ctx, runs)
+	must(err)
+	failed := ledger.CronRunsDefaults()
+	failed.Failed = true
+	a.FailedRuns, err = svc.CronRuns(h.ctx, failed)
 	must(err)
 	a.Workspace, err = svc.Workspace(h.ctx, ledger.WorkspaceRequest{})
 	must(err)

@@ -72,13 +72,17 @@ type SearchExplain struct {
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
 // HitFlags names what kind of transcript a hit lies in, when not a live one.
-func HitFlags(h *search.Hit) []string {
+func HitFlags(h *search.Hit) []string { return sourceFlags(h.Class, h.Gone) }
+
+// sourceFlags names what kind of transcript a file of class is, when not a
+// live one.
+func sourceFlags(class string, gone bool) []string {
 	var out []string
-	switch h.Class {
+	switch class {
 	case "deleted", "reset", "topic", "fork":
-		out = append(out, h.Class)
+		out = append(out, class)
 	}
-	if h.Gone {
+	if gone {
 		out = append(out, "gone")
 	}
 	return out

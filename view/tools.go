@@ -40,3 +40,46 @@ func NewTools(stats []*clawledger.ToolStat) *Tools {
 	}
 	return out
 }
+
+// ToolFailures is the answer of tools failures: failed calls, newest first.
+type ToolFailures struct {
+	Tool     string        `json:"tool,omitempty"` // the tool asked for ("": every tool)
+	Failures []ToolFailure `json:"failures"`
+	More     bool          `json:"more"` // more failures matched than the limit let through
+}
+
+// ToolFailure is one failed call: its result's error and where the ledger
+// holds the result.
+type ToolFailure struct {
+	Tool      string   `json:"tool"`
+	Time      *string  `json:"time"`
+	CallID    string   `json:"call_id,omitempty"`
+	Error     string   `json:"error"`
+	Agent     string   `json:"agent"`
+	SessionID string   `json:"session_id,omitempty"`
+	StateDir  string   `json:"state_dir"`
+	Path      string   `json:"path"`
+	File      string   `json:"file"`
+	Line      int64    `json:"line"`
+	Flags     []string `json:"flags,omitempty"` // the transcript's kind when not a live one: deleted, reset, topic, fork, gone
+}
+
+// NewToolFailures renders failed calls; more says the limit cut the list.
+func NewToolFailures(tool string, list []*clawledger.ToolFailure, more bool) *ToolFailures {
+	out := &ToolFailures{Tool: tool, Failures: []ToolFailure{}, More: more}
+	for _, x := range list {
+		out.Failures = append(out.Failures, ToolFailure{Tool: x.Tool, Time: Time(x.Ts), CallID: x.CallID, Error: x.Error, Agent: x.AgentID,
+			SessionID: x.SessionID, StateDir: x.StateDir, Path: x.Path, File: File(x.StateDir, x.Path), Line: x.Line, Flags: sourceFlags(x.Class, x.Gone)})
+	}
+	return out
+}
+
+// Ref names the failure's transcript for show: its session id, unless that
+// could name another transcript too (an archive, a fork or topic file, a
+// vanished file), then its path.
+func (f ToolFailure) Ref() string {
+	if len(f.Flags) > 0 || f.SessionID == "" {
+		return f.Path
+	}
+	return f.SessionID
+}

@@ -67,6 +67,24 @@ func (s *Server) routes(mux *http.ServeMux) {
 		req.Refresh = s.refresh
 		return req
 	}, s.svc.Tools))
+	api("GET /api/v1/tools/failures", read(s, func(p *params, _ *http.Request) ledger.ToolFailuresRequest {
+		p.only("tool", "since", "until", "agent", "limit")
+		req := p.toolFailuresRequest()
+		req.Refresh = s.refresh
+		return req
+	}, s.svc.ToolFailures))
+	api("GET /api/v1/cron", read(s, func(p *params, _ *http.Request) ledger.CronRequest {
+		p.only("agent")
+		req := p.cronRequest()
+		req.Refresh = s.refresh
+		return req
+	}, s.svc.Cron))
+	api("GET /api/v1/cron/runs", read(s, func(p *params, _ *http.Request) ledger.CronRunsRequest {
+		p.only("job", "agent", "since", "limit", "failed")
+		req := p.cronRunsRequest()
+		req.Refresh = s.refresh
+		return req
+	}, s.svc.CronRuns))
 	api("GET /api/v1/episodes", read(s, func(p *params, _ *http.Request) ledger.EventsRequest {
 		p.only("scope", "global", "session_id", "agent_id", "types", "from", "to", "text", "limit", "include_payload")
 		return p.eventsRequest()

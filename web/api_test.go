@@ -17,10 +17,10 @@ import (
 	"github.com/clawledger/clawledger/view"
 )
 
-// apiError decodes an error body.
+// decodeError decodes an error body.
 func decodeError(t *testing.T, body string) (code, message string) {
 	t.Helper()
-	var e apiError
+	var e view.Failure
 	if err := json.Unmarshal([]byte(body), &e); err != nil {
 		t.Fatalf("error body %q: %v", body, err)
 	}
@@ -61,6 +61,16 @@ func TestErrorStatuses(t *testing.T) {
 		}
 		if tc.status == 500 && strings.Contains(body, "/secret/path") {
 			t.Errorf("%s: an internal error's message reached the client: %s", tc.name, body)
+		}
+	}
+	// a damaged ledger is diagnosed: it says so, and what to run, without
+	// the path or the store's own words
+	f.err = errors.New("database disk image is malformed")
+	for _, path := range []string{"/api/v1/status", "/tools"} {
+		res, body := get(t, s, path)
+		if res.StatusCode != 500 || !strings.Contains(body, "the ledger is damaged (run `clawledger doctor`: it says what can be saved)") ||
+			strings.Contains(body, "/secret/path") || strings.Contains(body, "malformed") {
+			t.Errorf("%s on a damaged ledger: %d %s", path, res.StatusCode, body)
 		}
 	}
 	// pages map the same codes to the same statuses

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"container/list"
+	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,20 +15,25 @@ import (
 // The answers to reads are kept a moment: many readers asking the same
 // thing at once (a team's dashboards, a page's live update) cost one query.
 // A change the server's watch stores drops them all at once, so a live page
-// never reads an old answer; a change another process writes (an ingest)
-// shows within cacheTTL.
+// never reads an old answer. An answer older than cacheTTL is computed
+// again: for cacheStale more the old one is still served while one request
+// computes the new one in the background (no reader waits for a report
+// that sums the whole ledger), so a change another process writes (an
+// ingest) shows within cacheTTL and one computation.
 const (
 	cacheTTL      = time.Second
+	cacheStale    = time.Second
 	cacheEntries  = 512
 	cacheMaxBytes = 1 << 20 // larger answers are not kept
 )
 
 // answer is a kept response.
 type answer struct {
-	key     string
-	header  http.Header
-	body    []byte
-	expires time.Time
+	key        string
+	header     http.Header
+	body       []byte
+	expires    time.Time
+	refreshing bool // a new answer is being computed (guarded by cache.mu)
 }
 
 // cache keeps recent answers, least recently used dropped first, and
@@ -39,6 +45,9 @@ type cache struct {
 	group singleflight.Group
 	gen   uint64 // bumped by clear: an answer computed before is not kept
 	now   func() time.Time
+	// refreshes are the computations of stale answers under way (the
+	// tests wait for them)
+	refreshes sync.WaitGroup
 }
 
 func newCache() *cache {
@@ -54,21 +63,28 @@ func (c *cache) clear() {
 	c.gen++
 }
 
-func (c *cache) get(key string) *answer {
+// get returns the answer kept for key, nil when none is kept or it is too
+// old to serve; refresh says it is stale and the caller is the one to
+// compute it again.
+func (c *cache) get(key string) (a *answer, refresh bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byKey[key]
 	if !ok {
-		return nil
+		return nil, false
 	}
-	a := el.Value.(*answer)
-	if c.now().After(a.expires) {
+	a = el.Value.(*answer)
+	now := c.now()
+	if now.After(a.expires.Add(cacheStale)) {
 		c.lru.Remove(el)
 		delete(c.byKey, key)
-		return nil
+		return nil, false
 	}
 	c.lru.MoveToFront(el)
-	return a
+	if now.After(a.expires) && !a.refreshing {
+		a.refreshing, refresh = true, true
+	}
+	return a, refresh
 }
 
 func (c *cache) put(a *answer, gen uint64) {
@@ -120,8 +136,9 @@ func (r *recorder) WriteHeader(status int) {
 }
 
 // withCache answers reads from the cache, computing a missing answer once
-// for every request that waits for it. Only 200 answers are kept; the
-// others go to their own request as they are.
+// for every request that waits for it, and a stale one in the background
+// while it is still served. Only 200 answers are kept; the others go to
+// their own request as they are.
 func (s *Server) withCache(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !cacheable(r) {
@@ -129,32 +146,16 @@ func (s *Server) withCache(next http.Handler) http.Handler {
 			return
 		}
 		key := cacheKey(r)
-		a := s.cache.get(key)
+		a, refresh := s.cache.get(key)
+		if refresh {
+			// computed for no request: it outlives this one
+			bg := r.Clone(context.WithoutCancel(r.Context()))
+			s.cache.refreshes.Go(func() { s.cache.compute(next, key, bg) })
+		}
 		if a == nil {
-			s.cache.mu.Lock()
-			gen := s.cache.gen
-			s.cache.mu.Unlock()
 			var own *recorder
-			v, _, _ := s.cache.group.Do(key, func() (any, error) {
-				// the request that computes the answer asks without
-				// conditions, so that the answer is whole
-				req := r.Clone(r.Context())
-				req.Method = http.MethodGet
-				req.Header.Del("If-None-Match")
-				rec := &recorder{header: http.Header{}}
-				next.ServeHTTP(rec, req)
-				if rec.status == 0 {
-					rec.status = http.StatusOK
-				}
-				own = rec
-				if rec.status != http.StatusOK {
-					return nil, nil
-				}
-				a := &answer{key: key, header: rec.header, body: rec.body.Bytes(), expires: s.cache.now().Add(cacheTTL)}
-				s.cache.put(a, gen)
-				return a, nil
-			})
-			if v == nil || v.(*answer) == nil {
+			a, own = s.cache.compute(next, key, r)
+			if a == nil {
 				if own == nil { // another request's error: compute our own
 					next.ServeHTTP(w, r)
 					return
@@ -162,7 +163,6 @@ func (s *Server) withCache(next http.Handler) http.Handler {
 				replay(w, own.header, own.status, own.body.Bytes())
 				return
 			}
-			a = v.(*answer)
 		}
 		h := w.Header()
 		for k, vs := range a.header {
@@ -170,6 +170,35 @@ func (s *Server) withCache(next http.Handler) http.Handler {
 		}
 		sendTagged(w, r, a.header.Get("Content-Type"), a.body, a.header.Get("ETag"))
 	})
+}
+
+// compute answers r with next once for every request that asks for key
+// meanwhile, and keeps the answer when it is a 200 (and nothing changed
+// meanwhile). own is the answer when this call computed it.
+func (c *cache) compute(next http.Handler, key string, r *http.Request) (a *answer, own *recorder) {
+	c.mu.Lock()
+	gen := c.gen
+	c.mu.Unlock()
+	v, _, _ := c.group.Do(key, func() (any, error) {
+		// the request that computes the answer asks without conditions, so
+		// that the answer is whole
+		req := r.Clone(r.Context())
+		req.Method = http.MethodGet
+		req.Header.Del("If-None-Match")
+		rec := &recorder{header: http.Header{}}
+		next.ServeHTTP(rec, req)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		own = rec
+		if rec.status != http.StatusOK {
+			return (*answer)(nil), nil
+		}
+		a := &answer{key: key, header: rec.header, body: rec.body.Bytes(), expires: c.now().Add(cacheTTL)}
+		c.put(a, gen)
+		return a, nil
+	})
+	return v.(*answer), own
 }
 
 // replay writes a recorded answer.

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,11 +43,34 @@ func TestCache(t *testing.T) {
 	if calls() != 3 {
 		t.Errorf("after a change: %d calls", calls())
 	}
-	// so does time: another process's writes show within cacheTTL
+	// so does time: past cacheTTL the kept answer is served while one
+	// request computes it again in the background, for the next reader
+	_, old := get(t, s, "/api/v1/sessions?limit=50")
+	n := calls()
+	f.add("s-new", "main", "", "a new session", nil, 0)
 	now = now.Add(cacheTTL + time.Millisecond)
-	get(t, s, "/api/v1/sessions?limit=2")
-	if calls() != 4 {
-		t.Errorf("after cacheTTL: %d calls", calls())
+	_, stale := get(t, s, "/api/v1/sessions?limit=50")
+	_, stale2 := get(t, s, "/api/v1/sessions?limit=50") // stale too: no second computation
+	s.cache.refreshes.Wait()
+	if stale != old || stale2 != old || calls() != n+1 {
+		t.Errorf("after cacheTTL: the kept answer %v %v, %d calls (want %d: one in the background)", stale == old, stale2 == old, calls(), n+1)
+	}
+	if _, fresh := get(t, s, "/api/v1/sessions?limit=50"); !strings.Contains(fresh, "s-new") || calls() != n+1 {
+		t.Errorf("after the background computation: %d calls, the new session %v", calls(), strings.Contains(fresh, "s-new"))
+	}
+	// and past cacheStale more, nothing old is served: the reader waits
+	now = now.Add(cacheTTL + cacheStale + time.Millisecond)
+	get(t, s, "/api/v1/sessions?limit=50")
+	if calls() != n+2 {
+		t.Errorf("after cacheTTL and cacheStale: %d calls", calls())
+	}
+	// a change the watch stores drops a stale answer too
+	now = now.Add(cacheTTL + time.Millisecond)
+	s.Changed()
+	get(t, s, "/api/v1/sessions?limit=50")
+	s.cache.refreshes.Wait()
+	if calls() != n+3 {
+		t.Errorf("a stale answer after a change: %d calls", calls())
 	}
 	// the time zone a page is drawn in is part of the question
 	usage := func(tz string) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/view"
 )
 
 // Codes of the errors only this surface has: a request without valid
@@ -29,10 +30,13 @@ var statuses = map[string]int{
 	clawledger.EINTERNAL:    http.StatusInternalServerError,
 }
 
-// errorStatus returns err's code, HTTP status and message for people. An
-// internal error's message stays in the log: it may name files or say
-// more about the machine than a client needs.
-func errorStatus(err error) (code string, status int, message string) {
+// errorStatus returns err's code, HTTP status and message for people,
+// err diagnosed first (a damaged ledger says so, as the CLI says it). An
+// internal error's message stays in the log: it may name files or say more
+// about the machine than a client needs; a damaged ledger is named by its
+// reason alone, with what to run.
+func (s *Server) errorStatus(err error) (code string, status int, message string) {
+	err = s.svc.Diagnose(err)
 	code = clawledger.ErrorCode(err)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		code = clawledger.EUNAVAILABLE
@@ -42,30 +46,24 @@ func errorStatus(err error) (code string, status int, message string) {
 		code, status = clawledger.EINTERNAL, http.StatusInternalServerError
 	}
 	message = clawledger.ErrorMessage(err)
-	if code == clawledger.EINTERNAL {
+	switch {
+	case errors.Is(err, clawledger.ErrDamaged):
+		message = clawledger.ErrDamaged.Message + " (run `clawledger doctor`: it says what can be saved)"
+	case code == clawledger.EINTERNAL:
 		message = "internal error"
 	}
 	return code, status, message
 }
 
-// apiError is the body of every API error.
-type apiError struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-// errorJSON answers an API request with err as {"error":{"code","message"}}.
+// errorJSON answers an API request with err as {"error":{"code","message"}}
+// (view.Failure, the body the CLI prints on stderr with --json).
 func (s *Server) errorJSON(w http.ResponseWriter, r *http.Request, err error) {
-	code, status, message := errorStatus(err)
+	code, status, message := s.errorStatus(err)
 	s.logError(r, err, status)
-	var body apiError
-	body.Error.Code, body.Error.Message = code, message
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="clawledger"`)
 	}
-	writeJSON(w, status, body)
+	writeJSON(w, status, view.NewFailure(code, message))
 }
 
 func (s *Server) logError(r *http.Request, err error, status int) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -344,6 +345,69 @@ func (f *fakeService) Tools(context.Context, ledger.ToolsRequest) (*view.Tools, 
 			LastError: "Error: <b>permission</b> denied", LastErrorT: view.Time(1773478800000)},
 		{Name: "read", Calls: 5, Results: 5, LastUsed: view.Time(1773478800000)},
 	}}, nil
+}
+
+func (f *fakeService) ToolFailures(_ context.Context, q ledger.ToolFailuresRequest) (*view.ToolFailures, error) {
+	if err := f.fail(); err != nil {
+		return nil, err
+	}
+	out := &view.ToolFailures{Tool: q.Tool, Failures: []view.ToolFailure{}}
+	for _, x := range []view.ToolFailure{
+		{Tool: "read", Time: view.Time(1773479100000), CallID: "call2", Error: "Error: ENOENT: no such file <b>or</b> directory", Agent: "main",
+			SessionID: "s-alpha", StateDir: "/state", Path: "agents/main/sessions/s-alpha.jsonl", File: "/state/agents/main/sessions/s-alpha.jsonl", Line: 7},
+		{Tool: "exec", Time: view.Time(1773478800000), CallID: "call9", Error: "Error: <b>permission</b> denied", Agent: "main",
+			SessionID: "s-alpha", StateDir: "/state", Path: "agents/main/sessions/s-alpha.jsonl.reset.2026-03-14", File: "/state/agents/main/sessions/s-alpha.jsonl.reset.2026-03-14", Line: 4, Flags: []string{"reset"}},
+	} {
+		if q.Tool == "" || x.Tool == q.Tool {
+			out.Failures = append(out.Failures, x)
+		}
+	}
+	return out, nil
+}
+
+// Diagnose finds damage where the error says "malformed" (as SQLite does).
+func (f *fakeService) Diagnose(err error) error {
+	if err != nil && strings.Contains(err.Error(), "malformed") {
+		return &clawledger.Error{Code: clawledger.EINTERNAL, Err: clawledger.ErrDamaged, Message: "the ledger /secret/path is damaged: " + err.Error()}
+	}
+	return err
+}
+
+func (f *fakeService) Cron(_ context.Context, q ledger.CronRequest) (*view.Cron, error) {
+	if err := f.fail(); err != nil {
+		return nil, err
+	}
+	jobs := []view.CronJob{
+		{StateDir: "/state", ID: "job-1", Name: "Hourly <b>digest</b>", Agent: "main", Defined: true, Enabled: true, ScheduleText: "every 1h",
+			LastRun: view.Time(1773478800000), LastStatus: "error", Runs: 3, Failures: 1, ConsecutiveErrors: 1,
+			LastError: "model timeout <img src=x onerror=alert(1)>", LastErrorAt: view.Time(1773478800000)},
+		{StateDir: "/state", ID: "job-2", Name: "Nightly backup", Agent: "ops", Defined: false, ScheduleText: "cron 0 3 * * * UTC", Runs: 1},
+	}
+	if q.Agent != "" {
+		jobs = slices.DeleteFunc(jobs, func(j view.CronJob) bool { return j.Agent != q.Agent })
+	}
+	return &view.Cron{Jobs: jobs}, nil
+}
+
+func (f *fakeService) CronRuns(_ context.Context, q ledger.CronRunsRequest) (*view.CronRuns, error) {
+	if err := f.fail(); err != nil {
+		return nil, err
+	}
+	runs := []view.CronRun{
+		{JobID: "job-1", JobName: "Hourly <b>digest</b>", Agent: "main", RunAt: view.Time(1773478800000), Status: "error",
+			Error: "model timeout <img src=x onerror=alert(1)>", SessionID: "s-alpha", File: "/state/cron/runs/job-1.jsonl", Line: 3},
+		{JobID: "job-1", JobName: "Hourly <b>digest</b>", Agent: "main", RunAt: view.Time(1773475200000), Status: "ok", Summary: "Digest sent",
+			DurationMs: 10000, Usage: &view.CronRunUsage{Total: 1200}, File: "/state/cron/runs/job-1.jsonl", Line: 2},
+		{JobID: "job-2", JobName: "Nightly backup", Agent: "ops", RunAt: view.Time(1773471600000), Status: "skipped", File: "/state/cron/runs/job-2.jsonl", Line: 1},
+	}
+	runs = slices.DeleteFunc(runs, func(r view.CronRun) bool {
+		return q.Failed && r.Status != "error" || q.Job != "" && r.JobID != q.Job || q.Agent != "" && r.Agent != q.Agent
+	})
+	more := q.Limit > 0 && len(runs) > q.Limit
+	if more {
+		runs = runs[:q.Limit]
+	}
+	return &view.CronRuns{Runs: runs, More: more}, nil
 }
 
 func (f *fakeService) events(scope string) []*clawledger.Event {

@@ -41,6 +41,8 @@ func (s *Server) pageRoutes(mux *http.ServeMux) {
 	handle("GET /usage", s.pageUsage)
 	handle("GET /usage.csv", s.usageCSV)
 	handle("GET /tools", s.pageTools)
+	handle("GET /tools/failures", s.pageToolFailures)
+	handle("GET /cron", s.pageCron)
 	handle("GET /episodes", s.pageEpisodes)
 	handle("GET /episodes/replay/{session}", s.pageReplay)
 	handle("POST /episodes/append", s.postAppend)
@@ -117,7 +119,12 @@ type overview struct {
 	Failing            []view.Tool
 	Status             *view.Status
 	CronRuns           int64
+	CronFailed         *view.CronRuns // the failed runs of the 30 days, newest first
 }
+
+// overviewFailedRuns is how many failed cron runs the overview counts (it
+// says "more" beyond); it lists the newest five.
+const overviewFailedRuns = 100
 
 type toolTotals struct {
 	Calls, Results, Errors int64
@@ -200,6 +207,9 @@ func (s *Server) pageOverview(w http.ResponseWriter, r *http.Request) error {
 	slices.SortStableFunc(o.Failing, func(a, b view.Tool) int { return cmp.Compare(b.Errors, a.Errors) })
 	o.Failing = o.Failing[:min(len(o.Failing), 5)]
 	if o.Status, err = s.svc.Status(ctx, ledger.StatusRequest{}); err != nil {
+		return err
+	}
+	if o.CronFailed, err = s.svc.CronRuns(ctx, ledger.CronRunsRequest{Since: day(from), Failed: true, Limit: overviewFailedRuns}); err != nil {
 		return err
 	}
 	live := ""
@@ -716,14 +726,7 @@ func (s *Server) agentCharts(ctx context.Context, q ledger.UsageRequest, labels 
 	if err != nil {
 		return cost, tokens, err
 	}
-	var agents []string
-	for _, d := range st.StateDirs {
-		for _, a := range d.Agents {
-			if !slices.Contains(agents, a) {
-				agents = append(agents, a)
-			}
-		}
-	}
+	agents := statusAgents(st)
 	if q.Agent != "" {
 		agents = []string{q.Agent}
 	}
@@ -744,6 +747,19 @@ func (s *Server) agentCharts(ctx context.Context, q ledger.UsageRequest, labels 
 	cost = stacked(labels, agents, func(i, j int) float64 { return costs[[2]int{i, j}] }, axisMoney)
 	tokens = stacked(labels, agents, func(i, j int) float64 { return toks[[2]int{i, j}] }, func(x float64) string { return shortNumber(int64(x)) })
 	return cost, tokens, nil
+}
+
+// statusAgents lists the agents of every state dir the ledger holds, once each.
+func statusAgents(st *view.Status) []string {
+	var out []string
+	for _, d := range st.StateDirs {
+		for _, a := range d.Agents {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // usageCSV is a usage report as CSV: one row per period, session or model.
@@ -797,8 +813,8 @@ type toolsView struct {
 
 type toolRow struct {
 	view.Tool
-	Meter     meter
-	SearchURL string
+	Meter       meter
+	FailuresURL string // the tool's failed calls, in the same period
 }
 
 func (s *Server) pageTools(w http.ResponseWriter, r *http.Request) error {
@@ -815,8 +831,8 @@ func (s *Server) pageTools(w http.ResponseWriter, r *http.Request) error {
 	v := &toolsView{Form: r.URL.Query()}
 	for _, t := range res.Tools {
 		row := toolRow{Tool: t, Meter: newMeter(t.ErrorRate, "bad")}
-		if t.LastError != "" {
-			row.SearchURL = "/search?" + url.Values{"q": {`"` + strings.ReplaceAll(firstWords(t.LastError, 6), `"`, "") + `"`}}.Encode()
+		if t.Errors > 0 {
+			row.FailuresURL = toolFailuresURL(r.URL.Query(), t.Name)
 		}
 		v.Tools = append(v.Tools, row)
 		v.Totals.Calls += t.Calls
@@ -830,10 +846,88 @@ func (s *Server) pageTools(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// firstWords is the first n words of s.
-func firstWords(s string, n int) string {
-	f := strings.Fields(s)
-	return strings.Join(f[:min(n, len(f))], " ")
+// toolFailuresURL is the page of a tool's failed calls, with the
+// filters of the tools page it is linked from.
+func toolFailuresURL(form url.Values, tool string) string {
+	q := url.Values{"tool": {tool}}
+	for _, k := range []string{"agent", "since", "until"} {
+		if v := form.Get(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	return "/tools/failures?" + q.Encode()
+}
+
+type toolFailuresView struct {
+	Form     url.Values
+	Result   *view.ToolFailures
+	Failures []toolFailureRow
+	MoreURL  string
+}
+
+type toolFailureRow struct {
+	view.ToolFailure
+	URL string // the entry in its transcript
+}
+
+func (s *Server) pageToolFailures(w http.ResponseWriter, r *http.Request) error {
+	p := pageParams(r)
+	q := p.toolFailuresRequest()
+	q.Refresh = s.refresh
+	if p.err != nil {
+		return p.err
+	}
+	res, err := s.svc.ToolFailures(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	v := &toolFailuresView{Form: r.URL.Query(), Result: res}
+	for _, f := range res.Failures {
+		v.Failures = append(v.Failures, toolFailureRow{ToolFailure: f, URL: lineURL(f.Ref(), f.Line)})
+	}
+	if res.More && q.Limit > 0 {
+		v.MoreURL = withParam(r, "limit", strconv.Itoa(2*q.Limit))
+	}
+	title := "Failed tool calls"
+	if q.Tool != "" {
+		title = "Failed " + sanitize.Line(q.Tool) + " calls"
+	}
+	s.render(w, r, http.StatusOK, "toolfailures", page{Title: title, Nav: "tools", Data: v})
+	return nil
+}
+
+// Cron.
+
+type cronView struct {
+	Form    url.Values
+	Jobs    []view.CronJob
+	Runs    *view.CronRuns
+	Job     string // the job whose runs are listed ("": every job's)
+	Failed  bool
+	MoreURL string
+}
+
+func (s *Server) pageCron(w http.ResponseWriter, r *http.Request) error {
+	p := pageParams(r)
+	jq, rq := p.cronRequest(), p.cronRunsRequest()
+	jq.Refresh, rq.Refresh = s.refresh, s.refresh
+	if p.err != nil {
+		return p.err
+	}
+	jobs, err := s.svc.Cron(r.Context(), jq)
+	if err != nil {
+		return err
+	}
+	runs, err := s.svc.CronRuns(r.Context(), rq)
+	if err != nil {
+		return err
+	}
+	v := &cronView{Form: r.URL.Query(), Jobs: jobs.Jobs, Runs: runs, Job: rq.Job, Failed: rq.Failed}
+	if runs.More && rq.Limit > 0 {
+		v.MoreURL = withParam(r, "limit", strconv.Itoa(2*rq.Limit))
+	}
+	s.render(w, r, http.StatusOK, "cron", page{Title: "Cron", Nav: "cron", Data: v})
+	return nil
 }
 
 // Status.
@@ -855,6 +949,7 @@ func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request) error {
 
 type episodesView struct {
 	Form   url.Values
+	Scopes []string // offered: each agent's scope, where capture files its events
 	Result *view.EventQuery
 	Done   string // what a write just did
 }
@@ -866,6 +961,13 @@ func (s *Server) pageEpisodes(w http.ResponseWriter, r *http.Request) error {
 		return p.err
 	}
 	v := &episodesView{Form: r.URL.Query(), Done: p.str("done")}
+	st, err := s.svc.Status(r.Context(), ledger.StatusRequest{})
+	if err != nil {
+		return err
+	}
+	for _, a := range statusAgents(st) {
+		v.Scopes = append(v.Scopes, "agent:"+a)
+	}
 	if q.Scope.Scope != "" || q.Global {
 		res, err := s.svc.QueryEvents(r.Context(), q)
 		if err != nil {

@@ -187,15 +187,22 @@ func TestUsageCSV(t *testing.T) {
 func TestOtherPages(t *testing.T) {
 	s, _ := testServer(t, nil)
 	for path, want := range map[string][]string{
-		"/":                               {"Today", "the 30 days up to 2026-03-14", "<svg class=\"chart\"", "$2.50"},
+		"/": {"Today", "the 30 days up to 2026-03-14", "<svg class=\"chart\"", "$2.50", "Failed cron runs", `href="/cron?failed=1&amp;since=30d">1 failed`,
+			`href="/tools/failures?tool=exec&amp;since=7d"`},
 		"/sessions":                       {"Deploy the payments service to staging please", `href="/sessions/s-alpha"`, "telegram"},
 		"/sessions?sort=cost&flag=orphan": {"No session matches."},
 		"/usage":                          {"<svg class=\"chart\"", "claude-sonnet-4", "2026-03-14", `href="/usage.csv?`},
 		"/usage?stack=agent&kind=weekly":  {"<svg class=\"chart\""},
-		"/tools":                          {"exec", "20.0%", "Error: &lt;b&gt;permission&lt;/b&gt; denied"},
+		"/tools":                          {"exec", "20.0%", "Error: &lt;b&gt;permission&lt;/b&gt; denied", `href="/tools/failures?tool=exec">failed calls`},
+		"/tools?since=7d&agent=main":      {`href="/tools/failures?agent=main&amp;since=7d&amp;tool=exec"`},
+		"/tools/failures?tool=read":       {"Failed <code>read</code> calls", "no such file &lt;b&gt;or&lt;/b&gt; directory", `href="/sessions/s-alpha?at=7#L7"`},
+		"/tools/failures":                 {`href="/sessions/agents%2Fmain%2Fsessions%2Fs-alpha.jsonl.reset.2026-03-14?at=4#L4"`, "reset"},
+		"/cron":                           {"Hourly &lt;b&gt;digest&lt;/b&gt;", "every 1h", "removed", "model timeout &lt;img", "Digest sent", `href="/sessions/s-alpha"`, `href="/cron?job=job-1&amp;failed=1"`},
+		"/cron?job=job-2":                 {"Runs of <code>job-2</code>", "skipped"},
+		"/cron?failed=1&agent=ops":        {"No failed runs."},
 		"/status":                         {"/state/agents/main/sessions/s-alpha.jsonl:13", "truncated JSON &lt;b&gt;", "Healthy."},
-		"/episodes":                       {"Pick a scope"},
-		"/episodes?scope=agent:main":      {"cron job failed: [REDACTED:openai]", "ops.alert"},
+		"/episodes":                       {"Pick a scope", `<option value="agent:main"><option value="agent:ops">`},
+		"/episodes?scope=agent:main":      {"cron job failed: [REDACTED:openai]", "ops.alert", `href="/episodes/replay/s-alpha?scope=agent%3Amain"`},
 		"/episodes/replay/s-alpha?scope=agent:main": {"Replay", "cron job failed"},
 	} {
 		res, body := get(t, s, path)
@@ -204,6 +211,10 @@ func TestOtherPages(t *testing.T) {
 			continue
 		}
 		contains(t, path, body, want...)
+	}
+	// "every scope" is sent without a scope: the scope field is not required
+	if _, body := get(t, s, "/episodes"); strings.Contains(body, " required") {
+		t.Error("the episodes form requires a scope, so every scope cannot be asked for")
 	}
 	if res, _ := get(t, s, "/sessions?sort=weird"); res.StatusCode != 400 {
 		t.Errorf("a bad sort: %d", res.StatusCode)

@@ -90,14 +90,9 @@ func (p *params) timeRange(loc *time.Location) (from, to int64) {
 	return from, to
 }
 
-// timeMs reads an episodes time: epoch milliseconds, or what
-// ledger.ParseTime takes.
+// timeMs reads an episodes time as the CLI reads it (ledger.ParseTimeMs).
 func (p *params) timeMs(name string) int64 {
-	s := p.str(name)
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && len(s) > 8 {
-		return ms
-	}
-	ms, err := ledger.ParseTime(s, p.now, time.Local)
+	ms, err := ledger.ParseTimeMs(p.str(name), p.now, time.Local)
 	if err != nil {
 		p.fail(clawledger.FieldErrorf(name, "%v", err))
 	}
@@ -156,6 +151,27 @@ func (p *params) usageRequest(period string) ledger.UsageRequest {
 func (p *params) toolsRequest() ledger.ToolsRequest {
 	r := ledger.ToolsRequest{Agent: p.str("agent")}
 	r.Since, r.Until = p.timeRange(time.Local)
+	return r
+}
+
+func (p *params) toolFailuresRequest() ledger.ToolFailuresRequest {
+	r := ledger.ToolFailuresDefaults()
+	r.Tool, r.Agent, r.Limit = p.str("tool"), p.str("agent"), p.int("limit", r.Limit)
+	r.Since, r.Until = p.timeRange(time.Local)
+	return r
+}
+
+func (p *params) cronRequest() ledger.CronRequest {
+	return ledger.CronRequest{Agent: p.str("agent")}
+}
+
+func (p *params) cronRunsRequest() ledger.CronRunsRequest {
+	r := ledger.CronRunsDefaults()
+	r.Job, r.Agent, r.Failed = p.str("job"), p.str("agent"), p.flag("failed")
+	r.Limit = p.int("limit", r.Limit)
+	since, err := ledger.ParseTime(p.str("since"), p.now, time.Local)
+	p.fail(err)
+	r.Since = since
 	return r
 }
 

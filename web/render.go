@@ -39,7 +39,7 @@ type page struct {
 
 // pageNames are the pages, each parsed with the layout and the parts
 // they share.
-var pageNames = []string{"overview", "sessions", "session", "search", "usage", "tools", "episodes", "replay", "status", "login", "error"}
+var pageNames = []string{"overview", "sessions", "session", "search", "usage", "tools", "toolfailures", "cron", "episodes", "replay", "status", "login", "error"}
 
 func parseTemplates() (map[string]*template.Template, error) {
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/entries.html")
@@ -84,7 +84,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 
 // errorPage answers a page request with err, by the one mapping.
 func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, err error) {
-	code, status, message := errorStatus(err)
+	code, status, message := s.errorStatus(err)
 	s.logError(r, err, status)
 	s.render(w, r, status, "error", page{Title: http.StatusText(status), Data: map[string]any{
 		"Status": status, "Code": code, "Message": message, "Login": status == http.StatusUnauthorized}})
@@ -108,13 +108,17 @@ var funcs = template.FuncMap{
 	"ms":         duration,
 	"shortTime":  shortTime,
 	"sessionURL": sessionURL,
+	"refURL":     func(ref string) string { return "/sessions/" + url.PathEscape(ref) },
+	"runClass":   runClass,
 	"add":        func(a, b int) int { return a + b },
 	"deref":      deref,
 	"derefInt":   func(p *int64) int64 { return *p },
 	"join":       strings.Join,
-	"query":      func(k, v string) string { return url.QueryEscape(k) + "=" + url.QueryEscape(v) },
-	"payload":    func(p *json.RawMessage) string { return string(*p) },
-	"shown":      sanitize.Text,
+	// query is one k=v of a link's query; a template.URL, so that the
+	// template keeps its "=" (each side is escaped here)
+	"query":   func(k, v string) template.URL { return template.URL(url.QueryEscape(k) + "=" + url.QueryEscape(v)) },
+	"payload": func(p *json.RawMessage) string { return string(*p) },
+	"shown":   sanitize.Text,
 }
 
 // shortNumber is a count in a few characters: 950, 12.3k, 4.5M.
@@ -188,6 +192,18 @@ func sessionRef(v view.Session) string {
 }
 
 func sessionURL(v view.Session) string { return "/sessions/" + url.PathEscape(sessionRef(v)) }
+
+// runClass is how a cron run's status is shown: ok, skipped, or failed
+// (anything else, as cron's failures count it).
+func runClass(status string) string {
+	switch status {
+	case "ok":
+		return "ok"
+	case "skipped", "":
+		return "muted"
+	}
+	return "bad"
+}
 
 // lineURL links to one line of a transcript: the page holding it, at its anchor.
 func lineURL(ref string, line int64) string {

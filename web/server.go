@@ -93,7 +93,7 @@ func (s *Server) Changed() {
 
 // Serve answers requests on ln until ctx is done, then shuts down
 // cleanly: it stops accepting, ends the live streams and waits up to 5 s
-// for requests in flight.
+// for requests in flight, then for the kept answers being computed anew.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
@@ -115,6 +115,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	err := srv.Serve(ln)
 	close(stopped)
 	wg.Wait()
+	s.cache.refreshes.Wait() // no read of the ledger outlives Serve
 	if errors.Is(err, http.ErrServerClosed) {
 		if err := <-shutdownErr; err != nil {
 			return fmt.Errorf("shutting down: %w", err)

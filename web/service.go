@@ -22,10 +22,16 @@ type Service interface {
 	Search(ctx context.Context, req ledger.SearchRequest) (*view.Search, error)
 	Usage(ctx context.Context, req ledger.UsageRequest) (*view.Usage, error)
 	Tools(ctx context.Context, req ledger.ToolsRequest) (*view.Tools, error)
+	ToolFailures(ctx context.Context, req ledger.ToolFailuresRequest) (*view.ToolFailures, error)
+	Cron(ctx context.Context, req ledger.CronRequest) (*view.Cron, error)
+	CronRuns(ctx context.Context, req ledger.CronRunsRequest) (*view.CronRuns, error)
 	QueryEvents(ctx context.Context, req ledger.EventsRequest) (*view.EventQuery, error)
 	ReplayEvents(ctx context.Context, req ledger.ReplayRequest) (*view.Replay, error)
 	AppendEvent(ctx context.Context, req ledger.AppendRequest) (*view.Appended, error)
 	RedactEvents(ctx context.Context, req ledger.RedactRequest) (*view.Redacted, error)
+	// Diagnose says what an error says about the ledger: a damaged one
+	// has reason clawledger.ErrDamaged.
+	Diagnose(err error) error
 }
 
 var _ Service = (*ledger.Service)(nil)

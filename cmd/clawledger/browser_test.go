@@ -76,6 +76,20 @@ func hostileTranscript() string {
 	}, "\n") + "\n"
 }
 
+// failingSession is a transcript whose one tool call failed.
+const failingSession = "fa11ed00-0000-4000-8000-0000000000a1"
+
+func failingTranscript() string {
+	ts := func(s int) string { return fmt.Sprintf("2026-03-21T08:00:%02d.000Z", s) }
+	return strings.Join([]string{
+		`{"type":"session","version":3,"id":"` + failingSession + `","timestamp":"` + ts(0) + `","cwd":"/home/demo"}`,
+		`{"type":"message","id":"f1","parentId":null,"timestamp":"` + ts(1) + `","message":{"role":"user","content":"Fetch the status page","timestamp":1774080001000}}`,
+		`{"type":"message","id":"f2","parentId":"f1","timestamp":"` + ts(2) + `","message":{"role":"assistant","model":"claude-sonnet-4","provider":"anthropic","content":[{"type":"toolCall","id":"c9","name":"web_fetch","arguments":{"url":"https://status.example"}}],"usage":{"input":90,"output":10,"cost":{"total":0.001}},"stopReason":"toolUse","timestamp":1774080002000}}`,
+		`{"type":"message","id":"f3","parentId":"f2","timestamp":"` + ts(3) + `","message":{"role":"toolResult","toolCallId":"c9","toolName":"web_fetch","content":[{"type":"text","text":"Error: connect ECONNREFUSED"}],"isError":true,"timestamp":1774080003000}}`,
+		`{"type":"message","id":"f4","parentId":"f3","timestamp":"` + ts(4) + `","message":{"role":"assistant","model":"claude-sonnet-4","provider":"anthropic","content":[{"type":"text","text":"The status page is down."}],"usage":{"input":95,"output":6,"cost":{"total":0.001}},"stopReason":"stop","timestamp":1774080004000}}`,
+	}, "\n") + "\n"
+}
+
 // serveProcess is clawledger serve running as its own process.
 type serveProcess struct {
 	cmd    *exec.Cmd
@@ -130,8 +144,9 @@ func (p *serveProcess) stop(t *testing.T) {
 
 // TestBrowser drives the web UI in headless Chromium, at a desktop width
 // and at 375 px: overview, a session, its conversation, a search, the hit,
-// the entry it links to; a hostile message runs no script; a new message
-// shows on the open page without a reload.
+// the entry it links to, the cron page, a tool's failed call and its entry;
+// a hostile message runs no script; a new message shows on the open page
+// and a new cost on the open overview without a reload.
 func TestBrowser(t *testing.T) {
 	chrome := chromium(t)
 	home := t.TempDir()
@@ -141,6 +156,10 @@ func TestBrowser(t *testing.T) {
 	}
 	transcript := filepath.Join(state, "agents", "main", "sessions", hostileSession+".jsonl")
 	if err := os.WriteFile(transcript, []byte(hostileTranscript()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failing := filepath.Join(state, "agents", "main", "sessions", failingSession+".jsonl")
+	if err := os.WriteFile(failing, []byte(failingTranscript()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dir := artifacts(t)
@@ -161,8 +180,11 @@ func TestBrowser(t *testing.T) {
 			}
 			b.do(chromedp.EmulateViewport(vp.width, vp.height, opts...))
 			b.readAndSearch(srv.url)
+			b.cron()
+			b.toolFailure()
 			if !vp.mobile {
 				b.live(srv.url, transcript)
+				b.liveOverview(srv.url, failing)
 				b.dark(srv.url)
 			}
 			if pwned := value(b, chromedp.Evaluate[any]("window.__pwned")); pwned != nil {
@@ -294,6 +316,45 @@ func (b *browser) readAndSearch(url string) {
 	}
 }
 
+// cron follows the menu to the cron page: the sample's job, its run, and
+// from the job to its runs alone.
+func (b *browser) cron() {
+	t := b.t
+	b.do(chromedp.Click(chromedp.CSS(`.top nav a[href="/cron"]`)), chromedp.WaitVisible(chromedp.CSS("#cron-runs tbody tr")))
+	jobs := value(b, chromedp.TextContent(chromedp.CSS("#cron-jobs tbody")))
+	runs := value(b, chromedp.TextContent(chromedp.CSS("#cron-runs tbody")))
+	if !strings.Contains(jobs, "Hourly digest") || !strings.Contains(jobs, "every 1h") || !strings.Contains(runs, "Digest sent") {
+		t.Errorf("the cron page lacks the sample's job or its run:\njobs: %s\nruns: %s", jobs, runs)
+	}
+	b.screenshot("cron")
+	b.fits()
+	b.do(chromedp.Click(chromedp.CSS(`#cron-jobs a[href="/cron?job=job-1"]`)), chromedp.WaitVisible(chromedp.CSS("h2 code")))
+	if job := value(b, chromedp.Text(chromedp.CSS("h2 code"))); job != "job-1" {
+		t.Errorf("the job's link lists the runs of %q", job)
+	}
+}
+
+// toolFailure goes from the tools page to a tool's failed calls, and from
+// the failure to its entry in the transcript.
+func (b *browser) toolFailure() {
+	t := b.t
+	b.do(chromedp.Click(chromedp.CSS(`.top nav a[href="/tools"]`)), chromedp.WaitVisible(chromedp.CSS("table.list tbody tr")))
+	b.do(chromedp.Click(chromedp.CSS(`table.list a[href="/tools/failures?tool=web_fetch"]`)), chromedp.WaitVisible(chromedp.CSS("#tool-failures a.go")))
+	if e := value(b, chromedp.Text(chromedp.CSS("#tool-failures tbody"))); !strings.Contains(e, "ECONNREFUSED") {
+		t.Errorf("the failed web_fetch call reads %q", e)
+	}
+	b.screenshot("tool-failures")
+	b.fits()
+	b.do(chromedp.Click(chromedp.CSS("#tool-failures a.go")), chromedp.WaitVisible(chromedp.CSS("#entries .target")))
+	if loc := value(b, chromedp.Location()); !strings.Contains(loc, "/sessions/"+failingSession+"?at=4#L4") {
+		t.Fatalf("the failure led to %s", loc)
+	}
+	if text := value(b, chromedp.TextContent(chromedp.CSS("#L4"))); !strings.Contains(text, "ECONNREFUSED") {
+		t.Errorf("the failure's entry reads %q", text)
+	}
+	b.screenshot("tool-failure-entry")
+}
+
 // live appends a message to the open session's transcript and waits for
 // the page to show it (serve's watch stores it, the page hears of it).
 func (b *browser) live(url, transcript string) {
@@ -310,6 +371,23 @@ func (b *browser) live(url, transcript string) {
 	}
 	t.Logf("a new message showed on the open page %v after it was written", time.Since(start).Round(10*time.Millisecond))
 	b.screenshot("live")
+}
+
+// liveOverview writes a costly message dated now and waits for the open
+// overview's cost of today to show it without a reload.
+func (b *browser) liveOverview(url, transcript string) {
+	today := chromedp.CSS("#live-totals .card .big")
+	b.do(chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.CSS("body[data-live-open]")))
+	before := value(b, chromedp.Text(today))
+	now := time.Now().UTC()
+	line := `{"type":"message","id":"f5","parentId":"f4","timestamp":"` + now.Format("2006-01-02T15:04:05.000Z") + `","message":{"role":"assistant","model":"claude-sonnet-4","provider":"anthropic","content":[{"type":"text","text":"Checked again."}],"usage":{"input":10,"output":2,"cost":{"total":42.5}},"stopReason":"stop","timestamp":` + fmt.Sprint(now.UnixMilli()) + `}}` + "\n"
+	testenv.AppendFile(b.t, transcript, line)
+	changed := value(b, chromedp.Poll[bool](`document.querySelector("#live-totals .card .big").textContent !== `+fmt.Sprintf("%q", before),
+		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(time.Minute)))
+	if after := value(b, chromedp.Text(today)); !changed || !strings.Contains(after, "42.5") {
+		b.t.Errorf("the open overview's cost of today went from %q to %q, want it to add $42.50", before, after)
+	}
+	b.screenshot("live-overview")
 }
 
 // fits fails when the page is wider than the window (at 375 px a page

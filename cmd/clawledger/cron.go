@@ -131,7 +131,8 @@ ended (status, error), its summary, whether it was delivered, the session it
 ran in, the tokens it reports, and where the ledger holds it. The ledger
 keeps every run it has read, also those OpenClaw has since pruned.
 
-JOB is a job's id, a unique prefix of one, or its name (any case).`,
+JOB is a job's id, a unique prefix of one, or its name (any case). --failed
+keeps the runs that ended neither ok nor skipped.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
@@ -152,6 +153,7 @@ JOB is a job's id, a unique prefix of one, or its name (any case).`,
 	fl.StringVar(&o.Agent, "agent", "", "only this agent's jobs' runs")
 	fl.StringVar(&o.since, "since", "", "only runs finished since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
 	fl.IntVar(&o.Limit, "limit", o.Limit, "at most this many, newest first (0: all)")
+	fl.BoolVar(&o.Failed, "failed", false, "only runs that failed (ended neither ok nor skipped)")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	return cmd
 }

@@ -11,7 +11,7 @@ import (
 // TestCron: cron lists the jobs with schedule, last and next run and
 // failures (a job of one agent with --agent), cron runs a job's runs by
 // name in any case, id or id prefix, and says which jobs there are when
-// none matches.
+// none matches; --failed lists the failed runs alone.
 func TestCron(t *testing.T) {
 	c := edgeLedger(t)
 	out := c.ok("cron", "--no-refresh")
@@ -32,6 +32,10 @@ func TestCron(t *testing.T) {
 	}
 	if out := c.ok("cron", "runs", "--no-refresh"); !strings.Contains(out, "model timeout") || !strings.Contains(out, "Digest sent") {
 		t.Errorf("cron runs:\n%s", out)
+	}
+	// --failed keeps the runs that ended neither ok nor skipped
+	if out := c.ok("cron", "runs", "--failed", "--no-refresh"); !strings.Contains(out, "model timeout") || strings.Contains(out, "Digest sent") || strings.Contains(out, "skipped") {
+		t.Errorf("cron runs --failed:\n%s", out)
 	}
 	for _, tc := range []struct {
 		ref  string

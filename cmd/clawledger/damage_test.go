@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +43,8 @@ func damageHome(t *testing.T) (*cli, string) {
 // TestDamagedLedger: a truncated ledger makes every command fail with one
 // line that says the ledger is damaged and to run doctor (a JSON error
 // with --json); doctor itself diagnoses it (exit 3): what only the ledger
-// holds, and what to run, the salvage first.
+// holds, and what to run, the salvage first; serve's API and pages say the
+// same.
 func TestDamagedLedger(t *testing.T) {
 	c, db := damageHome(t)
 	fi, err := os.Stat(db)
@@ -65,6 +68,20 @@ func TestDamagedLedger(t *testing.T) {
 		var f view.Failure
 		if err := json.Unmarshal([]byte(stderr), &f); err != nil || f.Error.Code != clawledger.EINTERNAL || stdout != "" {
 			t.Errorf("clawledger %v --json on a truncated ledger: %q %q", args, stdout, stderr)
+		}
+	}
+	// serve answers the same: the API's body is the CLI's --json failure, a
+	// page says it in words
+	ts := apiServer(t, db, nil, false)
+	for _, path := range []string{"/api/v1/status", "/api/v1/sessions", "/api/v1/tools", "/"} {
+		res, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 500 || !strings.Contains(string(body), "the ledger is damaged (run `clawledger doctor`: it says what can be saved)") {
+			t.Errorf("GET %s on a truncated ledger: %d %s", path, res.StatusCode, body)
 		}
 	}
 	var d view.Doctor

@@ -85,7 +85,7 @@ The receipt holds counts by scope and type, never event contents.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.now != "" {
 				var err error
-				if o.Now, err = parseTimeMs(o.now, time.Now()); err != nil {
+				if o.Now, err = ledger.ParseTimeMs(o.now, time.Now(), time.Local); err != nil {
 					return err
 				}
 			}

@@ -55,10 +55,10 @@ func (o *episodesQueryOptions) complete(now time.Time) error {
 		o.Types = []string{o.types}
 	}
 	var err error
-	if o.From, err = parseTimeMs(o.from, now); err != nil {
+	if o.From, err = ledger.ParseTimeMs(o.from, now, time.Local); err != nil {
 		return err
 	}
-	o.To, err = parseTimeMs(o.to, now)
+	o.To, err = ledger.ParseTimeMs(o.to, now, time.Local)
 	return err
 }
 

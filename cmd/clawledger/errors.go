@@ -50,7 +50,7 @@ func errorCode(err error) string {
 // fail before its flags are read.
 func (a *app) printError(ctx context.Context, err error, args []string) {
 	if a.svc != nil {
-		err = a.svc.Location.Diagnose(err) // a damaged ledger says so
+		err = a.svc.Diagnose(err) // a damaged ledger says so
 	}
 	msg := userMessage(ctx, err)
 	if a.json || jsonRequested(args) {

@@ -125,6 +125,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"cron"}, ledger.CronRequest{Refresh: query}},
 		{[]string{"cron", "runs", "digest", "--agent", "ops", "--since", "2026-03-01", "--limit", "5", "--state", state}, runs},
 		{[]string{"cron", "runs"}, ledger.CronRunsRequest{Limit: 50, Refresh: query}},
+		{[]string{"cron", "runs", "--failed", "--no-refresh"}, ledger.CronRunsRequest{Limit: 50, Failed: true}},
 		{[]string{"workspace"}, ledger.WorkspaceRequest{Refresh: query}},
 		{[]string{"workspace", "list", "--agent", "ops", "--no-refresh"}, ledger.WorkspaceRequest{Agent: "ops"}},
 		{[]string{"workspace", "show", "SOUL.md", "--agent", "main", "--version", "abcdef12"},
@@ -137,6 +138,9 @@ func TestFlags(t *testing.T) {
 		{[]string{"sessions", "--host", "web-1"}, ledger.SessionsRequest{Host: "web-1", Refresh: query}},
 		{[]string{"--host", "web-1", "show", "a1"}, ledger.ShowRequest{Session: "a1", Host: "web-1", Context: 5, Refresh: query}},
 		{[]string{"tools", "--by", "host"}, ledger.ToolsRequest{Refresh: query}},
+		{[]string{"tools", "failures"}, ledger.ToolFailuresRequest{Limit: 50, Refresh: query}},
+		{[]string{"tools", "failures", "exec", "--agent", "ops", "--until", "2026-03-02", "--limit", "0", "--no-refresh"},
+			ledger.ToolFailuresRequest{Tool: "exec", Agent: "ops", Until: localMs(2026, 3, 3)}},
 		{[]string{"migrate", "--from", "a.db", "--to", "postgres://central/ledger", "--host", "laptop"},
 			ledger.MigrateRequest{From: "a.db", To: "postgres://central/ledger", Host: "laptop"}},
 	} {

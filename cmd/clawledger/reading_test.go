@@ -42,6 +42,9 @@ func testReadingGolden(t *testing.T, b backend) {
 		{"cron", []string{"cron"}},
 		{"cron-runs", []string{"cron", "runs"}},
 		{"cron-runs-job", []string{"cron", "runs", "hourly DIGEST", "--limit", "1"}},
+		{"cron-runs-failed", []string{"cron", "runs", "--failed"}},
+		{"tools-failures", []string{"tools", "failures"}},
+		{"tools-failures-tool", []string{"tools", "failures", "exec", "--limit", "1"}},
 		{"workspace", []string{"workspace"}},
 		{"workspace-show", []string{"workspace", "show", "SOUL.md"}},
 		{"workspace-history", []string{"workspace", "history", "workspace/memory/2026-03-14.md"}},
@@ -65,6 +68,7 @@ func testReadingText(t *testing.T, b backend) {
 	c.checkGolden("show-filtered.txt", c.ok("show", "a1000000-0000-4000-8000-000000000001", "--filtered", "--no-refresh"))
 	c.checkGolden("usage-daily.txt", c.ok("usage", "-z", "UTC", "--breakdown", "--no-refresh"))
 	c.checkGolden("tools.txt", c.ok("tools", "--no-refresh"))
+	c.checkGolden("tools-failures.txt", c.ok("tools", "failures", "--no-refresh"))
 }
 
 type sessionsOut struct {

@@ -115,6 +115,15 @@ func testAPIEqualsCLI(t *testing.T, b backend) {
 		{[]string{"tools"}, "/api/v1/tools"},
 		{[]string{"tools", "--agent", "ops", "--since", "2026-03-01"}, "/api/v1/tools?agent=ops&since=2026-03-01"},
 		{[]string{"doctor", "--quick"}, "/api/v1/doctor?quick=1"},
+		{[]string{"tools", "failures"}, "/api/v1/tools/failures"},
+		{[]string{"tools", "failures", "exec", "--agent", "main", "--since", "2026-03-01", "--limit", "1"}, "/api/v1/tools/failures?tool=exec&agent=main&since=2026-03-01&limit=1"},
+		{[]string{"tools", "failures", "--until", "2026-03-13"}, "/api/v1/tools/failures?until=2026-03-13"},
+		{[]string{"cron"}, "/api/v1/cron"},
+		{[]string{"cron", "--agent", "ops"}, "/api/v1/cron?agent=ops"},
+		{[]string{"cron", "runs"}, "/api/v1/cron/runs"},
+		{[]string{"cron", "runs", "hourly digest", "--limit", "1"}, "/api/v1/cron/runs?job=hourly+digest&limit=1"},
+		{[]string{"cron", "runs", "--failed", "--since", "2026-03-01"}, "/api/v1/cron/runs?failed=1&since=2026-03-01"},
+		{[]string{"cron", "runs", "--agent", "ops", "--limit", "0"}, "/api/v1/cron/runs?agent=ops&limit=0"},
 	} {
 		what := strings.Join(tc.args, " ")
 		args := append([]string{"--json"}, tc.args...)

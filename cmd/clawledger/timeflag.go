@@ -17,10 +17,6 @@ func parseRange(since, until string, now time.Time, loc *time.Location) (from, t
 	return from, to, err
 }
 
-// parseTimeMs reads a time flag: epoch milliseconds, or what
-// ledger.ParseTime takes (ledger.ParseTimeMs).
-func parseTimeMs(s string, now time.Time) (int64, error) { return ledger.ParseTimeMs(s, now) }
-
 const noRefreshHelp = "answer from the ledger as it is, without ingesting new data first"
 
 // refreshFlag is a query command's --no-refresh.

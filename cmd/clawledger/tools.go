@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawledger/clawledger/internal/sanitize"
 	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
 )
@@ -57,6 +58,7 @@ exception, traceback, "No such file or directory", ...).`,
 	fl.StringVar(&o.until, "until", "", "only calls up to this date (inclusive) or time")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	o.by.register(fl)
+	cmd.AddCommand(newToolFailuresCmd(a))
 	return cmd
 }
 
@@ -115,4 +117,78 @@ func msString(ms *int64) string {
 		return strconv.FormatFloat(float64(*ms)/1000, 'f', 1, 64) + "s"
 	}
 	return strconv.FormatInt(*ms, 10) + "ms"
+}
+
+// toolFailuresOptions are the flags of tools failures.
+type toolFailuresOptions struct {
+	*app
+	ledger.ToolFailuresRequest
+	since, until string
+	refresh      refreshFlag
+}
+
+func newToolFailuresCmd(a *app) *cobra.Command {
+	o := &toolFailuresOptions{app: a, ToolFailuresRequest: ledger.ToolFailuresDefaults()}
+	cmd := &cobra.Command{
+		Use:   "failures [TOOL]",
+		Short: "Failed tool calls, newest first (of one tool), each with where to show it",
+		Long: `List failed tool calls, newest first: each failed result (by the error rule
+tools counts errors by) once across live transcripts, archives and forks,
+with its tool, error, agent and session, and the transcript line that holds
+it (` + "`clawledger show REF --around line:N`" + ` shows it in its conversation).
+TOOL keeps one tool's.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if len(args) == 1 {
+				o.Tool = args[0]
+			}
+			if o.Since, o.Until, err = parseRange(o.since, o.until, time.Now(), time.Local); err != nil {
+				return err
+			}
+			o.Refresh = o.refresh.policy()
+			if o.StateDirs, err = o.scope(); err != nil {
+				return err
+			}
+			if o.Host, err = o.reportHost(byFlag{}); err != nil {
+				return err
+			}
+			return a.runs(o, func() error { return toolFailuresRun(cmd.Context(), o) })
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Agent, "agent", "", "only this agent (default: all agents)")
+	fl.StringVar(&o.since, "since", "", "only failures since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
+	fl.StringVar(&o.until, "until", "", "only failures up to this date (inclusive) or time")
+	fl.IntVar(&o.Limit, "limit", o.Limit, "at most this many, newest first (0: all)")
+	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
+	return cmd
+}
+
+func toolFailuresRun(ctx context.Context, o *toolFailuresOptions) error {
+	svc, err := o.service()
+	if err != nil {
+		return err
+	}
+	out, err := svc.ToolFailures(ctx, o.ToolFailuresRequest)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return o.printJSON(out)
+	}
+	if len(out.Failures) == 0 {
+		o.printf("no failed tool calls\n")
+		return nil
+	}
+	tw := newTable(o.stdout, "TIME", "TOOL", "AGENT", "ERROR", "SHOW")
+	for _, f := range out.Failures {
+		tw.row(minuteText(f.Time), sanitize.Line(f.Tool), sanitize.Line(f.Agent), oneLineText(sanitize.Line(f.Error), 60),
+			sanitize.Line(f.Ref())+" --around line:"+strconv.FormatInt(f.Line, 10))
+	}
+	tw.flush()
+	if out.More {
+		o.printf("\nmore failures match: --limit %d shows more (0: all)\n", o.Limit*2)
+	}
+	return nil
 }
