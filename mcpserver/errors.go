@@ -15,6 +15,7 @@ var hints = []struct {
 	reason error
 	hint   string
 }{
+	{clawledger.ErrDamaged, ": run `clawledger doctor` in a terminal: it says what can be saved"},
 	{clawledger.ErrNoLedger, ": the ledger does not exist yet; it is made by running `clawledger ingest` in a terminal"},
 	{clawledger.ErrNoSession, ": find session ids with the search or sessions tool"},
 	{episodes.ErrOverCap, ": shorten it, or pass truncate: true to store it cut to the cap"},
@@ -29,7 +30,8 @@ var hints = []struct {
 // toolError is a failure as the model reads it (a tool result with
 // isError): the service's message on one line, a hint on what to do, and
 // for a failure that is not the call's fault, that it is not.
-func toolError(err error) error {
+func (s *server) toolError(err error) error {
+	err = s.svc.Diagnose(err)
 	msg := strings.Join(strings.Fields(err.Error()), " ")
 	for _, h := range hints {
 		if errors.Is(err, h.reason) {

@@ -34,11 +34,11 @@ func (s *server) addResources(srv *mcp.Server) {
 // resourceError is a failure to read a resource: not found (also what is
 // outside the server's scope) as MCP's resource-not-found error, else the
 // message the model can act on.
-func resourceError(uri string, err error) error {
+func (s *server) resourceError(uri string, err error) error {
 	if clawledger.ErrorCode(err) == clawledger.ENOTFOUND {
 		return mcp.ResourceNotFoundError(uri)
 	}
-	return toolError(err)
+	return s.toolError(err)
 }
 
 // readSession renders a session's filtered transcript as Markdown, from
@@ -51,7 +51,7 @@ func (s *server) readSession(ctx context.Context, req *mcp.ReadResourceRequest) 
 	if v, ok := strings.CutPrefix(query, "after="); ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return nil, toolError(clawledger.FieldErrorf("after", "must be a line number, not %q", v))
+			return nil, s.toolError(clawledger.FieldErrorf("after", "must be a line number, not %q", v))
 		}
 		after = n
 	}
@@ -61,7 +61,7 @@ func (s *server) readSession(ctx context.Context, req *mcp.ReadResourceRequest) 
 		return s.svc.Show(ctx, ledger.ShowRequest{Session: ref, Agent: agent, Filtered: true, After: after, Refresh: ledger.QueryRefresh()}, w)
 	})
 	if err != nil {
-		return nil, resourceError(uri, err)
+		return nil, s.resourceError(uri, err)
 	}
 	head := renderHead(w.head, after)
 	var b strings.Builder
@@ -121,7 +121,7 @@ func (s *server) readMemory(ctx context.Context, req *mcp.ReadResourceRequest) (
 		files = append(files, m.Files...)
 	}
 	if len(files) == 0 {
-		return nil, resourceError(uri, err)
+		return nil, s.resourceError(uri, err)
 	}
 	res := &mcp.ReadResourceResult{}
 	for _, f := range files {

@@ -42,6 +42,9 @@ type Service interface {
 	QueryEvents(ctx context.Context, req ledger.EventsRequest) (*view.EventQuery, error)
 	ReplayEvents(ctx context.Context, req ledger.ReplayRequest) (*view.Replay, error)
 	AppendEvent(ctx context.Context, req ledger.AppendRequest) (*view.Appended, error)
+	// Diagnose says what an error says about the ledger: a damaged one
+	// gives reason clawledger.ErrDamaged.
+	Diagnose(err error) error
 }
 
 // Byte budgets of a result: its text and its structured content together.

@@ -112,7 +112,7 @@ func (t tool[In, Out]) add(srv *mcp.Server, s *server) error {
 		func(ctx context.Context, _ *mcp.CallToolRequest, args In) (*mcp.CallToolResult, *Out, error) {
 			res, text, err := t.handle(ctx, args)
 			if err != nil {
-				return nil, nil, toolError(err)
+				return nil, nil, s.toolError(err)
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, res, nil
 		})

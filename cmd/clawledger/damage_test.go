@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/fixture"
@@ -84,6 +87,19 @@ func TestDamagedLedger(t *testing.T) {
 			t.Errorf("GET %s on a truncated ledger: %d %s", path, res.StatusCode, body)
 		}
 	}
+	// and so does MCP: a tool result with isError saying to run doctor
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "clawledger-test", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: c.command("mcp")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tool, args := range map[string]map[string]any{"sessions": {}, "search": {"query": "hello"}} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil || !res.IsError || !strings.Contains(resultText(res), "damaged") || !strings.Contains(resultText(res), "run `clawledger doctor`") {
+			t.Errorf("MCP %s on a truncated ledger: %v %+v", tool, err, res)
+		}
+	}
+	cs.Close()
 	var d view.Doctor
 	c.jsonOf(&d, exitWarnings, "doctor")
 	if !d.Damaged || d.Healthy || len(d.Actions) != 3 || !strings.HasPrefix(d.Actions[0], "clawledger doctor --salvage "+db+".salvaged") {
