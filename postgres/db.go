@@ -231,7 +231,7 @@ func (db *DB) fail(err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
+	msg := strings.Join(strings.Fields(err.Error()), " ") // pgx puts each address tried on a line of its own
 	if db.secret != "" && strings.Contains(msg, db.secret) {
 		msg = strings.ReplaceAll(msg, db.secret, "xxxxx")
 	}

@@ -105,6 +105,8 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 		if _, err := svc.Ingest(ctx, ledger.IngestRequest{}); err != nil {
 			return err
 		}
+	} else if err != nil { // a server down, a damaged ledger: serve on, each answer says so
+		o.warnf("warning: the ledger cannot answer now: %v\n", svc.Diagnose(err))
 	}
 	srv, err := web.New(web.Config{Service: svc, Loopback: o.loopback, Token: token, AllowWrites: o.allowWrites,
 		Watching: !o.noWatch, Log: log})

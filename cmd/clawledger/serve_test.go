@@ -268,3 +268,24 @@ func TestRedactedOnlyInSearch(t *testing.T) {
 		t.Error("the session page does not show the transcript as it is")
 	}
 }
+
+// TestServeUnreachableLedger: serve on a ledger that cannot answer now (a
+// PostgreSQL server down) says so, serves on, and each answer is the
+// ledger's coded error, the password masked.
+func TestServeUnreachableLedger(t *testing.T) {
+	c := newCLI(t, t.TempDir())
+	p := startServe(t, c, "--db", "postgres://u:s3cretpw@127.0.0.1:1/ledger")
+	res, err := http.Get(p.url + "/api/v1/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	p.stop(t)
+	if res.StatusCode != http.StatusServiceUnavailable || strings.Contains(string(body), "s3cretpw") {
+		t.Errorf("status on an unreachable ledger: %d %s", res.StatusCode, body)
+	}
+	if s := p.stderr.String(); !strings.Contains(s, "warning: the ledger cannot answer now: postgres://u:xxxxx@127.0.0.1:1/ledger") || strings.Contains(s, "s3cretpw") {
+		t.Errorf("serve's stderr:\n%s", s)
+	}
+}
