@@ -123,7 +123,7 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 	if err != nil {
 		return nil, err
 	}
-	r, behind := a.r, a.behind
+	r, behind := a.r, a.behind.index
 	sr := search.Request{Query: req.Query, Limit: req.Limit, PerSession: req.PerSession, Mode: req.Mode, Fusion: req.Fusion,
 		MMR: req.MMR, MMRLambda: req.MMRLambda, Decay: req.Decay, HalfLifeDays: req.HalfLifeDays, MinScore: req.MinScore, Now: req.Now,
 		Filter: search.Filter{AgentID: req.Agent, Role: req.Role, Source: req.Source, Since: req.Since, Until: req.Until}}
