@@ -99,8 +99,8 @@ func CortexEpisodesDefaults() CortexEpisodesRequest { return CortexEpisodesReque
 // CortexEpisodes lists episodes with their summaries, topic keywords and
 // facets (with the entries each came from).
 func (s *Service) CortexEpisodes(ctx context.Context, req CortexEpisodesRequest) (*view.CortexEpisodes, error) {
-	if req.Limit < 0 {
-		return nil, clawledger.FieldErrorf("limit", "must not be negative")
+	if err := req.Validate(); err != nil {
+		return nil, err
 	}
 	a, err := s.query(ctx, req.Refresh, req.StateDirs)
 	if err != nil {
@@ -163,6 +163,15 @@ func (s *Service) CortexEpisodes(ctx context.Context, req CortexEpisodesRequest)
 	return out, nil
 }
 
+// Validate checks a request's fields (every surface checks before the
+// refresh does any work).
+func (r *CortexEpisodesRequest) Validate() error {
+	if r.Limit < 0 {
+		return clawledger.FieldErrorf("limit", "must not be negative")
+	}
+	return nil
+}
+
 // episodeTopics weighs each episode's terms against every episode.
 func episodeTopics(ctx context.Context, cs clawledger.CortexStore, eps []*clawledger.Episode) ([][]view.Topic, error) {
 	seen := map[string]bool{}
@@ -216,17 +225,25 @@ func facetType(field, s string) (clawledger.FacetType, error) {
 	return t, nil
 }
 
+// Validate checks a request's fields.
+func (r *CortexFacetsRequest) Validate() error {
+	if _, err := facetType("type", r.Type); err != nil {
+		return err
+	}
+	if r.Top < 0 {
+		return clawledger.FieldErrorf("top", "must not be negative")
+	}
+	return nil
+}
+
 // CortexFacets lists facets summed over their episodes: count, episodes,
 // first and last seen, confidence. Topics (--type topic) are the
 // episodes' words weighed by TF-IDF.
 func (s *Service) CortexFacets(ctx context.Context, req CortexFacetsRequest) (*view.CortexFacets, error) {
-	typ, err := facetType("type", req.Type)
-	if err != nil {
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	if req.Top < 0 {
-		return nil, clawledger.FieldErrorf("top", "must not be negative")
-	}
+	typ, _ := facetType("type", req.Type)
 	a, err := s.query(ctx, req.Refresh, req.StateDirs)
 	if err != nil {
 		return nil, err
@@ -259,20 +276,28 @@ type CortexEntityRequest struct {
 // CortexEntityDefaults is a request with the defaults every surface shows.
 func CortexEntityDefaults() CortexEntityRequest { return CortexEntityRequest{Limit: 50} }
 
+// Validate checks a request's fields.
+func (r *CortexEntityRequest) Validate() error {
+	if strings.TrimSpace(r.Value) == "" {
+		return clawledger.FieldErrorf("value", "is required: a file, URL, command, project, peer, ...")
+	}
+	if _, err := facetType("type", r.Type); err != nil {
+		return err
+	}
+	if r.Limit < 0 {
+		return clawledger.FieldErrorf("limit", "must not be negative")
+	}
+	return nil
+}
+
 // CortexEntity lists every episode that touched an entity, newest first,
 // with its agent and session and the entries it came from, across agents
 // and sessions.
 func (s *Service) CortexEntity(ctx context.Context, req CortexEntityRequest) (*view.CortexEntity, error) {
-	if strings.TrimSpace(req.Value) == "" {
-		return nil, clawledger.FieldErrorf("value", "is required: a file, URL, command, project, peer, ...")
-	}
-	typ, err := facetType("type", req.Type)
-	if err != nil {
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	if req.Limit < 0 {
-		return nil, clawledger.FieldErrorf("limit", "must not be negative")
-	}
+	typ, _ := facetType("type", req.Type)
 	a, err := s.query(ctx, req.Refresh, req.StateDirs)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawledger/clawledger/internal/fixture"
+)
+
+// TestCortexGolden pins the --json output of every cortex command on the
+// edge-case fixture; on PostgreSQL, which keeps no cortex yet, each is
+// unavailable (exit 1) and says so.
+func TestCortexGolden(t *testing.T) { onBackends(t, testCortexGolden) }
+
+func testCortexGolden(t *testing.T, b backend) {
+	c := b.edgeLedger(t)
+	const a = "a1000000-0000-4000-8000-000000000001"
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"cortex-episodes-session", []string{"cortex", "episodes", a}},
+		{"cortex-episodes-agent", []string{"cortex", "episodes", "--agent", "ops", "--since", "2026-03-01", "--limit", "2"}},
+		{"cortex-facets", []string{"cortex", "facets", "--top", "12"}},
+		{"cortex-facets-topic", []string{"cortex", "facets", "--type", "topic", "--top", "5"}},
+		{"cortex-entity", []string{"cortex", "entity", "main.go"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"--json"}, tc.args...), "--no-refresh")
+			if b.postgres() {
+				_, errOut, code := c.run(args...)
+				if code != exitFailure || !strings.Contains(errOut, "the cortex is not kept on this ledger's backend yet") {
+					t.Fatalf("exit %d: %s", code, errOut)
+				}
+				return
+			}
+			out := c.ok(args...)
+			if !json.Valid([]byte(out)) {
+				t.Fatalf("not JSON:\n%s", out)
+			}
+			c.checkGolden(tc.name, out)
+		})
+	}
+	if !b.postgres() {
+		c.checkGolden("cortex-episodes.txt", c.ok("cortex", "episodes", a, "--no-refresh"))
+		c.checkGolden("cortex-entity.txt", c.ok("cortex", "entity", "main.go", "--no-refresh"))
+	}
+}
+
+// TestCortexRebuildBinary is the issue's determinism check on the built
+// binary: the cortex an ingest kept (then grown by appended lines and
+// another ingest), and the cortex of one rebuild and of a second, give
+// byte-identical `cortex episodes --json`; the rebuild's receipt is pinned.
+func TestCortexRebuildBinary(t *testing.T) {
+	home := t.TempDir()
+	m := fixture.NewCortex(filepath.Join(home, ".openclaw"), fixture.CortexOptions{Sessions: 6, Seed: 15})
+	if err := m.Write(func(s *fixture.CortexSession) int { return len(s.Lines) / 2 }); err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t, home)
+	c.mustRun(0, "ingest", "-q")
+	if err := m.Write(nil); err != nil { // the rest of every transcript appended
+		t.Fatal(err)
+	}
+	c.mustRun(0, "ingest", "-q")
+	episodes := func() string {
+		return c.mustRun(0, "cortex", "episodes", "--json", "--limit", "0", "--no-refresh")
+	}
+	kept := episodes()
+	if !strings.Contains(kept, `"boundary": "gap"`) {
+		t.Fatalf("no episodes:\n%.2000s", kept)
+	}
+	c.golden("cortex-rebuild", c.mustRun(0, "cortex", "rebuild", "--json"))
+	first := episodes()
+	c.mustRun(0, "cortex", "rebuild", "-q")
+	if second := episodes(); first != second || kept != first {
+		t.Fatalf("cortex episodes --json differs: kept by ingest %d bytes, after a rebuild %d, after a second %d", len(kept), len(first), len(second))
+	}
+	// a query refreshes first: lines appended since are in its answer
+	s := m.Sessions[0]
+	path := filepath.Join(m.StateDir, filepath.FromSlash(m.Path(s)))
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := `{"type":"message","id":"zz000001","parentId":null,"timestamp":"2030-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"Now tidy the changelog please"}]}}` + "\n"
+	if _, err := f.WriteString(ask); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var out struct {
+		Episodes []struct {
+			Boundary string `json:"boundary"`
+			Summary  struct {
+				Ask string `json:"ask"`
+			} `json:"summary"`
+		} `json:"episodes"`
+	}
+	c.jsonOf(&out, 0, "cortex", "episodes", s.ID)
+	if n := len(out.Episodes); n == 0 || out.Episodes[n-1].Summary.Ask != "Now tidy the changelog please" {
+		t.Fatalf("the appended ask is not a new episode: %+v", out.Episodes)
+	}
+}
