@@ -10,6 +10,8 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/cortex"
+	"github.com/clawledger/clawledger/embed"
+	"github.com/clawledger/clawledger/redact"
 	"github.com/clawledger/clawledger/view"
 )
 
@@ -34,6 +36,22 @@ func cortexOf(st clawledger.Store) (clawledger.CortexStore, error) {
 		return nil, clawledger.Reasonf(clawledger.EUNAVAILABLE, ErrNoCortex, "the cortex is not kept on this ledger's backend yet (a SQLite ledger keeps it)")
 	}
 	return cs, nil
+}
+
+// noteEpisodesNotEmbedded: a search of episodes with an embedder whose
+// vectors have none yet.
+const noteEpisodesNotEmbedded = "no episode summary is embedded yet (run `clawledger embed` or `clawledger cortex rebuild`)"
+
+// episodeIndex is the search index of a store's episode summaries.
+func episodeIndex(st clawledger.Store) (clawledger.SearchReader, error) {
+	if _, err := cortexOf(st); err != nil {
+		return nil, err
+	}
+	cs, ok := st.(clawledger.CortexSearch)
+	if !ok {
+		return nil, clawledger.Reasonf(clawledger.EUNAVAILABLE, ErrNoCortex, "this ledger's backend cannot search episodes yet")
+	}
+	return cs.EpisodeIndex(), nil
 }
 
 // builder is the cortex builder of a store that keeps one (nil otherwise).
@@ -157,8 +175,16 @@ func (s *Service) CortexEpisodes(ctx context.Context, req CortexEpisodesRequest)
 	for _, o := range occ {
 		byEp[o.EpisodeID] = append(byEp[o.EpisodeID], o)
 	}
+	var llm map[int64]string
+	if sc, ok := a.r.(clawledger.CortexSummaries); ok {
+		if llm, err = sc.LLMSummaries(ctx, ids); err != nil {
+			return nil, err
+		}
+	}
 	for i, ep := range eps {
-		out.Episodes = append(out.Episodes, view.NewCortexEpisode(ep, topics[i], byEp[ep.ID]))
+		v := view.NewCortexEpisode(ep, topics[i], byEp[ep.ID])
+		v.LLMSummary = llm[ep.ID]
+		out.Episodes = append(out.Episodes, v)
 	}
 	return out, nil
 }
@@ -328,14 +354,26 @@ func (s *Service) CortexEntity(ctx context.Context, req CortexEntityRequest) (*v
 }
 
 // CortexRebuildRequest derives the whole cortex again.
-type CortexRebuildRequest struct{}
+type CortexRebuildRequest struct {
+	// LLMSummary asks an OpenAI-compatible chat model (embed.SummarizerFromEnv)
+	// for a summary of every episode whose summary text has none yet
+	// (they are cached by its hash). Nothing else ever calls it: not a
+	// query, not an ingest, not a watch.
+	LLMSummary bool `json:"llm_summary,omitempty"`
+}
+
+// TaskSummarize is the progress bar of the LLM summaries (episodes).
+const TaskSummarize = "summarizing episodes"
+
+// summaryBatch is how many episodes are summarized between two writes.
+const summaryBatch = 16
 
 // CortexRebuild derives the whole cortex again from the ledger in one
 // transaction (queries answer from the previous cortex until it commits),
 // then embeds the episode summaries that have no vector when an embedder
 // is configured. The cortex it gives is the one incremental updates give,
 // byte for byte.
-func (s *Service) CortexRebuild(ctx context.Context, _ CortexRebuildRequest) (*view.CortexRebuild, error) {
+func (s *Service) CortexRebuild(ctx context.Context, req CortexRebuildRequest) (*view.CortexRebuild, error) {
 	st, err := s.write(ctx, true)
 	if err != nil {
 		return nil, err
@@ -356,15 +394,69 @@ func (s *Service) CortexRebuild(ctx context.Context, _ CortexRebuildRequest) (*v
 		return nil, err
 	}
 	out := &view.CortexRebuild{Sources: stats.Sources, Lines: stats.Lines}
-	n, _, err := cs.CortexTerms(ctx, "", []string{})
+	// the episode summaries without a vector, when an embedder is configured
+	embedded, err := s.embedNew(ctx, st, derivation{network: true})
 	if err != nil {
+		s.observer().EmbedFailed(err, false)
+	}
+	out.Embedded = int64(embedded)
+	if idx, err := episodeIndex(st); err == nil {
+		if out.Episodes, out.Vectors, err = idx.SearchIndexCounts(ctx); err != nil {
+			return nil, err
+		}
+	} else if out.Episodes, _, err = cs.CortexTerms(ctx, "", []string{}); err != nil {
 		return nil, err
 	}
-	out.Episodes = n
 	facets, err := cs.CortexFacets(ctx, clawledger.FacetFilter{})
 	if err != nil {
 		return nil, err
 	}
 	out.Facets = int64(len(facets))
+	if req.LLMSummary {
+		n, err := s.summarizeEpisodes(ctx, st, out.Episodes)
+		if err != nil {
+			return nil, fmt.Errorf("the cortex was rebuilt, but its LLM summaries failed (%d stored; run again to go on): %w", n, err)
+		}
+		out.Summarized, out.LLMSummaries = int64(n), out.Episodes
+	}
 	return out, nil
+}
+
+// summarizeEpisodes asks the configured chat model for a summary of every
+// episode whose summary text has none yet, from that text (secrets
+// masked, as everything the cortex stores), and stores them as they come;
+// it returns how many it asked for.
+func (s *Service) summarizeEpisodes(ctx context.Context, st clawledger.Store, episodes int64) (int, error) {
+	cs, ok := st.(clawledger.CortexSummaries)
+	if !ok {
+		return 0, clawledger.Reasonf(clawledger.EUNAVAILABLE, ErrNoCortex, "this ledger's backend keeps no LLM summaries yet")
+	}
+	sum, err := embed.SummarizerFromEnv(s.getenv)
+	if err != nil {
+		return 0, &clawledger.Error{Code: clawledger.EINVALID, Message: err.Error(), Err: err}
+	}
+	bar := s.progress(TaskSummarize)
+	bar.Start(episodes)
+	defer bar.Finish()
+	n := 0
+	for after := int64(0); ; {
+		batch, err := cs.EpisodesToSummarize(ctx, after, summaryBatch)
+		if err != nil || len(batch) == 0 {
+			return n, err
+		}
+		ids, texts := make([]int64, len(batch)), make([]string, len(batch))
+		for i, p := range batch {
+			text, err := sum.Summarize(ctx, p.Text)
+			if err != nil {
+				return n, clawledger.Errorf(clawledger.EUNAVAILABLE, "%v", err)
+			}
+			ids[i], texts[i] = p.ID, redact.Secrets(text)
+		}
+		if err := cs.PutLLMSummaries(ctx, sum.Model, ids, texts); err != nil {
+			return n, err
+		}
+		n += len(batch)
+		bar.Add(int64(len(batch)))
+		after = ids[len(ids)-1]
+	}
 }

@@ -3,9 +3,12 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/clawledger/clawledger"
@@ -192,5 +195,92 @@ func TestCortexRequestErrors(t *testing.T) {
 		if err := call(); clawledger.ErrorCode(err) != clawledger.EINVALID {
 			t.Errorf("%s: %v (code %q), want invalid", name, err, clawledger.ErrorCode(err))
 		}
+	}
+}
+
+// TestCortexLLMSummary: cortex rebuild with LLMSummary asks the configured
+// OpenAI-compatible chat endpoint (a local test server) for a summary of
+// each episode's summary text, caches it by the text's hash (a second
+// rebuild asks for none) and shows it with the episode; a rebuild without
+// it, an ingest and a query never call the endpoint.
+func TestCortexLLMSummary(t *testing.T) {
+	var calls atomic.Int32
+	var fail atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fail.Load() {
+			http.Error(w, `{"error":{"message":"model not found"}}`, http.StatusNotFound)
+			return
+		}
+		calls.Add(1)
+		var req struct {
+			Model    string
+			Messages []struct{ Role, Content string }
+		}
+		if r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer llm-key" ||
+			json.NewDecoder(r.Body).Decode(&req) != nil || req.Model != "tiny-chat" || len(req.Messages) != 2 {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		ask, _, _ := strings.Cut(strings.TrimPrefix(req.Messages[1].Content, "Ask: "), "\n")
+		json.NewEncoder(w).Encode(map[string]any{"choices": []map[string]any{
+			{"message": map[string]string{"role": "assistant", "content": "Summary:\n " + ask + " token=sk-live-abcdef0123456789abcdef0123"}}}})
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	s, m := cortexService(t, false)
+	env := map[string]string{"CLAWLEDGER_LLM_BASE_URL": srv.URL + "/v1", "CLAWLEDGER_LLM_MODEL": "tiny-chat", "CLAWLEDGER_LLM_API_KEY": "llm-key"}
+	s.Getenv = func(k string) string { return env[k] }
+	if err := m.Write(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Ingest(ctx, IngestRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CortexRebuild(ctx, CortexRebuildRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CortexEpisodes(ctx, CortexEpisodesRequest{Refresh: QueryRefresh()}); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 0 {
+		t.Fatalf("%d calls without --llm-summary", calls.Load())
+	}
+	out, err := s.CortexRebuild(ctx, CortexRebuildRequest{LLMSummary: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Summarized == 0 || out.Summarized > out.Episodes || int64(calls.Load()) != out.Summarized || out.LLMSummaries != out.Episodes {
+		t.Fatalf("receipt %+v after %d calls", out, calls.Load())
+	}
+	eps, err := s.CortexEpisodes(ctx, CortexEpisodesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ep := range eps.Episodes {
+		if !strings.HasPrefix(ep.LLMSummary, "Summary: "+ep.Summary.Ask) || strings.Contains(ep.LLMSummary, "sk-live") {
+			t.Errorf("episode %d: LLM summary %q (ask %q)", ep.ID, ep.LLMSummary, ep.Summary.Ask)
+		}
+	}
+	before := calls.Load()
+	again, err := s.CortexRebuild(ctx, CortexRebuildRequest{LLMSummary: true})
+	if err != nil || again.Summarized != 0 || calls.Load() != before {
+		t.Fatalf("a second rebuild: %+v, %v, %d more calls", again, err, calls.Load()-before)
+	}
+	// the endpoint refusing: the rebuild says so, unavailable, and keeps
+	// what it had
+	fail.Store(true)
+	cs := m.Sessions[0]
+	f, err := os.OpenFile(filepath.Join(m.StateDir, filepath.FromSlash(m.Path(cs))), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"message","id":"zz000001","parentId":null,"timestamp":"2030-01-01T00:00:00.000Z","message":{"role":"user","content":"Now tidy the changelog"}}` + "\n")
+	f.Close()
+	if _, err := s.Ingest(ctx, IngestRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.CortexRebuild(ctx, CortexRebuildRequest{LLMSummary: true})
+	if clawledger.ErrorCode(err) != clawledger.EUNAVAILABLE || !strings.Contains(err.Error(), "model not found") {
+		t.Fatalf("the endpoint refusing: %v", err)
 	}
 }

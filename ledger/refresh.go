@@ -40,6 +40,9 @@ type derivation struct {
 	noIndex bool  // leave the search index to a later ingest
 	network bool  // a remote embedding provider may be called
 	backlog int64 // the most ledger lines indexed (0: all)
+	// chunksOnly embeds the search index's new chunks, not the episode
+	// summaries (a reindex: those follow at the next ingest)
+	chunksOnly bool
 }
 
 // lag is how many ledger lines the derived layers are behind after a
@@ -165,7 +168,7 @@ func (s *Service) updateSearch(ctx context.Context, st clawledger.Store, d deriv
 	if _, err := search.UpdateIndex(ctx, st, prog); err != nil {
 		return 0, err
 	}
-	if err := s.embedNew(ctx, st, d); err != nil {
+	if _, err := s.embedNew(ctx, st, d); err != nil {
 		s.observer().EmbedFailed(err, d.query)
 	}
 	return 0, nil

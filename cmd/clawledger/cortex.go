@@ -274,12 +274,22 @@ func newCortexRebuildCmd(a *app) *cobra.Command {
 answer from the previous cortex until it is done, and an interrupted rebuild
 leaves it as it was. Ingest, watch and queries keep the cortex current by
 themselves; a rebuild gives the same cortex, byte for byte. Episode
-summaries are then embedded when an embedding provider is configured.`,
+summaries are then embedded when an embedding provider is configured.
+
+--llm-summary then asks an OpenAI-compatible chat model for a one or two
+sentence summary of each episode, from its extractive summary (secrets
+masked), and shows it with the episode (llm_summary). They are cached by
+the hash of that text: only new or changed episodes are asked again. The
+endpoint is $CLAWLEDGER_LLM_BASE_URL (default https://api.openai.com/v1),
+the model $CLAWLEDGER_LLM_MODEL (default gpt-4o-mini), the key
+$CLAWLEDGER_LLM_API_KEY (else $OPENAI_API_KEY for OpenAI's own API). Nothing
+else calls it: not a query, an ingest or a watch.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runs(o, func() error { return cortexRebuildRun(cmd.Context(), o) })
 		},
 	}
+	cmd.Flags().BoolVar(&o.LLMSummary, "llm-summary", false, "then summarize each new or changed episode with the configured chat model")
 	return cmd
 }
 
@@ -299,6 +309,9 @@ func cortexRebuildRun(ctx context.Context, o *cortexRebuildOptions) error {
 	a.printf("derived    %d episodes from %d transcripts (%d lines), %d facets\n", out.Episodes, out.Sources, out.Lines, out.Facets)
 	if out.Vectors > 0 || out.Embedded > 0 {
 		a.printf("embedded   %d episode summaries (%d with vectors)\n", out.Embedded, out.Vectors)
+	}
+	if o.LLMSummary {
+		a.printf("summarized %d episodes by the LLM (%d from the cache)\n", out.Summarized, out.LLMSummaries-out.Summarized)
 	}
 	if out.Note != "" {
 		a.warnf("note: %s\n", out.Note)

@@ -104,3 +104,62 @@ func TestCortexRebuildBinary(t *testing.T) {
 		t.Fatalf("the appended ask is not a new episode: %+v", out.Episodes)
 	}
 }
+
+// TestSearchEpisodes: search --episodes ranks the cortex's episodes by
+// their summaries, lexical until an embedder is configured, then hybrid
+// with one vector per episode summary (made by cortex rebuild, then kept
+// by each ingest); each hit is one episode, with its session, first entry
+// and lines.
+func TestSearchEpisodes(t *testing.T) {
+	e := newSearchEnv(t)
+	code, out, stderr := e.run("search", "backup", "--episodes", "--json", "--no-refresh")
+	if code != 0 {
+		t.Fatalf("lexical: %d %s", code, stderr)
+	}
+	e.golden("search_episodes_lexical", out)
+	var res struct {
+		Mode string `json:"mode"`
+		Hits []struct {
+			Source    string `json:"source"`
+			Kind      string `json:"kind"`
+			EpisodeID int64  `json:"episode_id"`
+			SessionID string `json:"session_id"`
+			Snippet   string `json:"snippet"`
+		} `json:"hits"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Mode != "lexical" || len(res.Hits) == 0 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, h := range res.Hits {
+		if h.Source != "episodes" || h.Kind != "episode" || h.EpisodeID == 0 || h.SessionID == "" || !strings.Contains(strings.ToLower(h.Snippet), "**backup") {
+			t.Errorf("hit %+v", h)
+		}
+	}
+	model := sampleModel(t)
+	if code, _, stderr := e.run("embed", "--provider", "static", "--model-dir", model); code != 0 {
+		t.Fatalf("embed: %s", stderr)
+	}
+	if code, _, stderr := e.run("search", "copies", "--episodes", "--mode", "vector", "--no-refresh"); code != exitUsage || !strings.Contains(stderr, "no episode summary is embedded yet") {
+		t.Errorf("vector search before the episodes are embedded: %d %s", code, stderr)
+	}
+	code, out, stderr = e.run("cortex", "rebuild", "--json")
+	if code != 0 {
+		t.Fatalf("rebuild: %d %s", code, stderr)
+	}
+	var rb struct{ Episodes, Vectors, Embedded int64 }
+	if err := json.Unmarshal([]byte(out), &rb); err != nil || rb.Episodes == 0 || rb.Vectors != rb.Episodes || rb.Embedded != rb.Episodes {
+		t.Fatalf("rebuild: %v %s", err, out)
+	}
+	// "copies" is in no summary: the vector lane finds the backup episodes
+	code, out, stderr = e.run("search", "copies", "--episodes", "--json", "--explain", "--limit", "3", "--no-refresh")
+	if code != 0 {
+		t.Fatalf("hybrid: %d %s", code, stderr)
+	}
+	e.golden("search_episodes_hybrid", out)
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Mode != "hybrid" || len(res.Hits) == 0 || !strings.Contains(strings.ToLower(res.Hits[0].Snippet), "backup") {
+		t.Fatalf("hybrid: %v %s", err, out)
+	}
+	if code, _, stderr := e.run("search", "x", "--episodes", "--role", "user"); code != exitUsage || !strings.Contains(stderr, "--episodes searches episode summaries") {
+		t.Errorf("--episodes --role: %d %s", code, stderr)
+	}
+}

@@ -71,6 +71,11 @@ func TestFlags(t *testing.T) {
 		{[]string{"search", "deploy", "failed", "--agent", "main", "--session", "a1", "--role", "user", "--source", "sessions",
 			"--since", "2026-03-01", "--until", "2026-03-02", "--limit", "3", "--per-session", "1", "--mode", "lexical", "--fusion", "rrf",
 			"--mmr", "--mmr-lambda", "0.5", "--decay", "--half-life", "7", "--min-score", "0.1", "--exhaustive", "--explain", "--no-refresh"}, search},
+		{[]string{"search", "deploy", "--episodes", "--agent", "main"}, func() ledger.SearchRequest {
+			r := ledger.SearchDefaults()
+			r.Query, r.Episodes, r.Agent, r.Refresh = "deploy", true, "main", query
+			return r
+		}()},
 		{[]string{"usage", "weekly", "-z", "UTC", "--since", "2026-03-01", "--week-start", "monday", "--agent", "ops"},
 			ledger.UsageRequest{Period: "weekly", Timezone: "UTC", WeekStart: "monday", Agent: "ops", Since: utcMs(2026, 3, 1), Refresh: query}},
 		{[]string{"usage"}, ledger.UsageRequest{Period: "daily", WeekStart: "sunday", Refresh: query}},
@@ -147,6 +152,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"cortex", "entity", "report.md", "--type", "file", "--agent", "main", "--limit", "3", "--no-refresh"},
 			ledger.CortexEntityRequest{Value: "report.md", Type: "file", Agent: "main", Limit: 3}},
 		{[]string{"cortex", "rebuild"}, ledger.CortexRebuildRequest{}},
+		{[]string{"cortex", "rebuild", "--llm-summary"}, ledger.CortexRebuildRequest{LLMSummary: true}},
 		{[]string{"migrate", "--from", "a.db", "--to", "postgres://central/ledger", "--host", "laptop"},
 			ledger.MigrateRequest{From: "a.db", To: "postgres://central/ledger", Host: "laptop"}},
 	} {
@@ -201,6 +207,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"search", "x", "--half-life", "0"}, "--half-life must be positive"},
 		{[]string{"search", "x", "--per-session", "-1"}, "--per-session must not be negative"},
 		{[]string{"search", "x", "--mmr-lambda", "2"}, "--mmr-lambda must be between 0 and 1"},
+		{[]string{"search", "x", "--episodes", "--source", "memory"}, "--episodes searches episode summaries: it takes no role or source"},
 		{[]string{"usage", "-z", "Mars/Olympus"}, `--timezone "Mars/Olympus": not a time zone name`},
 		{[]string{"tools", "--since", "yesterday-ish"}, `cannot read time "yesterday-ish"`},
 		{[]string{"export"}, "give a SESSION, or --all --out DIR"},
