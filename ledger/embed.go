@@ -284,6 +284,12 @@ func (s *Service) Embed(ctx context.Context, req EmbedRequest) (*view.Embed, err
 	if err := st.SetSearchMeta(ctx, embedConfigKey, string(raw)); err != nil {
 		return nil, err
 	}
+	// the vectors OpenClaw's own memory index holds from the same endpoint
+	// and model need not be paid for again
+	seeded, err := s.seedEmbeddingCache(ctx, st, cfg, e.Space())
+	if err != nil {
+		return nil, err
+	}
 	emb, cached := withCache(e, cfg, st)
 	n, err := search.EmbedPending(ctx, st, emb, s.optionalBar(TaskEmbed))
 	if err != nil {
@@ -297,7 +303,7 @@ func (s *Service) Embed(ctx context.Context, req EmbedRequest) (*view.Embed, err
 	if err != nil {
 		return nil, err
 	}
-	out := &view.Embed{Provider: cfg.Provider, Model: e.Space().Model, Endpoint: cfg.BaseURL, Dropped: dropped, Embedded: n,
+	out := &view.Embed{Provider: cfg.Provider, Model: e.Space().Model, Endpoint: cfg.BaseURL, Dropped: dropped, Embedded: n, Seeded: seeded,
 		ProviderTexts: n, Vectors: vectors, Chunks: chunks, CacheEvicted: evicted, Embedder: cfg.String(), CacheMaxMB: req.CacheMaxMB}
 	if cached != nil {
 		out.CacheHits, out.ProviderTexts = cached.Hits, cached.Misses
