@@ -86,6 +86,20 @@ func (s *Service) updateCortex(ctx context.Context, st clawledger.Store, d deriv
 	return stats.Behind, nil
 }
 
+// cortexQuery checks a cortex query's request, refreshes the ledger for
+// it and opens its cortex.
+func (s *Service) cortexQuery(ctx context.Context, req interface{ Validate() error }, r Refresh, dirs []string) (*answer, clawledger.CortexStore, error) {
+	if err := req.Validate(); err != nil {
+		return nil, nil, err
+	}
+	a, err := s.query(ctx, r, dirs)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := cortexOf(a.r)
+	return a, cs, err
+}
+
 // cortexNote is the note of a cortex query whose refresh left the cortex
 // behind.
 func cortexNote(a *answer, r Refresh) string {
@@ -117,14 +131,7 @@ func CortexEpisodesDefaults() CortexEpisodesRequest { return CortexEpisodesReque
 // CortexEpisodes lists episodes with their summaries, topic keywords and
 // facets (with the entries each came from).
 func (s *Service) CortexEpisodes(ctx context.Context, req CortexEpisodesRequest) (*view.CortexEpisodes, error) {
-	if err := req.Validate(); err != nil {
-		return nil, err
-	}
-	a, err := s.query(ctx, req.Refresh, req.StateDirs)
-	if err != nil {
-		return nil, err
-	}
-	cs, err := cortexOf(a.r)
+	a, cs, err := s.cortexQuery(ctx, &req, req.Refresh, req.StateDirs)
 	if err != nil {
 		return nil, err
 	}
@@ -266,18 +273,11 @@ func (r *CortexFacetsRequest) Validate() error {
 // first and last seen, confidence. Topics (--type topic) are the
 // episodes' words weighed by TF-IDF.
 func (s *Service) CortexFacets(ctx context.Context, req CortexFacetsRequest) (*view.CortexFacets, error) {
-	if err := req.Validate(); err != nil {
+	_, cs, err := s.cortexQuery(ctx, &req, req.Refresh, req.StateDirs)
+	if err != nil {
 		return nil, err
 	}
 	typ, _ := facetType("type", req.Type)
-	a, err := s.query(ctx, req.Refresh, req.StateDirs)
-	if err != nil {
-		return nil, err
-	}
-	cs, err := cortexOf(a.r)
-	if err != nil {
-		return nil, err
-	}
 	facets, err := cs.CortexFacets(ctx, clawledger.FacetFilter{Type: typ, Agent: req.Agent, Top: req.Top})
 	if err != nil {
 		return nil, err
@@ -320,18 +320,11 @@ func (r *CortexEntityRequest) Validate() error {
 // with its agent and session and the entries it came from, across agents
 // and sessions.
 func (s *Service) CortexEntity(ctx context.Context, req CortexEntityRequest) (*view.CortexEntity, error) {
-	if err := req.Validate(); err != nil {
+	a, cs, err := s.cortexQuery(ctx, &req, req.Refresh, req.StateDirs)
+	if err != nil {
 		return nil, err
 	}
 	typ, _ := facetType("type", req.Type)
-	a, err := s.query(ctx, req.Refresh, req.StateDirs)
-	if err != nil {
-		return nil, err
-	}
-	cs, err := cortexOf(a.r)
-	if err != nil {
-		return nil, err
-	}
 	q := clawledger.EntityQuery{Type: typ, Value: req.Value, Agent: req.Agent, Limit: req.Limit}
 	if a.dirs != nil {
 		q.Limit = 0 // cut after the state dir filter

@@ -36,6 +36,17 @@ all again, with the same result. Kept on SQLite ledgers.`,
 	return cmd
 }
 
+// completeQuery completes a cortex query's request from its flags: its
+// refresh and state dirs, then checks it.
+func (a *app) completeQuery(f refreshFlag, r *ledger.Refresh, dirs *[]string, req interface{ Validate() error }) error {
+	*r = f.policy()
+	var err error
+	if *dirs, err = a.scope(); err != nil {
+		return err
+	}
+	return req.Validate()
+}
+
 // cortexEpisodesOptions are the flags of cortex episodes.
 type cortexEpisodesOptions struct {
 	*app
@@ -63,11 +74,7 @@ it, the newest episodes first.`,
 			if o.Since, o.Until, err = parseRange(o.since, o.until, time.Now(), time.Local); err != nil {
 				return err
 			}
-			o.Refresh = o.refresh.policy()
-			if o.StateDirs, err = o.scope(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
+			if err := a.completeQuery(o.refresh, &o.Refresh, &o.StateDirs, &o.CortexEpisodesRequest); err != nil {
 				return err
 			}
 			return a.runs(o, func() error { return cortexEpisodesRun(cmd.Context(), o) })
@@ -148,12 +155,7 @@ channel, peer, skill, topic. Without --type every type but topics, which are
 the episodes' words weighed by TF-IDF (--type topic).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Refresh = o.refresh.policy()
-			var err error
-			if o.StateDirs, err = o.scope(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
+			if err := a.completeQuery(o.refresh, &o.Refresh, &o.StateDirs, &o.CortexFacetsRequest); err != nil {
 				return err
 			}
 			return a.runs(o, func() error { return cortexFacetsRun(cmd.Context(), o) })
@@ -214,12 +216,7 @@ word, anything else by its value.`,
 			if o.Value = args[0]; strings.TrimSpace(o.Value) == "" {
 				return usagef("give a VALUE: a file, URL, command, project, peer, ...")
 			}
-			o.Refresh = o.refresh.policy()
-			var err error
-			if o.StateDirs, err = o.scope(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
+			if err := a.completeQuery(o.refresh, &o.Refresh, &o.StateDirs, &o.CortexEntityRequest); err != nil {
 				return err
 			}
 			return a.runs(o, func() error { return cortexEntityRun(cmd.Context(), o) })
