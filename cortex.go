@@ -319,3 +319,40 @@ type CortexStore interface {
 	// with no terms, every term's (for an agent's episodes only, if named).
 	CortexTerms(ctx context.Context, agent string, terms []string) (episodes int64, df map[string]int64, err error)
 }
+
+// EpisodeVectorStore holds the vectors of episode summaries (of one
+// embedding space), as search.EmbedPending fills them: each pending
+// "chunk" is an episode, its text the episode's SummaryText.
+type EpisodeVectorStore interface {
+	UnembeddedChunks(ctx context.Context, afterID int64, limit int) ([]PendingChunk, error)
+	CountUnembedded(ctx context.Context) (int64, error)
+	PutVectors(ctx context.Context, ids []int64, vecs [][]float32) error
+}
+
+// CortexSearch is a CortexStore whose episode summaries are searched
+// (search --episodes) with the search layer's lanes and ranking.
+type CortexSearch interface {
+	// EpisodeIndex is the search index of the episodes' summaries: each
+	// of its chunks is one episode (kind "episode", the episode's id, its
+	// summary text, its end as its time), its vectors the episode
+	// vectors.
+	EpisodeIndex() SearchReader
+	// EpisodeVectors returns the store of episode vectors of an embedding
+	// space: another space's vectors are deleted first.
+	EpisodeVectors(ctx context.Context, space string) (EpisodeVectorStore, error)
+}
+
+// CortexSummaries keeps the optional LLM summaries of episodes, cached by
+// the hash of the summary text they were made from (SummaryText): a
+// rebuild keeps them, episodes with the same summary share one.
+type CortexSummaries interface {
+	// EpisodesToSummarize returns up to limit episodes past afterID (in id
+	// order) whose summary text has no LLM summary: each pending "chunk"
+	// is an episode, its text the episode's SummaryText.
+	EpisodesToSummarize(ctx context.Context, afterID int64, limit int) ([]PendingChunk, error)
+	// PutLLMSummaries stores the summaries a model made of episodes'
+	// summary texts (an episode deleted meanwhile is skipped).
+	PutLLMSummaries(ctx context.Context, model string, episodeIDs []int64, summaries []string) error
+	// LLMSummaries returns the LLM summaries of the episodes that have one.
+	LLMSummaries(ctx context.Context, episodeIDs []int64) (map[int64]string, error)
+}

@@ -39,6 +39,11 @@ type Builder struct {
 	// stores the result of); DefaultBatchLines when zero.
 	BatchLines int
 	Progress   Progress
+	// MaxBehind, when above zero, is the most ledger lines an Update
+	// derives: a cortex further behind than that is left as it is, and
+	// Stats.Behind says how far (a query's refresh leaves a large backlog
+	// to an ingest or a rebuild). A Rebuild ignores it.
+	MaxBehind int64
 }
 
 // Stats says what a run did.
@@ -46,6 +51,9 @@ type Stats struct {
 	Sources  int // transcripts derived (in whole or in part)
 	Lines    int64
 	Episodes int // episodes written (a changed open episode counts again)
+	// Behind is how many ledger lines an Update left underived, past
+	// MaxBehind (0 when it derived them all).
+	Behind int64
 }
 
 // Update brings the cortex up to date with the ledger: appended lines
@@ -95,16 +103,20 @@ func (b *Builder) run(ctx context.Context, rebuild bool) (Stats, error) {
 	if err != nil || current && !rebuild {
 		return st, err
 	}
+	var total int64
+	for _, s := range srcs {
+		total += s.Behind()
+	}
+	if !rebuild && b.MaxBehind > 0 && total > b.MaxBehind {
+		st.Behind = total
+		return st, nil
+	}
 	tx, err := b.Store.BeginCortex(ctx, rebuild)
 	if err != nil {
 		return st, err
 	}
 	defer tx.Rollback()
 	if b.Progress != nil {
-		var total int64
-		for _, s := range srcs {
-			total += s.Behind()
-		}
 		b.Progress.Start(total)
 		defer b.Progress.Finish()
 	}

@@ -103,3 +103,35 @@ func TestBuilderPipeline(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateMaxBehind: an update further behind than MaxBehind derives
+// nothing and says how far behind it is; one within it derives all; a
+// rebuild ignores it.
+func TestUpdateMaxBehind(t *testing.T) {
+	srcs := []*clawledger.CortexSource{
+		{SourceID: 1, Path: "a.jsonl", Offset: -1, Lines: 2},
+		{SourceID: 2, Path: "b.jsonl", Offset: -1, Lines: 2},
+	}
+	for _, c := range []struct {
+		max     int64
+		rebuild bool
+		put     int
+		behind  int64
+	}{
+		{max: 3, put: 0, behind: 4},
+		{max: 4, put: 2},
+		{max: 0, put: 2},
+		{max: 1, rebuild: true, put: 2},
+	} {
+		store := &fakeStore{srcs: srcs}
+		b := &cortex.Builder{Ledger: fakeLedger{}, Store: store, MaxBehind: c.max}
+		run := b.Update
+		if c.rebuild {
+			run = b.Rebuild
+		}
+		st, err := run(context.Background())
+		if err != nil || len(store.put) != c.put || st.Behind != c.behind || store.committed != (c.put > 0) {
+			t.Errorf("max %d rebuild %v: err %v, put %v, stats %+v, committed %v", c.max, c.rebuild, err, store.put, st, store.committed)
+		}
+	}
+}

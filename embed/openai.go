@@ -65,9 +65,6 @@ type embeddingResponse struct {
 		Index     int       `json:"index"`
 		Embedding []float32 `json:"embedding"`
 	} `json:"data"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
 }
 
 // Embed implements clawledger.Embedder, in batches.
@@ -116,14 +113,26 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 	if err != nil {
 		return nil, err
 	}
+	url := strings.TrimRight(o.BaseURL, "/") + "/embeddings"
+	data, err := o.request(ctx, "embedding", url, body)
+	if err != nil {
+		return nil, err
+	}
+	return decodeEmbeddings(url, data, len(texts))
+}
+
+// request posts a JSON body to url, trying again after a failure that
+// may pass (a network error, 408, 429, 5xx) with backoff, and returns the
+// body of the 200 response. what names the request in errors.
+func (o *OpenAI) request(ctx context.Context, what, url string, body []byte) ([]byte, error) {
 	retries := o.MaxRetries
 	if retries == 0 {
 		retries = 4
 	}
 	for attempt := 0; ; attempt++ {
-		vs, err := o.post(ctx, body, len(texts))
+		data, err := o.post(ctx, what, url, body)
 		if err == nil {
-			return vs, nil
+			return data, nil
 		}
 		var he *httpError
 		if !errors.As(err, &he) || !he.retryable() || attempt >= retries || ctx.Err() != nil {
@@ -150,8 +159,7 @@ func (o *OpenAI) backoff(n int) time.Duration {
 	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 }
 
-func (o *OpenAI) post(ctx context.Context, body []byte, n int) ([][]float32, error) {
-	url := strings.TrimRight(o.BaseURL, "/") + "/embeddings"
+func (o *OpenAI) post(ctx context.Context, what, url string, body []byte) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -169,18 +177,21 @@ func (o *OpenAI) post(ctx context.Context, body []byte, n int) ([][]float32, err
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &httpError{msg: fmt.Sprintf("embedding request to %s: %v", url, err)}
+		return nil, &httpError{msg: fmt.Sprintf("%s request to %s: %v", what, url, err)}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
-		return nil, &httpError{msg: fmt.Sprintf("embedding response from %s: %v", url, err)}
+		return nil, &httpError{msg: fmt.Sprintf("%s response from %s: %v", what, url, err)}
 	}
-	var r embeddingResponse
-	jsonErr := json.Unmarshal(data, &r)
 	if resp.StatusCode != http.StatusOK {
 		msg := strings.TrimSpace(string(data))
-		if jsonErr == nil && r.Error != nil {
+		var r struct {
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(data, &r) == nil && r.Error != nil {
 			msg = r.Error.Message
 		}
 		if len(msg) > 300 {
@@ -188,10 +199,16 @@ func (o *OpenAI) post(ctx context.Context, body []byte, n int) ([][]float32, err
 		}
 		ra, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 		return nil, &httpError{status: resp.StatusCode, retryAfter: time.Duration(ra) * time.Second,
-			msg: fmt.Sprintf("embedding request to %s: %s: %s", url, resp.Status, msg)}
+			msg: fmt.Sprintf("%s request to %s: %s: %s", what, url, resp.Status, msg)}
 	}
-	if jsonErr != nil {
-		return nil, fmt.Errorf("embedding response from %s: %v", url, jsonErr)
+	return data, nil
+}
+
+// decodeEmbeddings reads the n vectors of an embeddings response.
+func decodeEmbeddings(url string, data []byte, n int) ([][]float32, error) {
+	var r embeddingResponse
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("embedding response from %s: %v", url, err)
 	}
 	if len(r.Data) != n {
 		return nil, fmt.Errorf("embedding response from %s: %d vectors for %d inputs", url, len(r.Data), n)

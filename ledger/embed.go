@@ -83,31 +83,32 @@ func withCache(e clawledger.Embedder, cfg embed.Config, st clawledger.SearchInde
 	return c, c
 }
 
-// embedNew embeds the chunks an ingest added, when an embedder is
+// embedNew embeds the chunks an ingest added (and the episode summaries
+// without a vector, unless chunksOnly; it returns how many), when an embedder is
 // configured for the stored vectors. A remote provider is called only
 // when the derivation allows the network: a query never waits on it, and a
 // watch does not hold the writer lock through it; their new chunks wait
 // for the next ingest or embed.
-func (s *Service) embedNew(ctx context.Context, st clawledger.Store, d derivation) error {
+func (s *Service) embedNew(ctx context.Context, st clawledger.Store, d derivation) (episodes int, err error) {
 	cfg, err := s.embedConfig(ctx, st)
 	if err != nil || cfg.Provider == "" || (cfg.Remote() && !d.network) {
-		return err
+		return 0, err
 	}
 	e, err := s.openEmbedder(cfg)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	stored, err := st.VectorSpace(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	space := search.SpaceString(e.Space())
 	if stored != "" && stored != space {
-		return clawledger.Reasonf(clawledger.EINVALID, ErrOtherVectors, "the stored vectors are not %s's", cfg)
+		return 0, clawledger.Reasonf(clawledger.EINVALID, ErrOtherVectors, "the stored vectors are not %s's", cfg)
 	}
 	if stored == "" {
 		if _, err := st.UseVectorSpace(ctx, space); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	var prog search.Progress
@@ -116,10 +117,32 @@ func (s *Service) embedNew(ctx context.Context, st clawledger.Store, d derivatio
 	}
 	emb, _ := withCache(e, cfg, st)
 	_, err = search.EmbedPending(ctx, st, emb, prog)
+	if err == nil && !d.chunksOnly {
+		episodes, err = embedEpisodes(ctx, st, emb, space, prog)
+	}
 	if err == nil {
 		_, err = st.PruneEmbeddingCache(ctx, DefaultCacheMB<<20)
 	}
-	return err
+	return episodes, err
+}
+
+// embedEpisodes embeds the summary of every episode without a vector (one
+// vector per episode, in the chunks' embedding space and through the same
+// cache), when the store keeps a cortex that is searched.
+func embedEpisodes(ctx context.Context, st clawledger.Store, emb clawledger.Embedder, space string, prog search.Progress) (int, error) {
+	cs, ok := st.(clawledger.CortexSearch)
+	if !ok {
+		return 0, nil
+	}
+	vs, err := cs.EpisodeVectors(ctx, space)
+	if err != nil {
+		return 0, err
+	}
+	n, err := search.EmbedPending(ctx, vs, emb, prog)
+	if err != nil {
+		return n, fmt.Errorf("episode summaries: %w", err)
+	}
+	return n, nil
 }
 
 // Notes of a search that cannot rank by meaning, and why. They are part of
@@ -183,7 +206,7 @@ func (s *Service) Reindex(ctx context.Context) (*view.Reindex, error) {
 		}
 		return nil, err
 	}
-	if err := s.embedNew(ctx, st, derivation{network: true}); err != nil {
+	if _, err := s.embedNew(ctx, st, derivation{network: true, chunksOnly: true}); err != nil {
 		s.observer().EmbedFailed(err, false)
 	}
 	_, vectors, err := st.SearchIndexCounts(ctx)
@@ -261,6 +284,12 @@ func (s *Service) Embed(ctx context.Context, req EmbedRequest) (*view.Embed, err
 	if err := st.SetSearchMeta(ctx, embedConfigKey, string(raw)); err != nil {
 		return nil, err
 	}
+	// the vectors OpenClaw's own memory index holds from the same endpoint
+	// and model need not be paid for again
+	seeded, err := s.seedEmbeddingCache(ctx, st, cfg, e.Space())
+	if err != nil {
+		return nil, err
+	}
 	emb, cached := withCache(e, cfg, st)
 	n, err := search.EmbedPending(ctx, st, emb, s.optionalBar(TaskEmbed))
 	if err != nil {
@@ -274,7 +303,7 @@ func (s *Service) Embed(ctx context.Context, req EmbedRequest) (*view.Embed, err
 	if err != nil {
 		return nil, err
 	}
-	out := &view.Embed{Provider: cfg.Provider, Model: e.Space().Model, Endpoint: cfg.BaseURL, Dropped: dropped, Embedded: n,
+	out := &view.Embed{Provider: cfg.Provider, Model: e.Space().Model, Endpoint: cfg.BaseURL, Dropped: dropped, Embedded: n, Seeded: seeded,
 		ProviderTexts: n, Vectors: vectors, Chunks: chunks, CacheEvicted: evicted, Embedder: cfg.String(), CacheMaxMB: req.CacheMaxMB}
 	if cached != nil {
 		out.CacheHits, out.ProviderTexts = cached.Hits, cached.Misses

@@ -16,8 +16,9 @@ type IngestRequest struct {
 	// given or discovered ones (Service.StateDirs) and those the ledger
 	// holds.
 	StateDirs []string `json:"state_dirs,omitempty"`
-	// NoIndex leaves the search index to the next ingest or reindex: a
-	// first import of a large tree is ready for every other query sooner.
+	// NoIndex leaves the search index and the cortex to the next ingest
+	// (or reindex, cortex rebuild, query): a first import of a large tree
+	// is ready for every other query sooner.
 	NoIndex bool `json:"no_index,omitempty"`
 }
 

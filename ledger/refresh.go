@@ -40,23 +40,33 @@ type derivation struct {
 	noIndex bool  // leave the search index to a later ingest
 	network bool  // a remote embedding provider may be called
 	backlog int64 // the most ledger lines indexed (0: all)
+	// chunksOnly embeds the search index's new chunks, not the episode
+	// summaries (a reindex: those follow at the next ingest)
+	chunksOnly bool
+}
+
+// lag is how many ledger lines the derived layers are behind after a
+// query's refresh stopped short of them (the backlog cap).
+type lag struct {
+	index  int64 // the search index
+	cortex int64
 }
 
 // refresh runs a query's refresh of the state dirs the query is limited
 // to (scope), else of the given or discovered ones and those the ledger
-// holds; it returns how many ledger lines the search index is behind when
-// it stopped short of them (the backlog cap).
-func (s *Service) refresh(ctx context.Context, r Refresh, scope []string) (behind int64, err error) {
+// holds; it returns how far behind it left the derived layers (the
+// backlog cap).
+func (s *Service) refresh(ctx context.Context, r Refresh, scope []string) (behind lag, err error) {
 	if !r.Ingest {
-		return 0, nil
+		return lag{}, nil
 	}
 	given, err := s.stateDirs()
 	if err != nil {
-		return 0, err
+		return lag{}, err
 	}
 	if h, ok := s.Location.Watching(ctx); ok {
 		s.observer().RefreshSkipped(h.String() + " keeps the ledger current")
-		return 0, nil
+		return lag{}, nil
 	}
 	c := s.collector(s.ingestBar()) // the first query on a new tree ingests it all
 	prescanned := orDirs(scope, given)
@@ -66,42 +76,47 @@ func (s *Service) refresh(ctx context.Context, r Refresh, scope []string) (behin
 	st, err := s.Location.Open(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: s.Name + " (refresh)"}, Existing: len(prescanned) == 0})
 	if le := (*clawledger.LockedError)(nil); errors.As(err, &le) {
 		s.observer().RefreshSkipped(le.Error() + "; answering from the ledger as it is")
-		return 0, nil
+		return lag{}, nil
 	}
 	if errors.Is(err, clawledger.ErrNoLedger) {
-		return 0, nil // the query says there is no ledger
+		return lag{}, nil // the query says there is no ledger
 	}
 	if errors.Is(err, clawledger.ErrReadOnly) { // read-only media: the ledger is what it is
 		s.observer().RefreshSkipped(err.Error() + "; answering from the ledger as it is")
-		return 0, nil
+		return lag{}, nil
 	}
 	if err != nil {
-		return 0, err
+		return lag{}, err
 	}
 	defer st.Close()
 	c.Store = st
 	p, err := s.readPlan(ctx, st, scope, given)
 	if err != nil || len(p.dirs) == 0 {
-		return 0, err
+		return lag{}, err
 	}
 	out, err := s.run(ctx, st, c, p, prescanned, false)
 	if err != nil {
-		return 0, err
+		return lag{}, err
 	}
 	s.observer().Refreshed(out.Report)
 	return s.derive(ctx, st, derivation{query: true, network: r.Network, backlog: r.IndexBacklog})
 }
 
-// derive brings the derived layers (episodes, the search index and its
-// vectors) up to date after an ingest; each updates incrementally.
-func (s *Service) derive(ctx context.Context, st clawledger.Store, d derivation) (behind int64, err error) {
+// derive brings the derived layers (episodes, the cortex, the search
+// index and the vectors) up to date after an ingest; each updates
+// incrementally.
+func (s *Service) derive(ctx context.Context, st clawledger.Store, d derivation) (behind lag, err error) {
 	if err := s.captureNew(ctx, st, d); err != nil {
-		return 0, err
+		return lag{}, err
 	}
 	if d.noIndex {
-		return 0, nil
+		return lag{}, nil
 	}
-	return s.updateSearch(ctx, st, d)
+	if behind.cortex, err = s.updateCortex(ctx, st, d); err != nil {
+		return behind, err
+	}
+	behind.index, err = s.updateSearch(ctx, st, d)
+	return behind, err
 }
 
 // captureNew captures the lines an ingest added, once capture has been
@@ -153,7 +168,7 @@ func (s *Service) updateSearch(ctx context.Context, st clawledger.Store, d deriv
 	if _, err := search.UpdateIndex(ctx, st, prog); err != nil {
 		return 0, err
 	}
-	if err := s.embedNew(ctx, st, d); err != nil {
+	if _, err := s.embedNew(ctx, st, d); err != nil {
 		s.observer().EmbedFailed(err, d.query)
 	}
 	return 0, nil

@@ -36,9 +36,12 @@ type SearchRequest struct {
 	HalfLifeDays float64 `json:"half_life,omitempty"`
 	MinScore     float64 `json:"min_score,omitempty"`
 	// Exhaustive ranks every lexical match, not only the newest 2,000.
-	Exhaustive bool  `json:"exhaustive,omitempty"`
-	Explain    bool  `json:"explain,omitempty"` // say how each hit ranked
-	Now        int64 `json:"-"`                 // epoch ms decay counts from; 0 = now
+	Exhaustive bool `json:"exhaustive,omitempty"`
+	Explain    bool `json:"explain,omitempty"` // say how each hit ranked
+	// Episodes searches the cortex's episodes (their summaries) instead
+	// of messages and files: each hit is one episode.
+	Episodes bool  `json:"episodes,omitempty"`
+	Now      int64 `json:"-"` // epoch ms decay counts from; 0 = now
 	// Host keeps one host's sources, in a ledger of many hosts ("": every
 	// host's).
 	Host string `json:"host,omitempty"`
@@ -79,6 +82,9 @@ func (r *SearchRequest) Validate() error {
 	case "", search.SourceSessions, search.SourceMemory, search.SourceWorkspace:
 	default:
 		return clawledger.FieldErrorf("source", "must be sessions, memory or workspace, not %q", r.Source)
+	}
+	if r.Episodes && (r.Role != "" || r.Source != "") {
+		return clawledger.FieldErrorf("episodes", "searches episode summaries: it takes no role or source")
 	}
 	switch {
 	case r.Limit <= 0:
@@ -123,7 +129,7 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 	if err != nil {
 		return nil, err
 	}
-	r, behind := a.r, a.behind
+	r, behind := a.r, a.behind.index
 	sr := search.Request{Query: req.Query, Limit: req.Limit, PerSession: req.PerSession, Mode: req.Mode, Fusion: req.Fusion,
 		MMR: req.MMR, MMRLambda: req.MMRLambda, Decay: req.Decay, HalfLifeDays: req.HalfLifeDays, MinScore: req.MinScore, Now: req.Now,
 		Filter: search.Filter{AgentID: req.Agent, Role: req.Role, Source: req.Source, Since: req.Since, Until: req.Until}}
@@ -144,11 +150,19 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 			return nil, err
 		}
 	}
-	eng, err := s.searchEngine(ctx, r, req.Mode)
+	var idx clawledger.SearchReader = r
+	if req.Episodes {
+		if idx, err = episodeIndex(r); err != nil {
+			return nil, err
+		}
+	}
+	eng, err := s.searchEngine(ctx, idx, req.Mode)
 	if err != nil {
 		return nil, err
 	}
-	if eng.Embedder != nil {
+	if req.Episodes {
+		eng.NotEmbedded = noteEpisodesNotEmbedded
+	} else if eng.Embedder != nil {
 		if err := s.matrix.fill(ctx, r, eng); err != nil {
 			return nil, err
 		}
@@ -157,7 +171,9 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 	if err != nil {
 		return nil, err
 	}
-	if behind > 0 {
+	if req.Episodes && a.behind.cortex > 0 {
+		res.Note = strings.TrimPrefix(res.Note+"; "+cortexNote(a, req.Refresh), "; ")
+	} else if behind > 0 {
 		note := fmt.Sprintf("the search index is %d ledger lines behind (a query indexes at most %d): run `clawledger ingest` or `clawledger reindex`",
 			behind, req.Refresh.IndexBacklog)
 		res.Note = strings.TrimPrefix(res.Note+"; "+note, "; ")

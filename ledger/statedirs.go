@@ -255,7 +255,7 @@ func (s *Service) Forget(ctx context.Context, req ForgetRequest) (*view.Forget, 
 type answer struct {
 	r      clawledger.Store
 	dirs   []string // the filter: nil for every state dir
-	behind int64    // ledger lines the search index is behind (a refresh's backlog cap)
+	behind lag      // how far behind a refresh left the derived layers (its backlog cap)
 }
 
 // query refreshes the ledger for a query limited to some state dirs (nil:

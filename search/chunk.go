@@ -19,6 +19,9 @@ const (
 	KindCompaction = "compaction" // a compaction or branch summary
 	KindMemory     = "memory"     // a workspace memory file (IsMemoryFile)
 	KindWorkspace  = "workspace"  // another workspace file: SOUL.md, IDENTITY.md, AGENTS.md, TOOLS.md, ...
+	// KindEpisode is a cortex episode's summary, in a search of episodes
+	// (each "chunk" is one episode; its role is its boundary).
+	KindEpisode = "episode"
 )
 
 // Sources a query can be limited to.
@@ -26,6 +29,7 @@ const (
 	SourceSessions  = "sessions"
 	SourceMemory    = "memory"
 	SourceWorkspace = "workspace"
+	SourceEpisodes  = "episodes" // a search of episodes' hits
 )
 
 // FileKind reports whether chunks of a kind are pieces of a workspace

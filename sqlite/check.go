@@ -48,7 +48,30 @@ var orphanChecks = []struct{ table, reason, where string }{
 	{"cron_jobs", "its state dir is missing", `NOT EXISTS (SELECT 1 FROM state_dirs d WHERE d.id = cron_jobs.state_dir_id)`},
 	{"episodic_capture_sources", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = episodic_capture_sources.source_id)`},
 	{"episodic_events_fts", "its event is missing", `rowid NOT IN (SELECT id FROM episodic_events)`},
+	// the cortex (a transcript removed is dropped from it at its next
+	// update; deleting any of these has the whole cortex derived again:
+	// see cortexOrphan)
+	{"cortex_sources", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = cortex_sources.source_id)`},
+	{"cortex_states", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = cortex_states.source_id)`},
+	{"cortex_stale", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = cortex_stale.source_id)`},
+	{"cortex_episodes", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = cortex_episodes.source_id)`},
+	{"cortex_terms", "its episode is missing", `NOT EXISTS (SELECT 1 FROM cortex_episodes e WHERE e.id = cortex_terms.episode_id)`},
+	{"cortex_facet_episodes", "its episode is missing", `NOT EXISTS (SELECT 1 FROM cortex_episodes e WHERE e.id = cortex_facet_episodes.episode_id)`},
+	{"cortex_links", "its episode is missing", `NOT EXISTS (SELECT 1 FROM cortex_episodes e WHERE e.id = cortex_links.episode_id)`},
+	{"cortex_vectors", "its episode is missing", `NOT EXISTS (SELECT 1 FROM cortex_episodes e WHERE e.id = cortex_vectors.episode_id)`},
+	{"cortex_fts", "its episode is missing", `rowid NOT IN (SELECT id FROM cortex_episodes)`},
+	{"cortex_facets", "no episode holds it", `NOT EXISTS (SELECT 1 FROM cortex_facet_episodes o
+		WHERE o.type = cortex_facets.type AND o.value = cortex_facets.value)`},
 }
+
+// cortexOrphan reports whether a table of orphanChecks is the cortex's:
+// once orphans are deleted from any, the facet totals of the episodes
+// left may be wrong, so the cortex is marked for a whole build (its next
+// update, by the next ingest or query, derives it all again).
+func cortexOrphan(table string) bool { return strings.HasPrefix(table, "cortex_") }
+
+// rederiveCortex has the next update derive the whole cortex again.
+var rederiveCortex = []string{`DELETE FROM cortex_sources`, `DELETE FROM cortex_states`, `DELETE FROM cortex_current`}
 
 // Orphans counts the derived rows whose parent row is missing, per table
 // and reason (only those with any).
@@ -81,6 +104,7 @@ func (db *DB) DeleteOrphans(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	var total int64
+	cortex := false
 	err = db.within(ctx, func(w wtx) error {
 		for _, c := range orphanChecks {
 			if !tables[c.table] {
@@ -92,6 +116,10 @@ func (db *DB) DeleteOrphans(ctx context.Context) (int64, error) {
 			}
 			n, _ := res.RowsAffected()
 			total += n
+			cortex = cortex || n > 0 && cortexOrphan(c.table)
+		}
+		if cortex {
+			return w.execAll(rederiveCortex...)
 		}
 		return nil
 	})

@@ -11,11 +11,13 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/cortex"
+	"github.com/clawledger/clawledger/search"
 )
 
 var (
 	_ clawledger.CortexStore  = (*DB)(nil)
 	_ clawledger.CortexReader = (*DB)(nil)
+	_ clawledger.CortexSearch = (*DB)(nil)
 )
 
 // cortexCommitRows is how many rows an update writes before it commits
@@ -487,16 +489,25 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 // putEpisodes inserts a change's episodes and their terms.
 func (t *cortexTx) putEpisodes(c *clawledger.CortexChange) error {
 	args := t.args[:0]
-	for _, ep := range c.Episodes {
+	texts := make([]string, len(c.Episodes))
+	for i, ep := range c.Episodes {
+		texts[i] = ep.SummaryText()
 		args = append(args, ep.ID, ep.SourceID, ep.Seq, ep.AgentID, ep.SessionID, string(ep.Boundary), ep.StartEntryID,
 			ep.EndEntryID, ep.StartLine, ep.EndLine, ep.StartMs, ep.EndMs, ep.Entries, ep.Messages, ep.ToolCalls, ep.Errors,
-			ep.Tokens, ep.Cost, summaryJSON(ep.Summary), summaryHash(ep))
+			ep.Tokens, ep.Cost, summaryJSON(ep.Summary), summaryHash(texts[i]), search.TokenCount(texts[i]))
 	}
 	t.args = args
 	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id,
 		end_entry_id, start_line, end_line, start_ms, end_ms, entries, messages, tool_calls, errors, tokens, cost, summary,
-		summary_hash) VALUES `, 20, args); err != nil {
+		summary_hash, words) VALUES `, 21, args); err != nil {
 		return err
+	}
+	// the summary's words, for search --episodes (deleting an episode
+	// deletes them: a trigger)
+	for i, ep := range c.Episodes {
+		if err := t.exec(`INSERT INTO cortex_fts(rowid, text) VALUES(?, ?)`, ep.ID, search.IndexText(texts[i])); err != nil {
+			return err
+		}
 	}
 	args = t.args[:0]
 	for _, ep := range c.Episodes {
@@ -542,8 +553,9 @@ func summaryJSON(s clawledger.EpisodeSummary) string {
 	return string(b)
 }
 
-func summaryHash(ep *clawledger.Episode) []byte {
-	h := sha256.Sum256([]byte(ep.SummaryText()))
+// summaryHash is the hash of an episode's summary text (SummaryText).
+func summaryHash(text string) []byte {
+	h := sha256.Sum256([]byte(text))
 	return h[:]
 }
 

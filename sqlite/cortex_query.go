@@ -373,7 +373,7 @@ const cortexSpaceKey = "vector_space"
 // embedding space (search.SpaceString): vectors of another space are
 // deleted first. Hand it to search.EmbedPending to embed every episode
 // whose summary has no vector yet.
-func (db *DB) EpisodeVectors(ctx context.Context, space string) (search.VectorStore, error) {
+func (db *DB) EpisodeVectors(ctx context.Context, space string) (clawledger.EpisodeVectorStore, error) {
 	tx, err := db.ownTx(ctx)
 	if err != nil {
 		return nil, err
@@ -433,7 +433,7 @@ func (v episodeVectors) PutVectors(ctx context.Context, ids []int64, vecs [][]fl
 
 // LoadEpisodeVectors adds every current episode vector to x (kind
 // "episode", role the boundary, time the episode's end).
-func (db *DB) LoadEpisodeVectors(ctx context.Context, x *search.VectorIndex) error {
+func (db *DB) LoadEpisodeVectors(ctx context.Context, x clawledger.VectorSink) error {
 	rows, err := db.r.QueryContext(ctx, `SELECT e.id, e.source_id, e.end_ms, e.agent_id, e.boundary, v.vec
 		FROM cortex_vectors v JOIN cortex_episodes e ON e.id = v.episode_id AND e.summary_hash = v.hash ORDER BY e.id`)
 	if err != nil {

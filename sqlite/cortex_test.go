@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path"
 	"path/filepath"
 	"slices"
@@ -348,4 +349,84 @@ func TestCortexWholeBuildIndexes(t *testing.T) {
 	if got := schema(); got != want || count() != rows {
 		t.Errorf("after a rebuild: %d rows (had %d), indexes:\n%s", count(), rows, got)
 	}
+}
+
+// TestCortexOrphans: doctor's orphan check finds cortex rows whose
+// transcript or episode is gone (damage from outside: writes never leave
+// any), and deleting them has the next update derive the whole cortex
+// again, equal to a rebuild.
+func TestCortexOrphans(t *testing.T) {
+	ctx := context.Background()
+	db, m := cortexLedger(t, 6)
+	if orphans, err := db.Orphans(ctx); err != nil || len(orphans) > 0 {
+		t.Fatalf("a healthy cortex: %+v, %v", orphans, err)
+	}
+	raw, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(filepath.Join(filepath.Dir(m.StateDir), "ledger.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		// a transcript's source row gone, its lines and cortex left
+		`PRAGMA foreign_keys = OFF`,
+		`DELETE FROM sources WHERE id = (SELECT min(source_id) FROM cortex_episodes)`,
+		`DELETE FROM lines WHERE source_id NOT IN (SELECT id FROM sources)`,
+		`DELETE FROM sessions WHERE source_id NOT IN (SELECT id FROM sources)`,
+		`INSERT INTO cortex_terms(episode_id, term, tf) VALUES(99999999999, 'ghost', 1)`,
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+	orphans, err := db.Orphans(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, o := range orphans {
+		got[o.Table] = true
+	}
+	for _, table := range []string{"cortex_sources", "cortex_states", "cortex_episodes", "cortex_terms"} {
+		if !got[table] {
+			t.Errorf("no orphans found in %s: %+v", table, orphans)
+		}
+	}
+	if _, err := db.DeleteOrphans(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if orphans, err := db.Orphans(ctx); err != nil || len(orphans) > 0 {
+		t.Fatalf("after deleting them: %+v, %v", orphans, err)
+	}
+	if _, err := (&cortex.Builder{Ledger: db, Store: db}).Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	updated := cortexDigest(t, db)
+	if _, err := (&cortex.Builder{Ledger: db, Store: db}).Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt := cortexDigest(t, db); updated != rebuilt {
+		t.Fatalf("the cortex after the fix differs from a rebuild:\n%s\n---\n%s", updated, rebuilt)
+	}
+}
+
+// cortexDigest is every facet total and every episode, as text.
+func cortexDigest(t *testing.T, db *sqlite.DB) string {
+	t.Helper()
+	ctx := context.Background()
+	facets, err := db.CortexFacets(ctx, clawledger.FacetFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, err := db.CortexEpisodes(ctx, clawledger.EpisodeFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, f := range facets {
+		fmt.Fprintf(&b, "%+v\n", *f)
+	}
+	for _, ep := range eps {
+		fmt.Fprintf(&b, "%+v\n", *ep)
+	}
+	return b.String()
 }

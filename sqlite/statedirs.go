@@ -232,5 +232,9 @@ func (db *DB) forgetEpisodes(w wtx, stateDirID int64, f *clawledger.Forgotten) e
 			return err
 		}
 	}
+	// the LLM summaries no episode has the text of any longer
+	if err := t.exec(`DELETE FROM cortex_llm_summaries WHERE hash NOT IN (SELECT summary_hash FROM cortex_episodes)`); err != nil {
+		return err
+	}
 	return t.recount()
 }

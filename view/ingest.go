@@ -75,6 +75,7 @@ type Embed struct {
 	Endpoint      string `json:"endpoint,omitempty"`
 	Dropped       int64  `json:"dropped_vectors"`
 	Embedded      int    `json:"embedded"`
+	Seeded        int    `json:"seeded,omitempty"` // vectors copied into the cache from OpenClaw's memory index (same endpoint and model)
 	CacheHits     int    `json:"cache_hits"`
 	ProviderTexts int    `json:"provider_texts"`
 	Vectors       int64  `json:"vectors"`

@@ -37,6 +37,7 @@ type Hit struct {
 	Line      int64       `json:"line,omitempty"`
 	StartLine int64       `json:"start_line,omitempty"`
 	EndLine   int64       `json:"end_line,omitempty"`
+	EpisodeID int64       `json:"episode_id,omitempty"` // a search of episodes': the episode (lines: its first and last)
 	Flags     []string    `json:"flags,omitempty"`
 	Snippet   string      `json:"snippet"` // matches between ** and **
 	Explain   *HitExplain `json:"explain,omitempty"`
@@ -100,9 +101,13 @@ func NewSearch(query string, res *search.Result, explain bool) *Search {
 		h := &res.Hits[i]
 		j := Hit{Rank: h.Rank, Score: round4(h.Score), Kind: h.Kind, Agent: h.AgentID, Role: h.Role,
 			Time: Time(h.TsMs), StateDir: h.StateDir, Path: h.Path, Flags: HitFlags(h), Snippet: Marks(h.Snippet, "**", "**")}
-		if search.FileKind(h.Kind) {
+		switch {
+		case search.FileKind(h.Kind):
 			j.Source, j.Role, j.StartLine, j.EndLine = h.Kind, "", h.StartLine, h.EndLine // memory or workspace
-		} else {
+		case h.Kind == search.KindEpisode: // its role is its boundary
+			j.Source, j.SessionID, j.EntryID, j.EpisodeID = search.SourceEpisodes, h.SessionID, h.EntryID, h.ID
+			j.StartLine, j.EndLine = h.StartLine, h.EndLine
+		default:
 			j.Source, j.SessionID, j.EntryID, j.Line = search.SourceSessions, h.SessionID, h.EntryID, h.StartLine
 		}
 		if explain {

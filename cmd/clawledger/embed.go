@@ -73,6 +73,9 @@ func embedRun(ctx context.Context, o *embedOptions) error {
 	if out.Dropped > 0 {
 		o.printf("dropped    %d vectors of the previous embedder\n", out.Dropped)
 	}
+	if out.Seeded > 0 {
+		o.printf("seeded     the cache with %d vectors of OpenClaw's memory index (same endpoint and model)\n", out.Seeded)
+	}
 	o.printf("embedded   %d chunks (%d from the cache, %d by the provider)\n", out.Embedded, out.CacheHits, out.ProviderTexts)
 	o.printf("vectors    %d of %d chunks\n", out.Vectors, out.Chunks)
 	if out.CacheEvicted > 0 {

@@ -29,9 +29,10 @@ Without --state it looks at $OPENCLAW_STATE_DIR, ~/.openclaw, ~/.openclaw-*,
 ~/.clawdbot, ~/.moltbot and ~/.moldbot. When none exists it ingests a bundled
 sample state dir instead, and says so.
 
---no-index leaves the search index for later: the next ingest (or
-` + "`clawledger reindex`" + `) brings it up to date. A first import of a large
-tree is ready for every other query sooner.
+--no-index leaves the search index and the cortex for later: the next
+ingest (or ` + "`clawledger reindex`" + `, ` + "`clawledger cortex rebuild`" + `) brings them
+up to date. A first import of a large tree is ready for every other query
+sooner.
 
 Exit code 3 means the run completed with warnings (malformed lines newly seen,
 unreadable files, a corrupt index, new chunks the embedding provider did not
@@ -45,7 +46,7 @@ embed); 1 means it failed.`,
 			return a.runs(o, func() error { return ingestRun(cmd.Context(), o) })
 		},
 	}
-	cmd.Flags().BoolVar(&o.NoIndex, "no-index", false, "store and derive everything but the search index, which the next ingest or 'clawledger reindex' brings up to date")
+	cmd.Flags().BoolVar(&o.NoIndex, "no-index", false, "store and derive everything but the search index and the cortex, which the next ingest (or 'clawledger reindex', 'clawledger cortex rebuild') brings up to date")
 	return cmd
 }
 

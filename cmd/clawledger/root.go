@@ -105,6 +105,7 @@ func (a *app) rootCommand() *cobra.Command {
 		newDoctorCmd(a),
 		newEpisodesCmd(a),
 		newSearchCmd(a),
+		newCortexCmd(a),
 		newReindexCmd(a),
 		newEmbedCmd(a),
 		newCronCmd(a),

@@ -48,7 +48,13 @@ the newest 2,000 by BM25 (--exhaustive ranks all). --explain shows each lane's
 rank and score.
 
 Each session hit names its transcript path and entry id, for
-clawledger show PATH --around ENTRY.`,
+clawledger show PATH --around ENTRY.
+
+--episodes searches the cortex's episodes instead (see clawledger cortex):
+their summaries (the ask, the outcome, files, commands, URLs, errors), with
+the same query language, modes and ranking; each hit is one episode, with
+its session, first entry and lines. Episode summaries are embedded with
+the chunks when an embedder is configured.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.complete(args, time.Now()); err != nil {
@@ -75,6 +81,7 @@ clawledger show PATH --around ENTRY.`,
 	fl.Float64Var(&o.MinScore, "min-score", 0, "drop hits scoring below this")
 	fl.BoolVar(&o.Explain, "explain", false, "show each lane's rank and score")
 	fl.BoolVar(&o.Exhaustive, "exhaustive", false, "rank every lexical match, not only the newest 2,000")
+	fl.BoolVar(&o.Episodes, "episodes", false, "search the cortex's episode summaries: one hit per episode")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	o.by.register(fl)
 	return cmd
@@ -157,10 +164,14 @@ func (a *app) printSearch(query string, res *search.Result, explain bool) {
 			when = strings.Replace(when, "T", " ", 1)
 		}
 		var where string
-		if search.FileKind(h.Kind) {
+		switch {
+		case search.FileKind(h.Kind):
 			parts = append(parts, h.Kind)
 			where = fmt.Sprintf("%s:%d-%d", h.Path, h.StartLine, h.EndLine)
-		} else {
+		case h.Kind == search.KindEpisode:
+			parts = append(parts, "episode", h.Role)
+			where = fmt.Sprintf("%s:%d-%d  session %s  from entry %s", h.Path, h.StartLine, h.EndLine, h.SessionID, h.EntryID)
+		default:
 			parts = append(parts, h.Role)
 			where = fmt.Sprintf("%s:%d  session %s  entry %s", h.Path, h.StartLine, h.SessionID, h.EntryID)
 		}
