@@ -50,6 +50,14 @@ var orphanChecks = []orphanCheck{
 }
 
 func init() {
+	for _, t := range []string{"cortex_sources", "cortex_states", "cortex_stale", "cortex_episodes"} {
+		orphanChecks = append(orphanChecks, orphanCheck{t, "its source is missing",
+			`NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = ` + t + `.source_id)`})
+	}
+	for _, t := range []string{"cortex_terms", "cortex_facet_episodes", "cortex_links"} {
+		orphanChecks = append(orphanChecks, orphanCheck{t, "its episode is missing",
+			`NOT EXISTS (SELECT 1 FROM cortex_episodes e WHERE e.id = ` + t + `.episode_id)`})
+	}
 	for _, t := range auditByStateDir {
 		orphanChecks = append(orphanChecks, orphanCheck{t, "its state dir is missing",
 			`NOT EXISTS (SELECT 1 FROM state_dirs d WHERE d.id = ` + t + `.state_dir_id)`})

@@ -66,11 +66,12 @@ var auditByStateDir = []string{
 }
 
 // forgetBySource are the tables whose rows belong to a source by its id
-// (lines after the rows derived from them; the search index's marks after
-// the lines, whose deletion marks the source stale).
+// (lines after the rows derived from them; the search index's and the
+// cortex's marks after the lines, whose deletion marks the source stale).
 var forgetBySource = []string{
 	"tool_calls", "compactions", "model_changes", "cron_runs", "sessions", "session_index", "workspace_versions",
 	"workspace_files", "episodic_capture_sources", "source_failures", "lines", "search_sources", "search_stale",
+	"cortex_sources", "cortex_states", "cortex_stale",
 }
 
 // auditRows counts the audit trail's rows of a state dir ($1).
@@ -121,9 +122,10 @@ func (db *DB) ForgetStateDir(ctx context.Context, stateDirID int64) (*clawledger
 			(SELECT count(*) FROM cron_jobs WHERE state_dir_id = $1),
 			(SELECT count(*) FROM search_chunks WHERE source_id IN (SELECT id FROM sources WHERE state_dir_id = $1)),
 			(SELECT count(*) FROM (`+capturedFrom+`) c),
+			(SELECT count(*) FROM cortex_episodes WHERE source_id IN (SELECT id FROM sources WHERE state_dir_id = $1)),
 			`+auditRows+`
 			FROM state_dirs WHERE id = $1 AND host_id = $2`, stateDirID, db.hostID).
-			Scan(&f.Sources, &f.Lines, &f.Sessions, &f.WorkspaceFiles, &f.CronJobs, &f.Chunks, &f.Events, &f.AuditRows)
+			Scan(&f.Sources, &f.Lines, &f.Sessions, &f.WorkspaceFiles, &f.CronJobs, &f.Chunks, &f.Events, &f.Episodes, &f.AuditRows)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, clawledger.Errorf(clawledger.ENOTFOUND, "the ledger holds no state dir %d of host %s", stateDirID, db.host)
@@ -140,6 +142,15 @@ func (db *DB) ForgetStateDir(ctx context.Context, stateDirID int64) (*clawledger
 			WHERE host_id = $2`, args},
 		{`DELETE FROM search_vectors WHERE chunk_id IN (` + chunks + `)`, args},
 		{`DELETE FROM search_chunks WHERE id IN (` + chunks + `)`, args},
+	}
+	if f.Episodes > 0 {
+		const episodes = `SELECT id FROM cortex_episodes WHERE source_id IN (SELECT id FROM sources WHERE state_dir_id = $1)`
+		for _, t := range []string{"cortex_facet_episodes", "cortex_terms", "cortex_links"} {
+			stmts = append(stmts, stmt{`DELETE FROM ` + t + ` WHERE episode_id IN (` + episodes + `)`, []any{stateDirID}})
+		}
+		stmts = append(stmts, stmt{`DELETE FROM cortex_episodes WHERE id IN (` + episodes + `)`, []any{stateDirID}},
+			stmt{`DELETE FROM cortex_facets WHERE host_id = $1`, []any{db.hostID}},
+			stmt{facetTotals + ` GROUP BY host_id, type, value`, []any{db.hostID}})
 	}
 	for _, t := range forgetBySource {
 		stmts = append(stmts, stmt{`DELETE FROM ` + t + ` WHERE source_id IN (SELECT id FROM sources WHERE state_dir_id = $1)`, []any{stateDirID}})

@@ -4,15 +4,11 @@ package sqlite
 // vectors.
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"path"
-	"slices"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -186,28 +182,7 @@ func (db *DB) topicFacets(ctx context.Context, f clawledger.FacetFilter) ([]*cla
 	if err != nil {
 		return nil, err
 	}
-	score := func(x *clawledger.Facet) float64 {
-		return float64(x.Count) * math.Log(float64(1+n)/float64(1+x.Episodes))
-	}
-	slices.SortFunc(facets, func(a, b *clawledger.Facet) int {
-		if sa, sb := score(a), score(b); sa != sb {
-			if sa > sb {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Value, b.Value)
-	})
-	if f.Top > 0 && len(facets) > f.Top {
-		facets = facets[:f.Top]
-	}
-	if len(facets) > 0 && score(facets[0]) > 0 {
-		best := score(facets[0])
-		for _, x := range facets {
-			x.Confidence = math.Round(max(score(x), 0)/best*1000) / 1000
-		}
-	}
-	return facets, nil
+	return cortex.RankTopics(facets, n, f.Top), nil
 }
 
 // CortexEntity lists the episodes that touched an entity, newest first.
@@ -218,8 +193,7 @@ func (db *DB) CortexEntity(ctx context.Context, q clawledger.EntityQuery) ([]*cl
 	}
 	// the facets it may name: by value, or by the key a file (base name)
 	// or a URL (host) is also found by
-	lookups := []string{strings.ToLower(value), strings.ToLower(path.Base(value)), cortex.LookupKey(clawledger.FacetURL, value)}
-	cond, args := `(value = ? OR lookup IN (SELECT value FROM json_each(?)))`, []any{value, jsonStrings(lookups)}
+	cond, args := `(value = ? OR lookup IN (SELECT value FROM json_each(?)))`, []any{value, jsonStrings(cortex.EntityLookups(value))}
 	if q.Type != "" {
 		cond += ` AND type = ?`
 		args = append(args, q.Type)
@@ -253,14 +227,7 @@ func (db *DB) CortexEntity(ctx context.Context, q clawledger.EntityQuery) ([]*cl
 		}
 		hits = append(hits, hs...)
 	}
-	slices.SortStableFunc(hits, func(a, b *clawledger.EntityHit) int {
-		return cmp.Or(cmp.Compare(b.Episode.EndMs, a.Episode.EndMs), cmp.Compare(b.Episode.ID, a.Episode.ID),
-			cmp.Compare(a.Occurrence.Type, b.Occurrence.Type), cmp.Compare(a.Occurrence.Value, b.Occurrence.Value))
-	})
-	if q.Limit > 0 && len(hits) > q.Limit {
-		hits = hits[:q.Limit]
-	}
-	return hits, nil
+	return cortex.SortHits(hits, q.Limit), nil
 }
 
 func jsonStrings(s []string) string {
