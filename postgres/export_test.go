@@ -15,3 +15,10 @@ func SetBatchSizes(batch, pending int64) (restore func()) {
 	batchBytes, pendingBytes = batch, pending
 	return func() { batchBytes, pendingBytes = b, p }
 }
+
+// SetPlanHook makes hook learn the plan each search for the newest
+// matches chose (walk, else the word index).
+func SetPlanHook(hook func(tsquery string, walk bool)) (restore func()) {
+	planHook = hook
+	return func() { planHook = nil }
+}

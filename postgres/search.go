@@ -399,6 +399,9 @@ func scanLexical(r pgx.Row) (m clawledger.LexicalMatch, err error) {
 // through the index costs about walkCost chunks walked.
 const walkCost = 4
 
+// planHook, in tests, learns the plan newestMatches chose for a query.
+var planHook func(tsquery string, walk bool)
+
 // newestMatches returns up to want matches of a tsquery passing f, newest
 // first, by the plan that reads less: two round trips on one connection,
 // the estimate, then the query in a transaction of its own that sets the
@@ -429,11 +432,17 @@ func (db *DB) newestMatches(ctx context.Context, expr string, f *clawledger.Sear
 	if err := errors.Join(err, res.Close()); err != nil {
 		return nil, err
 	}
-	setting := `SET LOCAL enable_indexscan = off` // through the word index
+	walk := false
 	if len(plan) > 0 {
-		if density := min(1, plan[0].Plan.Rows/float64(max(chunks, 1))); walkCost*density*density*float64(chunks) > float64(want) {
-			setting = `SET LOCAL enable_bitmapscan = off` // the walk
-		}
+		density := min(1, plan[0].Plan.Rows/float64(max(chunks, 1)))
+		walk = walkCost*density*density*float64(chunks) > float64(want)
+	}
+	if planHook != nil {
+		planHook(expr, walk)
+	}
+	setting := `SET LOCAL enable_indexscan = off` // through the word index
+	if walk {
+		setting = `SET LOCAL enable_bitmapscan = off`
 	}
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN READ ONLY`)

@@ -5,20 +5,21 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/pgtest"
 	"github.com/clawledger/clawledger/internal/searchbench"
+	"github.com/clawledger/clawledger/postgres"
 	"github.com/clawledger/clawledger/search"
 )
 
-// TestNewestMatches: a window of a query's newest matches is the newest
-// of all its matches, whichever way the store finds them (the newest ids
-// walked, then the walk or the word index for the rest): words of the
-// search benchmark's corpus (3,000 messages) from the commonest to the
-// rarest, in windows from 1 to past their matches.
-func TestNewestMatches(t *testing.T) {
+// searchCorpus is a ledger of the search benchmark's corpus (3,000
+// messages), analyzed, and words of its newest chunks from the commonest
+// to the rarest (about 40) with their matches.
+func searchCorpus(t *testing.T) (*postgres.DB, []string, map[string]int) {
+	t.Helper()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
 	db := openPG(t, dsn, "h")
@@ -63,7 +64,17 @@ func TestNewestMatches(t *testing.T) {
 	if n[sample[0]] < 1000 || n[sample[len(sample)-1]] > 20 {
 		t.Fatalf("the words range from %d to %d matches", n[sample[0]], n[sample[len(sample)-1]])
 	}
-	words = sample
+	return db, sample, n
+}
+
+// TestNewestMatches: a window of a query's newest matches is the newest
+// of all its matches, whichever way the store finds them (walking the
+// newest chunks or through the word index): words of the search
+// benchmark's corpus from the commonest to the rarest, in windows from 1
+// to past their matches.
+func TestNewestMatches(t *testing.T) {
+	ctx := context.Background()
+	db, words, _ := searchCorpus(t)
 	for _, w := range words {
 		q, err := search.Parse(w)
 		if err != nil {
@@ -89,6 +100,33 @@ func TestNewestMatches(t *testing.T) {
 					t.Fatalf("%s (%d matches), window %d: match %d is chunk %d, want %d", w, len(all), window, i, got[i].ID, want[i].ID)
 				}
 			}
+		}
+	}
+}
+
+// TestSearchPlan: the store, not the planner, picks how to find a query's
+// newest matches, from the planner's estimate of them: the commonest
+// words by walking the newest chunks, the rarest through the word index.
+func TestSearchPlan(t *testing.T) {
+	ctx := context.Background()
+	db, words, n := searchCorpus(t)
+	var mu sync.Mutex
+	walked := map[string]bool{}
+	defer postgres.SetPlanHook(func(tsquery string, walk bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		walked[tsquery] = walk
+	})()
+	for _, w := range []string{words[0], words[len(words)-1]} {
+		q, err := search.Parse(w)
+		check(t, err)
+		_, _, err = db.Lexical(ctx, q, &clawledger.SearchFilter{}, 10)
+		check(t, err)
+		mu.Lock()
+		walk, ok := walked[db.RenderQuery(q)]
+		mu.Unlock()
+		if want := w == words[0]; !ok || walk != want {
+			t.Errorf("%s (%d matches): walked %v (chosen: %v), want %v", w, n[w], walk, ok, want)
 		}
 	}
 }
