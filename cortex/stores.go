@@ -13,8 +13,8 @@ import (
 )
 
 // What every cortex store computes alike, outside its queries: how an
-// episode's summary is stored, the keys an entity is looked up by, the
-// order of entity hits, and the weighing of topics.
+// episode's summary is stored, an entity query answered from the store's
+// lookups, and the weighing of topics.
 
 // SummaryJSON is an episode summary as stored (empty lists as []).
 func SummaryJSON(s clawledger.EpisodeSummary) string {
@@ -38,25 +38,61 @@ func SummaryHash(ep *clawledger.Episode) []byte {
 	return h[:]
 }
 
-// EntityLookups are the lookup keys (LookupKey) of the facets an entity
-// query's value may name: by value, or by the key a file (base name) or a
-// URL (host) is also found by. A candidate facet is one when
-// MatchesEntity says so.
-func EntityLookups(value string) []string {
-	return []string{strings.ToLower(value), strings.ToLower(path.Base(value)), LookupKey(clawledger.FacetURL, value)}
+// EntityLookup is what a store looks up to answer an entity query.
+type EntityLookup struct {
+	// Facets lists the facets (their type and value) of the query's type
+	// (any when unset) whose value is value or whose lookup key
+	// (LookupKey) is one of lookups, by type and value.
+	Facets func(value string, lookups []string) ([]clawledger.Facet, error)
+	// Hits lists the episodes a facet occurs in, with its occurrence,
+	// newest first (the query's agent, at most its limit).
+	Hits func(typ clawledger.FacetType, value string) ([]*clawledger.EntityHit, error)
+	// Topic lists the episodes among whose most frequent words a term is,
+	// newest first (the query's agent, at most its limit).
+	Topic func(term string) ([]*clawledger.EntityHit, error)
 }
 
-// SortHits orders entity hits newest episode first (then by facet) and
-// applies a limit (0: none).
-func SortHits(hits []*clawledger.EntityHit, limit int) []*clawledger.EntityHit {
+// Entity answers an entity query (clawledger.CortexStore.CortexEntity)
+// from a store's lookups: the facets the value may name (by value, or by
+// the key a file's base name or a URL's host is also found by) that
+// MatchesEntity keeps, and the topic term, their episodes newest first
+// (then by facet), at most the query's limit.
+func Entity(q clawledger.EntityQuery, l EntityLookup) ([]*clawledger.EntityHit, error) {
+	value := strings.TrimSpace(q.Value)
+	if value == "" {
+		return nil, nil
+	}
+	lookups := []string{strings.ToLower(value), strings.ToLower(path.Base(value)), LookupKey(clawledger.FacetURL, value)}
+	cands, err := l.Facets(value, lookups)
+	if err != nil {
+		return nil, err
+	}
+	var hits []*clawledger.EntityHit
+	for _, f := range cands {
+		if !MatchesEntity(f.Type, f.Value, value) {
+			continue
+		}
+		hs, err := l.Hits(f.Type, f.Value)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, hs...)
+	}
+	if q.Type == "" || q.Type == clawledger.FacetTopic {
+		hs, err := l.Topic(strings.ToLower(value))
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, hs...)
+	}
 	slices.SortStableFunc(hits, func(a, b *clawledger.EntityHit) int {
 		return cmp.Or(cmp.Compare(b.Episode.EndMs, a.Episode.EndMs), cmp.Compare(b.Episode.ID, a.Episode.ID),
 			cmp.Compare(a.Occurrence.Type, b.Occurrence.Type), cmp.Compare(a.Occurrence.Value, b.Occurrence.Value))
 	})
-	if limit > 0 && len(hits) > limit {
-		hits = hits[:limit]
+	if q.Limit > 0 && len(hits) > q.Limit {
+		hits = hits[:q.Limit]
 	}
-	return hits
+	return hits, nil
 }
 
 // RankTopics weighs topic facets (a term's total frequency in Count, the

@@ -790,44 +790,27 @@ func (db *DB) topicFacets(ctx context.Context, f clawledger.FacetFilter) ([]*cla
 
 // CortexEntity lists the episodes that touched an entity, newest first.
 func (db *DB) CortexEntity(ctx context.Context, q clawledger.EntityQuery) ([]*clawledger.EntityHit, error) {
-	value := strings.TrimSpace(q.Value)
-	if value == "" {
-		return nil, nil
-	}
-	var p params
-	cond := `(value = ` + p.add(value) + ` OR lookup = ANY(` + p.add(cortex.EntityLookups(value)) + `))`
-	if q.Type != "" {
-		cond += ` AND type = ` + p.add(string(q.Type))
-	}
-	cands, err := queryAll(ctx, db.pool, func(r pgx.Row) (facetKey, error) {
-		var k facetKey
-		var typ string
-		err := r.Scan(&typ, &k.value)
-		k.typ = clawledger.FacetType(typ)
-		return k, err
-	}, `SELECT DISTINCT type COLLATE "C", value COLLATE "C" FROM cortex_facets WHERE `+cond+db.onHost("host_id", &p)+` ORDER BY 1, 2`, p.args...)
-	if err != nil {
-		return nil, db.fail(err)
-	}
-	var hits []*clawledger.EntityHit
-	for _, k := range cands {
-		if !cortex.MatchesEntity(k.typ, k.value, value) {
-			continue
-		}
-		hs, err := db.entityHits(ctx, k, q)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, hs...)
-	}
-	if q.Type == "" || q.Type == clawledger.FacetTopic {
-		hs, err := db.topicHits(ctx, strings.ToLower(value), q)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, hs...)
-	}
-	return cortex.SortHits(hits, q.Limit), nil
+	return cortex.Entity(q, cortex.EntityLookup{
+		Facets: func(value string, lookups []string) ([]clawledger.Facet, error) {
+			var p params
+			cond := `(value = ` + p.add(value) + ` OR lookup = ANY(` + p.add(lookups) + `))`
+			if q.Type != "" {
+				cond += ` AND type = ` + p.add(string(q.Type))
+			}
+			out, err := queryAll(ctx, db.pool, func(r pgx.Row) (f clawledger.Facet, err error) {
+				var typ string
+				err = r.Scan(&typ, &f.Value)
+				f.Type = clawledger.FacetType(typ)
+				return f, err
+			}, `SELECT DISTINCT type COLLATE "C", value COLLATE "C" FROM cortex_facets WHERE `+cond+db.onHost("host_id", &p)+
+				` ORDER BY 1, 2`, p.args...)
+			return out, db.fail(err)
+		},
+		Hits: func(typ clawledger.FacetType, value string) ([]*clawledger.EntityHit, error) {
+			return db.entityHits(ctx, facetKey{typ, value}, q)
+		},
+		Topic: func(term string) ([]*clawledger.EntityHit, error) { return db.topicHits(ctx, term, q) },
+	})
 }
 
 // newestFirst ends an entity hits query (over episodes e): the query's

@@ -187,47 +187,22 @@ func (db *DB) topicFacets(ctx context.Context, f clawledger.FacetFilter) ([]*cla
 
 // CortexEntity lists the episodes that touched an entity, newest first.
 func (db *DB) CortexEntity(ctx context.Context, q clawledger.EntityQuery) ([]*clawledger.EntityHit, error) {
-	value := strings.TrimSpace(q.Value)
-	if value == "" {
-		return nil, nil
-	}
-	// the facets it may name: by value, or by the key a file (base name)
-	// or a URL (host) is also found by
-	cond, args := `(value = ? OR lookup IN (SELECT value FROM json_each(?)))`, []any{value, jsonStrings(cortex.EntityLookups(value))}
-	if q.Type != "" {
-		cond += ` AND type = ?`
-		args = append(args, q.Type)
-	}
-	cands, err := queryAll(ctx, db.r, func(r scanner) (facetKey, error) {
-		var k facetKey
-		err := r.Scan(&k.typ, &k.value)
-		return k, err
-	}, `SELECT type, value FROM cortex_facets WHERE `+cond+` ORDER BY type, value`, args...)
-	if err != nil {
-		return nil, err
-	}
-	var keys []facetKey
-	for _, k := range cands {
-		if cortex.MatchesEntity(k.typ, k.value, value) {
-			keys = append(keys, k)
-		}
-	}
-	var hits []*clawledger.EntityHit
-	for _, k := range keys {
-		hs, err := db.entityHits(ctx, k, q)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, hs...)
-	}
-	if q.Type == "" || q.Type == clawledger.FacetTopic {
-		hs, err := db.topicHits(ctx, strings.ToLower(value), q)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, hs...)
-	}
-	return cortex.SortHits(hits, q.Limit), nil
+	return cortex.Entity(q, cortex.EntityLookup{
+		Facets: func(value string, lookups []string) ([]clawledger.Facet, error) {
+			cond, args := `(value = ? OR lookup IN (SELECT value FROM json_each(?)))`, []any{value, jsonStrings(lookups)}
+			if q.Type != "" {
+				cond += ` AND type = ?`
+				args = append(args, q.Type)
+			}
+			return queryAll(ctx, db.r, func(r scanner) (f clawledger.Facet, err error) {
+				return f, r.Scan(&f.Type, &f.Value)
+			}, `SELECT type, value FROM cortex_facets WHERE `+cond+` ORDER BY type, value`, args...)
+		},
+		Hits: func(typ clawledger.FacetType, value string) ([]*clawledger.EntityHit, error) {
+			return db.entityHits(ctx, facetKey{typ, value}, q)
+		},
+		Topic: func(term string) ([]*clawledger.EntityHit, error) { return db.topicHits(ctx, term, q) },
+	})
 }
 
 func jsonStrings(s []string) string {
