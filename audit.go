@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"path"
+	"sort"
 	"strings"
 	"time"
 )
@@ -577,4 +579,145 @@ func (inv *Inventory) Entries() []InventoryEntry {
 		add(InventoryCron, j.ID, j.AgentID, j, j.CreatedAt, j.UpdatedAt)
 	}
 	return out
+}
+
+// KindsSelectable reports whether a kind filter can select any entry of a
+// timeline source that gives these kinds (or kind families): a filter
+// kind is one of them, under one, or above one. Stores skip the sources
+// it cannot select.
+func KindsSelectable(kinds, filter []string) bool {
+	if len(filter) == 0 {
+		return true
+	}
+	for _, k := range filter {
+		for _, own := range kinds {
+			if k == own || strings.HasPrefix(k, own+".") || strings.HasPrefix(own, k+".") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TimelineSummary writes an entry's one line from the three texts its
+// source gives with it, by kind family: config (a: the version's hash, b:
+// the file it was read from, c: "<origin> <changed paths JSON>" of the
+// write that made it), approval (a: the argument pattern), subagent (a:
+// the label or task, b: the model), openclaw (b: the duration in ms), and
+// an inventory change (a: the item's detail, JSON).
+func TimelineSummary(e TimelineEntry, a, b, c string) string {
+	family, action, _ := strings.Cut(e.Kind, ".")
+	switch family {
+	case "config":
+		if e.Kind == TimelineConfigWrite {
+			return "config written (never seen as a file) by " + writeText(c)
+		}
+		s := e.Subject + " → version " + a[:min(len(a), 12)] + " (" + b + ")"
+		if c != "" {
+			s += " by " + writeText(c)
+		}
+		return s
+	case "approval":
+		s := e.Agent + ": " + e.Subject
+		if a != "" {
+			s += " " + a
+		}
+		return "exec approval " + action + ": " + s
+	case "subagent":
+		return "spawned " + e.Subject + " (" + cmp.Or(b, "model unknown") + "): " + a
+	case "openclaw":
+		s := strings.TrimPrefix(e.Kind, "openclaw.") + " " + e.Status
+		if e.Subject != "" {
+			s += ": " + e.Subject
+		}
+		if b != "" {
+			s += " (" + b + " ms)"
+		}
+		return s
+	}
+	// an inventory change: its detail names the item
+	var item map[string]any
+	name := e.Subject
+	if json.Unmarshal([]byte(a), &item) == nil {
+		if n, ok := item["name"].(string); ok && n != "" {
+			name = n
+		} else if id, ok := item["id"].(string); ok && id != "" {
+			name = id
+		}
+	}
+	return family + " " + action + ": " + name
+}
+
+// writeText renders "<origin> <changed paths JSON>" as "origin: a, b".
+func writeText(b string) string {
+	origin, paths, _ := strings.Cut(b, " ")
+	var list []string
+	if json.Unmarshal([]byte(paths), &list) == nil && len(list) > 0 {
+		return cmp.Or(origin, "unknown") + ": " + strings.Join(list, ", ")
+	}
+	return cmp.Or(origin, "unknown")
+}
+
+// ArchivedSession is the timeline entry of a transcript archived as
+// deleted or reset (class), at the time its name records, else at its
+// last entry's.
+func ArchivedSession(stateDir, rel, class, agent, sessionID string, lastMs int64) TimelineEntry {
+	return TimelineEntry{
+		Time:      cmp.Or(ArchivedAt(path.Base(rel)), lastMs),
+		Kind:      "session." + class,
+		StateDir:  stateDir,
+		Agent:     agent,
+		Subject:   rel,
+		SessionID: sessionID,
+		Summary:   "session " + sessionID + " archived as " + class,
+	}
+}
+
+// ArchivesSelectable reports whether a filter can select an archived
+// session's entry.
+func (f TimelineFilter) ArchivesSelectable() bool {
+	return MatchKind(TimelineSessionDeleted, f.Kinds) || MatchKind(TimelineSessionReset, f.Kinds)
+}
+
+// MergeArchived adds the archived sessions' entries the filter selects
+// (its kinds, times and session: stores filter by agent and state dir) to
+// a timeline, newest first (stable: entries of one time keep their
+// order), and applies its limit.
+func (f TimelineFilter) MergeArchived(entries, archived []TimelineEntry) []TimelineEntry {
+	for _, e := range archived {
+		if MatchKind(e.Kind, f.Kinds) && (f.Since == 0 || e.Time >= f.Since) && (f.Until == 0 || e.Time < f.Until) &&
+			(f.Session == "" || f.Session == e.SessionID) {
+			entries = append(entries, e)
+		}
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Time > entries[j].Time })
+	if f.Limit > 0 && len(entries) > f.Limit {
+		entries = entries[:f.Limit]
+	}
+	return entries
+}
+
+// SortConfigHistory orders a configuration file's history as the stores
+// return it: by time, and in the order the store recorded them (seq)
+// among equal times (the copies of a rotation ring often share one); a
+// write never seen (seq 0) has no place in that order.
+func SortConfigHistory(hist []ConfigChange) {
+	sort.SliceStable(hist, func(i, j int) bool {
+		if hist[i].Time != hist[j].Time {
+			return hist[i].Time < hist[j].Time
+		}
+		return hist[i].Seq < hist[j].Seq
+	})
+}
+
+// VersionAt picks, from a history sorted by SortConfigHistory, the version
+// current at a time (0: the newest), and the state dir it is of; "" when
+// none was.
+func VersionAt(hist []ConfigChange, at int64) (hash, stateDir string) {
+	for _, c := range hist {
+		if c.Hash != "" && (at == 0 || c.Time <= at) {
+			hash, stateDir = c.Hash, c.StateDir
+		}
+	}
+	return hash, stateDir
 }

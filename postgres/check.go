@@ -28,10 +28,12 @@ func (db *DB) Integrity(ctx context.Context, quick bool) ([]string, error) {
 	return bad, nil
 }
 
+type orphanCheck struct{ table, reason, where string }
+
 // orphanChecks name, for each table holding rows derived from another, the
 // rows whose parent is missing. Writes never leave any (a source's rows and
 // its cursor commit together); these find damage from outside.
-var orphanChecks = []struct{ table, reason, where string }{
+var orphanChecks = []orphanCheck{
 	{"sources", "its state dir is missing", `NOT EXISTS (SELECT 1 FROM state_dirs d WHERE d.id = sources.state_dir_id)`},
 	{"agents", "its state dir is missing", `NOT EXISTS (SELECT 1 FROM state_dirs d WHERE d.id = agents.state_dir_id)`},
 	{"lines", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = lines.source_id)`},
@@ -45,6 +47,21 @@ var orphanChecks = []struct{ table, reason, where string }{
 	{"workspace_versions", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = workspace_versions.source_id)`},
 	{"cron_jobs", "its state dir is missing", `NOT EXISTS (SELECT 1 FROM state_dirs d WHERE d.id = cron_jobs.state_dir_id)`},
 	{"episodic_capture_sources", "its source is missing", `NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = episodic_capture_sources.source_id)`},
+}
+
+func init() {
+	for _, t := range []string{"cortex_sources", "cortex_states", "cortex_stale", "cortex_episodes"} {
+		orphanChecks = append(orphanChecks, orphanCheck{t, "its source is missing",
+			`NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = ` + t + `.source_id)`})
+	}
+	for _, t := range []string{"cortex_terms", "cortex_facet_episodes", "cortex_links"} {
+		orphanChecks = append(orphanChecks, orphanCheck{t, "its episode is missing",
+			`NOT EXISTS (SELECT 1 FROM cortex_episodes e WHERE e.id = ` + t + `.episode_id)`})
+	}
+	for _, t := range auditByStateDir {
+		orphanChecks = append(orphanChecks, orphanCheck{t, "its state dir is missing",
+			`NOT EXISTS (SELECT 1 FROM state_dirs d WHERE d.id = ` + t + `.state_dir_id)`})
+	}
 }
 
 // Orphans counts the derived rows whose parent row is missing, per table

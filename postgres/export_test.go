@@ -25,3 +25,10 @@ func SetPurgeWait(d time.Duration) (restore func()) {
 	purgeWait = d
 	return func() { purgeWait = old }
 }
+
+// SetPlanHook makes hook learn the plan each search for the newest
+// matches chose (walk, else the word index).
+func SetPlanHook(hook func(tsquery string, walk bool)) (restore func()) {
+	planHook = hook
+	return func() { planHook = nil }
+}

@@ -56,8 +56,9 @@ func as(t *testing.T, dsn, user string) string {
 
 // TestLeastPrivilege sets up the documented roles (roles/roles.sql, then
 // roles/grants.sql after the writer's first run): the writer ingests and
-// appends events; the reader answers the reports and searches, and can
-// neither write nor read the episodic events.
+// appends events; the reader answers the reports, searches and the audit
+// trail, and can neither write nor read the episodic events (nor the audit
+// trail's salt).
 func TestLeastPrivilege(t *testing.T) {
 	ctx := context.Background()
 	admin := pgtest.Server(t)
@@ -93,6 +94,12 @@ func TestLeastPrivilege(t *testing.T) {
 	if m, _, err := r.Lexical(ctx, q, &clawledger.SearchFilter{}, 0); err != nil || len(m) == 0 {
 		t.Errorf("the reader's search: %d matches, %v", len(m), err)
 	}
+	if invs, err := r.Inventories(ctx); err != nil || len(invs) == 0 {
+		t.Errorf("the reader's inventories: %d, %v", len(invs), err)
+	}
+	if _, err := r.Timeline(ctx, clawledger.TimelineFilter{}); err != nil {
+		t.Errorf("the reader's audit timeline: %v", err)
+	}
 	if _, _, err := r.Events(ctx, clawledger.EventFilter{ScopeSelector: clawledger.ScopeSelector{Global: true}}); !denied(err) {
 		t.Errorf("the reader reads the episodic events: %v", err)
 	}
@@ -105,6 +112,7 @@ func TestLeastPrivilege(t *testing.T) {
 		`DELETE FROM t_` + suffix + `.lines`,
 		`UPDATE t_` + suffix + `.sources SET size = 0`,
 		`SELECT * FROM t_` + suffix + `.episodic_capture_sources`,
+		`SELECT * FROM t_` + suffix + `.audit_salt`,
 	} {
 		if err := execAs(admin, vars["reader"], stmt); !denied(err) {
 			t.Errorf("the reader ran %s: %v", stmt, err)

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -56,13 +57,31 @@ func inStateDirs(col string, dirs []string, p *params) string {
 	return " AND " + col + " IN (SELECT id FROM state_dirs WHERE path = ANY(" + p.add(dirs) + "))"
 }
 
+// auditByStateDir are the audit trail's tables, whose rows belong to a
+// state dir by its id (each before the table its rows refer to).
+var auditByStateDir = []string{
+	"audit_cursors", "approval_changes", "config_history", "config_copies", "config_versions",
+	"openclaw_audit_events", "openclaw_diagnostic_events", "openclaw_trajectory_events", "openclaw_session_participants",
+	"subagent_links", "inventory_changes", "inventory_items", "inventories",
+}
+
 // forgetBySource are the tables whose rows belong to a source by its id
-// (lines after the rows derived from them; the search index's marks after
-// the lines, whose deletion marks the source stale).
+// (lines after the rows derived from them; the search index's and the
+// cortex's marks after the lines, whose deletion marks the source stale).
 var forgetBySource = []string{
 	"tool_calls", "compactions", "model_changes", "cron_runs", "sessions", "session_index", "workspace_versions",
 	"workspace_files", "episodic_capture_sources", "source_failures", "lines", "search_sources", "search_stale",
+	"cortex_sources", "cortex_states", "cortex_stale",
 }
+
+// auditRows counts the audit trail's rows of a state dir ($1).
+var auditRows = func() string {
+	var counts []string
+	for _, t := range auditByStateDir {
+		counts = append(counts, `(SELECT count(*) FROM `+t+` WHERE state_dir_id = $1)`)
+	}
+	return strings.Join(counts, " + ")
+}()
 
 // capturedFrom selects the host's episodic events captured from the
 // lines of a state dir's sources ($1; the host $2), as the SQLite ledger
@@ -87,7 +106,7 @@ SELECT e.id FROM episodic_events e
 
 // ForgetStateDir deletes a state dir of the host and everything derived
 // from it in one transaction (the write batch): see
-// clawledger.Maintenance. (This ledger holds no cortex and no audit trail.)
+// clawledger.Maintenance.
 func (db *DB) ForgetStateDir(ctx context.Context, stateDirID int64) (*clawledger.Forgotten, error) {
 	w, err := db.writer()
 	if err != nil {
@@ -102,9 +121,11 @@ func (db *DB) ForgetStateDir(ctx context.Context, stateDirID int64) (*clawledger
 			(SELECT count(*) FROM workspace_files WHERE source_id IN (SELECT id FROM sources WHERE state_dir_id = $1)),
 			(SELECT count(*) FROM cron_jobs WHERE state_dir_id = $1),
 			(SELECT count(*) FROM search_chunks WHERE source_id IN (SELECT id FROM sources WHERE state_dir_id = $1)),
-			(SELECT count(*) FROM (`+capturedFrom+`) c)
+			(SELECT count(*) FROM (`+capturedFrom+`) c),
+			(SELECT count(*) FROM cortex_episodes WHERE source_id IN (SELECT id FROM sources WHERE state_dir_id = $1)),
+			`+auditRows+`
 			FROM state_dirs WHERE id = $1 AND host_id = $2`, stateDirID, db.hostID).
-			Scan(&f.Sources, &f.Lines, &f.Sessions, &f.WorkspaceFiles, &f.CronJobs, &f.Chunks, &f.Events)
+			Scan(&f.Sources, &f.Lines, &f.Sessions, &f.WorkspaceFiles, &f.CronJobs, &f.Chunks, &f.Events, &f.Episodes, &f.AuditRows)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, clawledger.Errorf(clawledger.ENOTFOUND, "the ledger holds no state dir %d of host %s", stateDirID, db.host)
@@ -122,10 +143,19 @@ func (db *DB) ForgetStateDir(ctx context.Context, stateDirID int64) (*clawledger
 		{`DELETE FROM search_vectors WHERE chunk_id IN (` + chunks + `)`, args},
 		{`DELETE FROM search_chunks WHERE id IN (` + chunks + `)`, args},
 	}
+	if f.Episodes > 0 {
+		const episodes = `SELECT id FROM cortex_episodes WHERE source_id IN (SELECT id FROM sources WHERE state_dir_id = $1)`
+		for _, t := range []string{"cortex_facet_episodes", "cortex_terms", "cortex_links"} {
+			stmts = append(stmts, stmt{`DELETE FROM ` + t + ` WHERE episode_id IN (` + episodes + `)`, []any{stateDirID}})
+		}
+		stmts = append(stmts, stmt{`DELETE FROM cortex_episodes WHERE id IN (` + episodes + `)`, []any{stateDirID}},
+			stmt{`DELETE FROM cortex_facets WHERE host_id = $1`, []any{db.hostID}},
+			stmt{facetTotals + ` GROUP BY host_id, type, value`, []any{db.hostID}})
+	}
 	for _, t := range forgetBySource {
 		stmts = append(stmts, stmt{`DELETE FROM ` + t + ` WHERE source_id IN (SELECT id FROM sources WHERE state_dir_id = $1)`, []any{stateDirID}})
 	}
-	for _, t := range []string{"agents", "cron_jobs"} {
+	for _, t := range append([]string{"agents", "cron_jobs"}, auditByStateDir...) {
 		stmts = append(stmts, stmt{`DELETE FROM ` + t + ` WHERE state_dir_id = $1`, []any{stateDirID}})
 	}
 	stmts = append(stmts,

@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
-	"sort"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -378,14 +376,7 @@ func (db *DB) ConfigHistory(ctx context.Context, f clawledger.ConfigFilter) ([]c
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	// by time, the order seen among equal times (the copies of a ring
-	// often share one); a write never seen has no place in that order
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Time != out[j].Time {
-			return out[i].Time < out[j].Time
-		}
-		return out[i].Seq < out[j].Seq
-	})
+	clawledger.SortConfigHistory(out)
 	return out, nil
 }
 
@@ -416,11 +407,7 @@ func (db *DB) ConfigVersion(ctx context.Context, f clawledger.ConfigFilter) (*cl
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range hist {
-			if c.Hash != "" && (f.At == 0 || c.Time <= f.At) {
-				hash, stateDir = c.Hash, c.StateDir
-			}
-		}
+		hash, stateDir = clawledger.VersionAt(hist, f.At)
 		if hash == "" {
 			return nil, clawledger.ErrNotFound
 		}
@@ -509,22 +496,6 @@ type timelineArm struct {
 	query string
 }
 
-// selected reports whether a kind filter can select any of the arm's
-// entries: a filter kind is one of the arm's, under one, or above one.
-func (a timelineArm) selected(filter []string) bool {
-	if len(filter) == 0 {
-		return true
-	}
-	for _, k := range filter {
-		for _, own := range a.kinds {
-			if k == own || strings.HasPrefix(k, own+".") || strings.HasPrefix(own, k+".") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // Timeline merges the audit trail, newest first: config changes, OpenClaw
 // config writes never seen as a file, approvals added and removed,
 // inventory changes (skills, plugins, agents, channels, providers, cron
@@ -552,7 +523,7 @@ func (db *DB) Timeline(ctx context.Context, f clawledger.TimelineFilter) ([]claw
 	}
 	var arms []string
 	for _, arm := range timelineArms {
-		if arm.selected(f.Kinds) {
+		if clawledger.KindsSelectable(arm.kinds, f.Kinds) {
 			// (family is constant within an arm: ordering by it would keep
 			// SQLite from reading the audit events' time index backwards)
 			arms = append(arms, `SELECT * FROM (SELECT * FROM (`+arm.query+`) x WHERE `+where+` ORDER BY ts DESC, ord DESC`+limit+`)`)
@@ -571,12 +542,7 @@ func (db *DB) Timeline(ctx context.Context, f clawledger.TimelineFilter) ([]claw
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, archived...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Time > out[j].Time })
-	if f.Limit > 0 && len(out) > f.Limit {
-		out = out[:f.Limit]
-	}
-	return out, nil
+	return f.MergeArchived(out, archived), nil
 }
 
 func likeEscape(s string) string {
@@ -590,96 +556,23 @@ func scanTimelineEntry(r scanner) (clawledger.TimelineEntry, error) {
 		&e.ToolCallID, &e.Status); err != nil {
 		return e, err
 	}
-	e.Summary = timelineSummary(e, a, b, c)
+	e.Summary = clawledger.TimelineSummary(e, a, b, c)
 	return e, nil
 }
 
-// timelineSummary writes an entry's one line from its arm's texts.
-func timelineSummary(e clawledger.TimelineEntry, a, b, c string) string {
-	family, action, _ := strings.Cut(e.Kind, ".")
-	switch family {
-	case "config":
-		if e.Kind == clawledger.TimelineConfigWrite {
-			return "config written (never seen as a file) by " + writeText(c)
-		}
-		s := e.Subject + " → version " + a[:min(len(a), 12)] + " (" + b + ")"
-		if c != "" {
-			s += " by " + writeText(c)
-		}
-		return s
-	case "approval":
-		s := e.Agent + ": " + e.Subject
-		if a != "" {
-			s += " " + a
-		}
-		return "exec approval " + action + ": " + s
-	case "subagent":
-		return "spawned " + e.Subject + " (" + cmp.Or(b, "model unknown") + "): " + a
-	case "openclaw":
-		s := strings.TrimPrefix(e.Kind, "openclaw.") + " " + e.Status
-		if e.Subject != "" {
-			s += ": " + e.Subject
-		}
-		if b != "" {
-			s += " (" + b + " ms)"
-		}
-		return s
-	}
-	// an inventory change: its detail names the item
-	var item map[string]any
-	name := e.Subject
-	if json.Unmarshal([]byte(a), &item) == nil {
-		if n, ok := item["name"].(string); ok && n != "" {
-			name = n
-		} else if id, ok := item["id"].(string); ok && id != "" {
-			name = id
-		}
-	}
-	return family + " " + action + ": " + name
-}
-
-// writeText renders "<origin> <changed paths JSON>" as "origin: a, b".
-func writeText(b string) string {
-	origin, paths, _ := strings.Cut(b, " ")
-	var list []string
-	if json.Unmarshal([]byte(paths), &list) == nil && len(list) > 0 {
-		return cmp.Or(origin, "unknown") + ": " + strings.Join(list, ", ")
-	}
-	return cmp.Or(origin, "unknown")
-}
-
-// archivedSessions lists the transcripts archived as deleted or reset that
-// the filter selects, at the time their name records.
+// archivedSessions lists the transcripts archived as deleted or reset of
+// the filter's agent and state dir (f.MergeArchived selects by the rest).
 func (db *DB) archivedSessions(ctx context.Context, f clawledger.TimelineFilter) ([]clawledger.TimelineEntry, error) {
-	kinds := []string{clawledger.TimelineSessionDeleted, clawledger.TimelineSessionReset}
-	if !clawledger.MatchKind(kinds[0], f.Kinds) && !clawledger.MatchKind(kinds[1], f.Kinds) {
+	if !f.ArchivesSelectable() {
 		return nil, nil
 	}
-	entries, err := queryAll(ctx, db.r, func(r scanner) (clawledger.TimelineEntry, error) {
-		var e clawledger.TimelineEntry
-		var rel, class string
+	return queryAll(ctx, db.r, func(r scanner) (clawledger.TimelineEntry, error) {
+		var dir, rel, class, agent, id string
 		var last int64
-		if err := r.Scan(&e.StateDir, &rel, &class, &e.Agent, &e.SessionID, &last); err != nil {
-			return e, err
-		}
-		e.Kind = "session." + class
-		e.Subject = rel
-		e.Time = cmp.Or(clawledger.ArchivedAt(path.Base(rel)), last)
-		e.Summary = "session " + e.SessionID + " archived as " + class
-		return e, nil
+		err := r.Scan(&dir, &rel, &class, &agent, &id, &last)
+		return clawledger.ArchivedSession(dir, rel, class, agent, id, last), err
 	}, `SELECT d.path, s.rel_path, s.class, s.agent_id, s.file_session_id, coalesce(x.last_ms, 0)
 		FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id LEFT JOIN sessions x ON x.source_id = s.id
 		WHERE s.kind = 'transcript' AND s.class IN ('deleted', 'reset') AND (? = '' OR s.agent_id = ?) AND (? = '' OR d.path = ?)`,
 		f.Agent, f.Agent, f.StateDir, f.StateDir)
-	if err != nil {
-		return nil, err
-	}
-	out := entries[:0]
-	for _, e := range entries {
-		if clawledger.MatchKind(e.Kind, f.Kinds) && (f.Since == 0 || e.Time >= f.Since) && (f.Until == 0 || e.Time < f.Until) &&
-			(f.Session == "" || f.Session == e.SessionID) {
-			out = append(out, e)
-		}
-	}
-	return out, nil
 }

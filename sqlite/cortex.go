@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"math/bits"
@@ -494,7 +493,7 @@ func (t *cortexTx) putEpisodes(c *clawledger.CortexChange) error {
 		texts[i] = ep.SummaryText()
 		args = append(args, ep.ID, ep.SourceID, ep.Seq, ep.AgentID, ep.SessionID, string(ep.Boundary), ep.StartEntryID,
 			ep.EndEntryID, ep.StartLine, ep.EndLine, ep.StartMs, ep.EndMs, ep.Entries, ep.Messages, ep.ToolCalls, ep.Errors,
-			ep.Tokens, ep.Cost, summaryJSON(ep.Summary), summaryHash(texts[i]), search.TokenCount(texts[i]))
+			ep.Tokens, ep.Cost, cortex.SummaryJSON(ep.Summary), cortex.SummaryHash(ep), search.TokenCount(texts[i]))
 	}
 	t.args = args
 	if err := t.insertRows(`INSERT OR IGNORE INTO cortex_episodes(id, source_id, seq, agent_id, session_id, boundary, start_entry_id,
@@ -544,19 +543,6 @@ func (t *cortexTx) putFacets(c *clawledger.CortexChange, old map[occurrenceKey]o
 	}
 	return t.insertRows(`INSERT OR IGNORE INTO cortex_facet_episodes(episode_id, type, value, count, first_ms, last_ms, confidence,
 		entry_ids, lookup) VALUES `, 9, args)
-}
-
-func summaryJSON(s clawledger.EpisodeSummary) string {
-	s.FilesRead, s.FilesModified, s.Commands = nonNil(s.FilesRead), nonNil(s.FilesModified), nonNil(s.Commands)
-	s.URLs, s.Errors = nonNil(s.URLs), nonNil(s.Errors)
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// summaryHash is the hash of an episode's summary text (SummaryText).
-func summaryHash(text string) []byte {
-	h := sha256.Sum256([]byte(text))
-	return h[:]
 }
 
 // occurrenceKey is a facet in an episode.

@@ -4,15 +4,11 @@ package sqlite
 // vectors.
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"path"
-	"slices"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -186,81 +182,27 @@ func (db *DB) topicFacets(ctx context.Context, f clawledger.FacetFilter) ([]*cla
 	if err != nil {
 		return nil, err
 	}
-	score := func(x *clawledger.Facet) float64 {
-		return float64(x.Count) * math.Log(float64(1+n)/float64(1+x.Episodes))
-	}
-	slices.SortFunc(facets, func(a, b *clawledger.Facet) int {
-		if sa, sb := score(a), score(b); sa != sb {
-			if sa > sb {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Value, b.Value)
-	})
-	if f.Top > 0 && len(facets) > f.Top {
-		facets = facets[:f.Top]
-	}
-	if len(facets) > 0 && score(facets[0]) > 0 {
-		best := score(facets[0])
-		for _, x := range facets {
-			x.Confidence = math.Round(max(score(x), 0)/best*1000) / 1000
-		}
-	}
-	return facets, nil
+	return cortex.RankTopics(facets, n, f.Top), nil
 }
 
 // CortexEntity lists the episodes that touched an entity, newest first.
 func (db *DB) CortexEntity(ctx context.Context, q clawledger.EntityQuery) ([]*clawledger.EntityHit, error) {
-	value := strings.TrimSpace(q.Value)
-	if value == "" {
-		return nil, nil
-	}
-	// the facets it may name: by value, or by the key a file (base name)
-	// or a URL (host) is also found by
-	lookups := []string{strings.ToLower(value), strings.ToLower(path.Base(value)), cortex.LookupKey(clawledger.FacetURL, value)}
-	cond, args := `(value = ? OR lookup IN (SELECT value FROM json_each(?)))`, []any{value, jsonStrings(lookups)}
-	if q.Type != "" {
-		cond += ` AND type = ?`
-		args = append(args, q.Type)
-	}
-	cands, err := queryAll(ctx, db.r, func(r scanner) (facetKey, error) {
-		var k facetKey
-		err := r.Scan(&k.typ, &k.value)
-		return k, err
-	}, `SELECT type, value FROM cortex_facets WHERE `+cond+` ORDER BY type, value`, args...)
-	if err != nil {
-		return nil, err
-	}
-	var keys []facetKey
-	for _, k := range cands {
-		if cortex.MatchesEntity(k.typ, k.value, value) {
-			keys = append(keys, k)
-		}
-	}
-	var hits []*clawledger.EntityHit
-	for _, k := range keys {
-		hs, err := db.entityHits(ctx, k, q)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, hs...)
-	}
-	if q.Type == "" || q.Type == clawledger.FacetTopic {
-		hs, err := db.topicHits(ctx, strings.ToLower(value), q)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, hs...)
-	}
-	slices.SortStableFunc(hits, func(a, b *clawledger.EntityHit) int {
-		return cmp.Or(cmp.Compare(b.Episode.EndMs, a.Episode.EndMs), cmp.Compare(b.Episode.ID, a.Episode.ID),
-			cmp.Compare(a.Occurrence.Type, b.Occurrence.Type), cmp.Compare(a.Occurrence.Value, b.Occurrence.Value))
+	return cortex.Entity(q, cortex.EntityLookup{
+		Facets: func(value string, lookups []string) ([]clawledger.Facet, error) {
+			cond, args := `(value = ? OR lookup IN (SELECT value FROM json_each(?)))`, []any{value, jsonStrings(lookups)}
+			if q.Type != "" {
+				cond += ` AND type = ?`
+				args = append(args, q.Type)
+			}
+			return queryAll(ctx, db.r, func(r scanner) (f clawledger.Facet, err error) {
+				return f, r.Scan(&f.Type, &f.Value)
+			}, `SELECT type, value FROM cortex_facets WHERE `+cond+` ORDER BY type, value`, args...)
+		},
+		Hits: func(typ clawledger.FacetType, value string) ([]*clawledger.EntityHit, error) {
+			return db.entityHits(ctx, facetKey{typ, value}, q)
+		},
+		Topic: func(term string) ([]*clawledger.EntityHit, error) { return db.topicHits(ctx, term, q) },
 	})
-	if q.Limit > 0 && len(hits) > q.Limit {
-		hits = hits[:q.Limit]
-	}
-	return hits, nil
 }
 
 func jsonStrings(s []string) string {

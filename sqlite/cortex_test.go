@@ -4,9 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -45,133 +43,6 @@ func ingestCortex(t *testing.T, db *sqlite.DB, state string) {
 	}
 	if _, err := (&cortex.Builder{Ledger: db, Store: db}).Update(ctx); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestCortexEntity(t *testing.T) {
-	db, m := cortexLedger(t, 12)
-	ctx := context.Background()
-	// a file every session of a project may touch, by its base name
-	var want []string
-	var name string
-	for _, s := range m.Sessions {
-		if name == "" && len(s.Files) > 0 {
-			name = path.Base(s.Files[0])
-		}
-	}
-	for _, s := range m.Sessions {
-		for _, f := range s.Files {
-			if path.Base(f) == name && !slices.Contains(want, s.ID) {
-				want = append(want, s.ID)
-			}
-		}
-	}
-	hits, err := db.CortexEntity(ctx, clawledger.EntityQuery{Value: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for i, h := range hits {
-		if h.Occurrence.Type != clawledger.FacetFile || path.Base(h.Occurrence.Value) != name {
-			t.Errorf("hit %+v is not %s", h.Occurrence, name)
-		}
-		if i > 0 && h.Episode.EndMs > hits[i-1].Episode.EndMs {
-			t.Errorf("hits not newest first")
-		}
-		if len(h.Occurrence.EntryIDs) == 0 || h.Occurrence.Count < int64(len(h.Occurrence.EntryIDs)) {
-			t.Errorf("hit without provenance: %+v", h.Occurrence)
-		}
-		if !slices.Contains(got, h.Episode.SessionID) {
-			got = append(got, h.Episode.SessionID)
-		}
-	}
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("entity %s: sessions %v, want %v", name, got, want)
-	}
-	// the same by a longer suffix, by type, and for one agent only
-	full := hits[0].Occurrence.Value
-	suffix := path.Base(path.Dir(full)) + "/" + name
-	byType, err := db.CortexEntity(ctx, clawledger.EntityQuery{Type: clawledger.FacetFile, Value: suffix, Agent: "ops"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range byType {
-		if h.Episode.AgentID != "ops" || !strings.HasSuffix(h.Occurrence.Value, "/"+suffix) {
-			t.Errorf("hit %+v in episode of %s", h.Occurrence, h.Episode.AgentID)
-		}
-	}
-	// a URL's host, a peer, a topic word
-	for _, q := range []clawledger.EntityQuery{{Type: clawledger.FacetURL, Value: "stripe.com"}, {Value: "telegram:4000"}, {Type: clawledger.FacetTopic, Value: "billing"}} {
-		hits, err := db.CortexEntity(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(hits) == 0 {
-			t.Errorf("%+v: no episode", q)
-		}
-	}
-	if hits, _ := db.CortexEntity(ctx, clawledger.EntityQuery{Value: "no-such-thing.txt"}); len(hits) != 0 {
-		t.Errorf("an unknown entity has %d hits", len(hits))
-	}
-}
-
-func TestCortexFacetsAndTopics(t *testing.T) {
-	db, _ := cortexLedger(t, 12)
-	ctx := context.Background()
-	top, err := db.CortexFacets(ctx, clawledger.FacetFilter{Top: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(top) != 5 {
-		t.Fatalf("%d facets", len(top))
-	}
-	for i := 1; i < len(top); i++ {
-		if top[i].Episodes > top[i-1].Episodes {
-			t.Errorf("facets not by episodes: %+v", top)
-		}
-	}
-	ops, err := db.CortexFacets(ctx, clawledger.FacetFilter{Type: clawledger.FacetTool, Agent: "ops"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := db.CortexFacets(ctx, clawledger.FacetFilter{Type: clawledger.FacetTool})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ops) == 0 || ops[0].Episodes >= all[0].Episodes {
-		t.Errorf("ops tools %+v against all %+v", ops, all)
-	}
-	topics, err := db.CortexFacets(ctx, clawledger.FacetFilter{Type: clawledger.FacetTopic, Top: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(topics) != 10 || topics[0].Confidence != 1 {
-		t.Fatalf("topics %+v", topics)
-	}
-	// an episode's keywords: its words weighed against every episode's
-	eps, err := db.CortexEpisodes(ctx, clawledger.EpisodeFilter{Limit: 1})
-	if err != nil || len(eps) != 1 {
-		t.Fatal(eps, err)
-	}
-	ep := eps[0]
-	var terms []string
-	for _, tc := range ep.Terms {
-		terms = append(terms, tc.Term)
-	}
-	n, df, err := db.CortexTerms(ctx, "", terms)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kws := cortex.Keywords(ep.Terms, n, df, 3)
-	if len(kws) == 0 || kws[0].Confidence != 1 {
-		t.Fatalf("keywords %+v of episode %q", kws, ep.Summary.Ask)
-	}
-	for _, k := range kws {
-		if df[k.Term] == 0 || df[k.Term] > n || k.Confidence <= 0 || k.Confidence > 1 {
-			t.Errorf("keyword %+v (df %d of %d)", k, df[k.Term], n)
-		}
 	}
 }
 

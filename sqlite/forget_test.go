@@ -21,6 +21,7 @@ import (
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/search"
 	"github.com/clawledger/clawledger/sqlite"
+	"github.com/clawledger/clawledger/storetest"
 )
 
 // copyTree copies a state dir (files and symlinks) but for the files skip
@@ -174,7 +175,7 @@ func TestForgetCoversEveryTable(t *testing.T) {
 
 	both := open()
 	ingest(both, a, b)
-	ingestAudit(t, both, a, home, 1_800_000_000_000)
+	storetest.IngestAudit(t, both, a, home, 1_800_000_000_000)
 	derived(t, both)
 	onlyB := open()
 	ingest(onlyB, b)

@@ -50,6 +50,14 @@ func Run(t *testing.T, newLedger func(t *testing.T) clawledger.Location) {
 		{"StateDirFilters", testStateDirFilters},
 		{"ForgetStateDir", testForgetStateDir},
 		{"KnownFixture", testKnownFixture},
+		{"ConfigHistory", testConfigHistory},
+		{"Timeline", testTimeline},
+		{"InventoryChanges", testInventoryChanges},
+		{"AuditIngestAndForget", testAuditIngestAndForget},
+		{"CortexEntity", testCortexEntity},
+		{"CortexFacetsAndTopics", testCortexFacetsAndTopics},
+		{"CortexIncrementalEqualsRebuild", testCortexIncrementalEqualsRebuild},
+		{"CortexForget", testCortexForget},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.test(t, newHarness(t, newLedger(t)))

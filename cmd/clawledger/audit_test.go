@@ -14,15 +14,20 @@ import (
 )
 
 // auditHome writes a home whose ~/.openclaw is a state dir of one era with
-// the audit fixture over it, and returns the binary run there.
+// the audit fixture over it, and returns the binary run there (on SQLite).
 func auditHome(t *testing.T, era string) (*cli, *fixture.AuditManifest) {
+	return backend{}.auditHome(t, era)
+}
+
+// auditHome is auditHome on the backend.
+func (b backend) auditHome(t *testing.T, era string) (*cli, *fixture.AuditManifest) {
 	t.Helper()
 	home := t.TempDir()
 	m, err := fixture.WriteAuditEra(filepath.Join(home, ".openclaw"), era == "sqlite")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newCLI(t, home), m
+	return b.cli(t, home), m
 }
 
 var (
@@ -99,11 +104,13 @@ func (c *cli) versions() []string {
 
 // TestAuditCommands: config history, show and diff, audit and inventory
 // answer from what an ingest read of both eras (golden --json), and
-// sessions and show say which session spawned which.
-func TestAuditCommands(t *testing.T) {
+// sessions and show say which session spawned which; on every backend.
+func TestAuditCommands(t *testing.T) { onBackends(t, testAuditCommands) }
+
+func testAuditCommands(t *testing.T, b backend) {
 	for _, era := range []string{"file", "sqlite"} {
 		t.Run(era, func(t *testing.T) {
-			c, m := auditHome(t, era)
+			c, m := b.auditHome(t, era)
 			c.mustRun(0, "ingest", "--quiet")
 			c.auditGolden("config-history-"+era, c.mustRun(0, "config", "history", "--json"))
 			c.auditGolden("config-show-"+era, c.mustRun(0, "config", "show", "--json"))
@@ -201,9 +208,12 @@ func parentSession(t *testing.T, c *cli, m *fixture.AuditManifest) string {
 }
 
 // TestAuditCommandErrors: what the audit commands refuse, and how; with
-// two state dirs in the ledger, one version is asked for of one of them.
-func TestAuditCommandErrors(t *testing.T) {
-	c, m := auditHome(t, "file")
+// two state dirs in the ledger, one version is asked for of one of them;
+// on every backend.
+func TestAuditCommandErrors(t *testing.T) { onBackends(t, testAuditCommandErrors) }
+
+func testAuditCommandErrors(t *testing.T, b backend) {
+	c, m := b.auditHome(t, "file")
 	other := filepath.Join(c.home, ".openclaw-work")
 	if _, err := fixture.WriteAuditEra(other, false); err != nil {
 		t.Fatal(err)

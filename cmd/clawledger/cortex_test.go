@@ -11,8 +11,7 @@ import (
 )
 
 // TestCortexGolden pins the --json output of every cortex command on the
-// edge-case fixture; on PostgreSQL, which keeps no cortex yet, each is
-// unavailable (exit 1) and says so.
+// edge-case fixture, the same on both backends.
 func TestCortexGolden(t *testing.T) { onBackends(t, testCortexGolden) }
 
 func testCortexGolden(t *testing.T, b backend) {
@@ -30,13 +29,6 @@ func testCortexGolden(t *testing.T, b backend) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"--json"}, tc.args...), "--no-refresh")
-			if b.postgres() {
-				_, errOut, code := c.run(args...)
-				if code != exitFailure || !strings.Contains(errOut, "the cortex is not kept on this ledger's backend yet") {
-					t.Fatalf("exit %d: %s", code, errOut)
-				}
-				return
-			}
 			out := c.ok(args...)
 			if !json.Valid([]byte(out)) {
 				t.Fatalf("not JSON:\n%s", out)
@@ -44,10 +36,8 @@ func testCortexGolden(t *testing.T, b backend) {
 			c.checkGolden(tc.name, out)
 		})
 	}
-	if !b.postgres() {
-		c.checkGolden("cortex-episodes.txt", c.ok("cortex", "episodes", a, "--no-refresh"))
-		c.checkGolden("cortex-entity.txt", c.ok("cortex", "entity", "main.go", "--no-refresh"))
-	}
+	c.checkGolden("cortex-episodes.txt", c.ok("cortex", "episodes", a, "--no-refresh"))
+	c.checkGolden("cortex-entity.txt", c.ok("cortex", "entity", "main.go", "--no-refresh"))
 }
 
 // TestCortexRebuildBinary is the determinism check on the built

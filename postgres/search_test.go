@@ -1,0 +1,132 @@
+package postgres_test
+
+import (
+	"cmp"
+	"context"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/pgtest"
+	"github.com/clawledger/clawledger/internal/searchbench"
+	"github.com/clawledger/clawledger/postgres"
+	"github.com/clawledger/clawledger/search"
+)
+
+// searchCorpus is a ledger of the search benchmark's corpus (3,000
+// messages), analyzed, and words of its newest chunks from the commonest
+// to the rarest (about 40) with their matches.
+func searchCorpus(t *testing.T) (*postgres.DB, []string, map[string]int) {
+	t.Helper()
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	db := openPG(t, dsn, "h")
+	raw := filepath.Join(t.TempDir(), "raw")
+	_, err := searchbench.NewGenerator(3).WriteCorpus(ctx, openSQLite(t), raw, 3000, 50)
+	check(t, err)
+	ingest(t, db, raw)
+	_, err = search.UpdateIndex(ctx, db, nil)
+	check(t, err)
+	pgtest.Exec(t, dsn, `ANALYZE search_chunks`) // the estimate of each word's matches the plan is chosen by
+	// every word of the newest chunks, by how many chunks hold it
+	q, err := search.Parse("the")
+	check(t, err)
+	chunks, _, err := db.Lexical(ctx, q, &clawledger.SearchFilter{}, 300)
+	check(t, err)
+	seen := map[string]bool{}
+	var words []string
+	for _, c := range chunks {
+		search.Words(c.Text, func(w string) {
+			if !seen[w] {
+				seen[w] = true
+				words = append(words, w)
+			}
+		})
+	}
+	if len(words) < 50 {
+		t.Fatalf("%d words in the newest chunks", len(words))
+	}
+	n := map[string]int{}
+	for _, w := range words {
+		q, err := search.Parse(w)
+		check(t, err)
+		all, _, err := db.Lexical(ctx, q, &clawledger.SearchFilter{}, 0)
+		check(t, err)
+		n[w] = len(all)
+	}
+	slices.SortFunc(words, func(a, b string) int { return cmp.Or(cmp.Compare(n[b], n[a]), cmp.Compare(a, b)) })
+	var sample []string // from the commonest to the rarest
+	for i := 0; i < len(words); i += max(1, len(words)/40) {
+		sample = append(sample, words[i])
+	}
+	if n[sample[0]] < 1000 || n[sample[len(sample)-1]] > 20 {
+		t.Fatalf("the words range from %d to %d matches", n[sample[0]], n[sample[len(sample)-1]])
+	}
+	return db, sample, n
+}
+
+// TestNewestMatches: a window of a query's newest matches is the newest
+// of all its matches, whichever way the store finds them (walking the
+// newest chunks or through the word index): words of the search
+// benchmark's corpus from the commonest to the rarest, in windows from 1
+// to past their matches.
+func TestNewestMatches(t *testing.T) {
+	ctx := context.Background()
+	db, words, _ := searchCorpus(t)
+	for _, w := range words {
+		q, err := search.Parse(w)
+		if err != nil {
+			continue
+		}
+		all, complete, err := db.Lexical(ctx, q, &clawledger.SearchFilter{}, 0)
+		check(t, err)
+		if !complete {
+			t.Fatalf("%s: all matches incomplete", w)
+		}
+		for _, window := range []int{1, 3, 10, 40, len(all), len(all) + 5} {
+			if window == 0 {
+				continue
+			}
+			got, complete, err := db.Lexical(ctx, q, &clawledger.SearchFilter{}, window)
+			check(t, err)
+			want := all[:min(window, len(all))]
+			if complete != (len(all) <= window) || len(got) != len(want) {
+				t.Fatalf("%s (%d matches), window %d: %d matches (complete %v)", w, len(all), window, len(got), complete)
+			}
+			for i := range want {
+				if got[i].ID != want[i].ID {
+					t.Fatalf("%s (%d matches), window %d: match %d is chunk %d, want %d", w, len(all), window, i, got[i].ID, want[i].ID)
+				}
+			}
+		}
+	}
+}
+
+// TestSearchPlan: the store, not the planner, picks how to find a query's
+// newest matches, from the planner's estimate of them: the commonest
+// words by walking the newest chunks, the rarest through the word index.
+func TestSearchPlan(t *testing.T) {
+	ctx := context.Background()
+	db, words, n := searchCorpus(t)
+	var mu sync.Mutex
+	walked := map[string]bool{}
+	defer postgres.SetPlanHook(func(tsquery string, walk bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		walked[tsquery] = walk
+	})()
+	for _, w := range []string{words[0], words[len(words)-1]} {
+		q, err := search.Parse(w)
+		check(t, err)
+		_, _, err = db.Lexical(ctx, q, &clawledger.SearchFilter{}, 10)
+		check(t, err)
+		mu.Lock()
+		walk, ok := walked[db.RenderQuery(q)]
+		mu.Unlock()
+		if want := w == words[0]; !ok || walk != want {
+			t.Errorf("%s (%d matches): walked %v (chosen: %v), want %v", w, n[w], walk, ok, want)
+		}
+	}
+}
