@@ -100,8 +100,7 @@ func (w *writer) recordConfigFile(ctx context.Context, stateDirID int64, f clawl
 			f.Approvals = []clawledger.Approval{}
 		}
 		b, _ := json.Marshal(f.Approvals)
-		approvals = new(string)
-		*approvals = string(b)
+		approvals = textPtr(string(b))
 	}
 	var versionID, lastVersion *int64
 	var copied bool
