@@ -153,7 +153,8 @@ func TestRedactionWaitsForOlderSnapshots(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	db := openPG(t, dsn, "h")
 	mustAppend(t, db, event(1, "vault", "s1", clawledger.EventDecision, 1, "one", ""), event(2, "vault", "s2", clawledger.EventDecision, 2, "two", ""))
-	t.Cleanup(postgres.SetPurgeWait(0))
+	restore := postgres.SetPurgeWait(0) // no waiting for the snapshot held below
+	defer restore()
 
 	reader, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -177,6 +178,7 @@ func TestRedactionWaitsForOlderSnapshots(t *testing.T) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
+	restore() // other tests' transactions on this server end within the wait
 	res, err = db.RedactEvents(ctx, clawledger.RedactTarget{ScopeSelector: sel, SessionID: "s2"}, nil)
 	if err != nil || res.Matched != 1 || !res.Checkpointed {
 		t.Errorf("redact with no older snapshot: %+v %v, want it checkpointed", res, err)
