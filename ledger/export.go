@@ -138,7 +138,7 @@ func (s *Service) Export(ctx context.Context, req ExportRequest) (*view.Export, 
 				Reason: "its id is a path, not a name"})
 			continue
 		}
-		rel = names[src.StateDir] + "/" + sanitize.RelPath(rel)
+		rel = names[src.StateDirID] + "/" + sanitize.RelPath(rel)
 		if first, dup := written[rel]; dup {
 			// a file-era transcript and the database copy of the same session
 			res.Skipped = append(res.Skipped, view.SkippedExport{StateDir: src.StateDir, Path: src.Rel, Source: sourceFile(src),
@@ -193,12 +193,13 @@ func writeFile(ctx context.Context, r clawledger.Reader, sourceID int64, f *outf
 }
 
 // stateDirNames gives each state dir its base name as a safe file name,
-// made unique when two state dirs share one.
-func stateDirNames(srcs []*clawledger.Source) map[string]string {
-	names := map[string]string{}
+// made unique when two state dirs share one (two in one ledger, or two
+// hosts' at the same path in a ledger of many hosts), by state dir id.
+func stateDirNames(srcs []*clawledger.Source) map[int64]string {
+	names := map[int64]string{}
 	used := map[string]bool{}
 	for _, s := range srcs {
-		if _, ok := names[s.StateDir]; ok {
+		if _, ok := names[s.StateDirID]; ok {
 			continue
 		}
 		base := sanitize.FileName(filepath.Base(s.StateDir))
@@ -207,7 +208,7 @@ func stateDirNames(srcs []*clawledger.Source) map[string]string {
 			name = fmt.Sprintf("%s-%d", base, i)
 		}
 		used[name] = true
-		names[s.StateDir] = name
+		names[s.StateDirID] = name
 	}
 	return names
 }

@@ -239,6 +239,27 @@ func TestFleet(t *testing.T) {
 		})
 	}
 
+	// export --all writes every host's transcripts: a state dir two hosts
+	// hold at the same path is two directories, none skipped as a duplicate
+	var fleetOut struct {
+		Files   int64 `json:"files"`
+		Skipped []struct {
+			Duplicate bool `json:"duplicate"`
+		} `json:"skipped"`
+	}
+	c.decode(c.mustRunOK("--db", dsn, "--json", "export", "--all", "--out", t.TempDir()), &fleetOut)
+	var files int64
+	for _, h := range hosts {
+		var own struct {
+			Files int64 `json:"files"`
+		}
+		c.decode(c.mustRunOK("--db", lite[h.name], "--json", "export", "--all", "--out", t.TempDir()), &own)
+		files += own.Files
+	}
+	if fleetOut.Files != files {
+		t.Errorf("export --all of the fleet: %d files, the hosts' own ledgers %d (%+v)", fleetOut.Files, files, fleetOut.Skipped)
+	}
+
 	// a session id two hosts hold names no one session without --host
 	const shared = "a1000000-0000-4000-8000-000000000001" // in alpha's first state dir, which beta ingested too
 	if _, errs, code := c.run("--db", dsn, "show", shared, "--no-refresh"); code != exitUsage || !strings.Contains(errs, "is a session of 2 hosts (alpha, beta): name one") {
