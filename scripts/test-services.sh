@@ -19,17 +19,10 @@
 # run them. Set CLAWLEDGER_TEST_POSTGRES yourself to use a server of your own.
 set -euo pipefail
 
+scripts_dir=$(cd "$(dirname "$0")" && pwd)
+"$scripts_dir/install-services.sh"
 SUDO=
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
-
-need=()
-ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "== installing ${need[*]} (Debian packages)"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
 
 if [ -z "${CLAWLEDGER_TEST_POSTGRES:-}" ]; then
   bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)

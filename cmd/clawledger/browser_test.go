@@ -34,7 +34,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("no Chromium: install Debian's chromium or set CLAWLEDGER_TEST_CHROMIUM (scripts/test-services.sh does); the web UI is not tested in a browser")
+	testenv.NoService(t, "no Chromium: install Debian's chromium or set CLAWLEDGER_TEST_CHROMIUM (scripts/test-services.sh does); the web UI is not tested in a browser")
 	return ""
 }
 

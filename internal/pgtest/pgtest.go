@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/clawledger/clawledger/internal/testenv"
 )
 
 // Env names the variable holding the test server's DSN.
@@ -22,8 +24,8 @@ func Server(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv(Env)
 	if dsn == "" {
-		t.Skip(Env + " is not set: run scripts/test-services.sh go test ./... (it starts a throwaway PostgreSQL server), " +
-			"or set " + Env + " to a postgres:// URL of a server you may create schemas on")
+		testenv.NoService(t, Env+" is not set: run scripts/test-services.sh go test ./... (it starts a throwaway PostgreSQL server), "+
+			"or set "+Env+" to a postgres:// URL of a server you may create schemas on")
 	}
 	return dsn
 }

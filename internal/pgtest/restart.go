@@ -3,6 +3,8 @@ package pgtest
 import (
 	"os"
 	"testing"
+
+	"github.com/clawledger/clawledger/internal/testenv"
 )
 
 // The variables naming a test server that tests may stop and start (a
@@ -23,7 +25,7 @@ func Restartable(t testing.TB) (dsn, ctl string) {
 	t.Helper()
 	dsn, ctl = os.Getenv(RestartableEnv), os.Getenv(CtlEnv)
 	if dsn == "" || ctl == "" {
-		t.Skip(RestartableEnv + " and " + CtlEnv + " are not set: run scripts/test-services.sh go test ./... " +
+		testenv.NoService(t, RestartableEnv+" and "+CtlEnv+" are not set: run scripts/test-services.sh go test ./... "+
 			"(it starts a server the tests may stop and start)")
 	}
 	f, err := os.OpenFile(ctl+".lock", os.O_RDWR|os.O_CREATE, 0o666)

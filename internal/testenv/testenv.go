@@ -90,3 +90,18 @@ func AppendFile(t testing.TB, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// RequireServicesEnv, when set (CI sets it), makes a test that needs a
+// service it cannot find (a PostgreSQL server, Chromium) fail instead of
+// skipping: on CI a missing service is a broken setup, not a choice.
+const RequireServicesEnv = "CLAWLEDGER_TEST_REQUIRE_SERVICES"
+
+// NoService skips the test, saying why, or fails it when
+// RequireServicesEnv is set.
+func NoService(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv(RequireServicesEnv) != "" {
+		t.Fatal(why + " (" + RequireServicesEnv + " is set: the service is required)")
+	}
+	t.Skip(why)
+}
