@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -322,7 +321,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	} else if e := rec.Entry; e != nil {
 		if m := e.Message; m != nil && len(m.ToolCalls) > 0 {
 			c := p.rows("tool_calls", toolCallCols)
-			ts := msgTime(e)
+			ts := e.MessageTime()
 			for i, call := range m.ToolCalls {
 				c.row()
 				c.int8(id)
@@ -408,8 +407,8 @@ func writeLine(c *copyBuf, id, hostID int64, src *clawledger.Source, rec *clawle
 		model, provider = rec.Model, rec.Provider
 	}
 	c.text(m.Role)
-	c.int8(msgTime(e))
-	c.text(storedText(m))
+	c.int8(e.MessageTime())
+	c.text(m.StoredText())
 	for _, s := range []string{model, provider, m.API, m.StopReason, m.ErrorMessage} {
 		c.text(s)
 	}
@@ -452,26 +451,11 @@ func writeLine(c *copyBuf, id, hostID int64, src *clawledger.Source, rec *clawle
 	c.bytea(l.Raw)
 }
 
-// msgTime is a message's time, else its entry's.
-func msgTime(e *clawledger.Entry) int64 {
-	return cmp.Or(e.Message.Timestamp, e.Timestamp)
-}
-
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
 	return s
-}
-
-// storedText is the message text kept in the derived columns: conversation
-// text in full; tool output lives only in the raw line.
-func storedText(m *clawledger.Message) string {
-	switch m.Role {
-	case "toolResult", "bashExecution":
-		return ""
-	}
-	return m.Text
 }
 
 // Commit stores the session summary and the cursor with the source's lines

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -294,12 +293,12 @@ func lineInsert(args []any, sourceID int64, rec *clawledger.Record) (string, []a
 	if m == nil {
 		return lineInserts[lineEntryOnly], append(args, l.Raw)
 	}
-	ts := msgTime(e)
+	ts := e.MessageTime()
 	model, provider := m.Model, m.Provider
 	if rec.Model != "" {
 		model, provider = rec.Model, rec.Provider
 	}
-	args = append(args, m.Role, ts, storedText(m), model, provider, m.API, m.StopReason, m.ErrorMessage)
+	args = append(args, m.Role, ts, m.StoredText(), model, provider, m.API, m.StopReason, m.ErrorMessage)
 	kind := lineMessageOnly
 	if u := m.Usage; u != nil {
 		kind = lineUsed
@@ -327,11 +326,6 @@ func lineInsert(args []any, sourceID int64, rec *clawledger.Record) (string, []a
 	return lineInserts[kind], append(args, l.Raw)
 }
 
-// msgTime is a message's time, else its entry's.
-func msgTime(e *clawledger.Entry) int64 {
-	return cmp.Or(e.Message.Timestamp, e.Timestamp)
-}
-
 func nullString(s string) any {
 	if s == "" {
 		return nil
@@ -351,7 +345,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	t.bytes += int64(len(rec.Line.Raw))
 	t.w.db.batchLines = true
 	if e := rec.Entry; e != nil && e.Message != nil && e.Message.Usage != nil && rec.UsageKey != 0 { // usage_key set
-		t.w.db.batchSlots[msgTime(e)/clawledger.UsageQuarter] = struct{}{}
+		t.w.db.batchSlots[e.MessageTime()/clawledger.UsageQuarter] = struct{}{}
 	}
 	lineID, err := res.LastInsertId()
 	if err != nil {
@@ -377,7 +371,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 		return nil
 	}
 	if m := e.Message; m != nil {
-		ts := msgTime(e)
+		ts := e.MessageTime()
 		for i, c := range m.ToolCalls {
 			if _, err := t.exec(insertToolCall, lineID, i, sid, c.ID, c.Name, string(c.Arguments), ts); err != nil {
 				return err
@@ -405,16 +399,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// storedText is the message text kept in the derived columns: conversation
-// text in full; tool output lives only in the raw line.
-func storedText(m *clawledger.Message) string {
-	switch m.Role {
-	case "toolResult", "bashExecution":
-		return ""
-	}
-	return m.Text
 }
 
 // Commit stores the session summary and the cursor with the source's lines
