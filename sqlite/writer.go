@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 )
 
 var _ clawledger.Writer = (*DB)(nil)
@@ -379,8 +380,8 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 		}
 	}
 	if c := e.Compaction; c != nil {
-		rf, _ := json.Marshal(nonNil(c.ReadFiles))
-		mf, _ := json.Marshal(nonNil(c.ModifiedFiles))
+		rf, _ := json.Marshal(storekit.NonNil(c.ReadFiles))
+		mf, _ := json.Marshal(storekit.NonNil(c.ModifiedFiles))
 		if _, err := t.exec(insertCompaction, lineID, sid, c.Kind, c.Summary, c.FirstKeptEntryID, c.TokensBefore, c.TokensAfter,
 			string(rf), string(mf), c.FromHook, e.Timestamp); err != nil {
 			return err
@@ -392,13 +393,6 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 		}
 	}
 	return nil
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // Commit stores the session summary and the cursor with the source's lines
@@ -456,31 +450,19 @@ func (t *ingestTx) Rollback() error {
 	return nil
 }
 
-const sessionStateColumns = `agent_id, session_id, version, cwd, parent_session, name, started_ms, first_ms, last_ms,
-	first_user_text, entries, messages, user_messages, assistant_messages, tool_calls, tool_results, tool_errors,
-	compactions, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, models,
-	last_entry_id, leaf_id, provider, model, api, thinking_level`
-
-func sessionStateFields(s *clawledger.Session, models *string) []any {
-	return []any{&s.AgentID, &s.SessionID, &s.Version, &s.Cwd, &s.ParentSession, &s.Name, &s.StartedAt, &s.FirstAt, &s.LastAt,
-		&s.FirstUserText, &s.Entries, &s.Messages, &s.UserMessages, &s.AssistantMessages, &s.ToolCalls, &s.ToolResults, &s.ToolErrors,
-		&s.Compactions, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.Cost, models,
-		&s.LastEntryID, &s.LeafID, &s.Provider, &s.Model, &s.API, &s.ThinkingLevel}
-}
-
 func loadSessionState(w wtx, s *clawledger.Session) error {
 	var models string
-	if err := w.queryRow(`SELECT `+sessionStateColumns+` FROM sessions WHERE source_id = ?`, s.SourceID).
-		Scan(sessionStateFields(s, &models)...); err != nil {
+	if err := w.queryRow(`SELECT `+storekit.SessionStateColumns+` FROM sessions WHERE source_id = ?`, s.SourceID).
+		Scan(storekit.SessionStateFields(s, &models)...); err != nil {
 		return err
 	}
 	return json.Unmarshal([]byte(models), &s.Models)
 }
 
 func saveSessionArgs(s *clawledger.Session) []any {
-	models, _ := json.Marshal(nonNil(s.Models))
+	models, _ := json.Marshal(storekit.NonNil(s.Models))
 	m := string(models)
-	fields := sessionStateFields(s, &m)
+	fields := storekit.SessionStateFields(s, &m)
 	args := make([]any, 0, len(fields)+1)
 	args = append(args, s.SourceID)
 	for _, f := range fields {
@@ -496,8 +478,8 @@ func saveSessionArgs(s *clawledger.Session) []any {
 	return args
 }
 
-var saveSessionSQL = `INSERT OR REPLACE INTO sessions(source_id, ` + sessionStateColumns + `)
-	VALUES(?` + strings.Repeat(", ?", strings.Count(sessionStateColumns, ",")+1) + `)`
+var saveSessionSQL = `INSERT OR REPLACE INTO sessions(source_id, ` + storekit.SessionStateColumns + `)
+	VALUES(?` + strings.Repeat(", ?", strings.Count(storekit.SessionStateColumns, ",")+1) + `)`
 
 // ReplaceIndex replaces what one sessions.json says, and its cursor.
 func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries []clawledger.IndexEntry) error {
