@@ -3,7 +3,10 @@
 // -> surfaces. It imports nothing but the standard library.
 package clawledger
 
-import "encoding/json"
+import (
+	"cmp"
+	"encoding/json"
+)
 
 // SourceKind says what a tracked source holds.
 type SourceKind string
@@ -100,6 +103,20 @@ type Message struct {
 	Command   string
 	Cancelled bool
 }
+
+// StoredText is the message text a store keeps in its derived columns:
+// conversation text in full; tool output lives only in the raw line.
+func (m *Message) StoredText() string {
+	switch m.Role {
+	case "toolResult", "bashExecution":
+		return ""
+	}
+	return m.Text
+}
+
+// MessageTime is the time of e's message (e.Message must be set), else
+// e's own.
+func (e *Entry) MessageTime() int64 { return cmp.Or(e.Message.Timestamp, e.Timestamp) }
 
 // MaxToolText bounds the text kept from a tool result or bash execution:
 // enough to recognize an error payload; the full output is in the raw line.

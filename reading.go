@@ -1,5 +1,10 @@
 package clawledger
 
+import (
+	"cmp"
+	"slices"
+)
+
 // UsageFilter selects the assistant messages a usage report counts.
 type UsageFilter struct {
 	Agent        string
@@ -86,6 +91,44 @@ type ToolStat struct {
 	LastUsed      int64  // epoch ms of the newest call
 	LastError     string // the newest error's text, short
 	LastErrorTime int64
+}
+
+// MergeToolStats joins what a store read of each tool into its report,
+// most called first: calls (Name, Calls, Orphans, LastUsed), results (the
+// result counts and durations) and failures (Name and the newest error,
+// kept for tools whose results hold errors).
+func MergeToolStats(calls, results, failures []ToolStat) []*ToolStat {
+	stats := map[string]*ToolStat{}
+	stat := func(name string) *ToolStat {
+		s := stats[name]
+		if s == nil {
+			s = &ToolStat{Name: name}
+			stats[name] = s
+		}
+		return s
+	}
+	for _, c := range calls {
+		s := stat(c.Name)
+		s.Calls, s.Orphans, s.LastUsed = c.Calls, c.Orphans, c.LastUsed
+	}
+	for _, res := range results { // keep what the calls said
+		s := stat(res.Name)
+		res.Calls, res.Orphans, res.LastUsed = s.Calls, s.Orphans, s.LastUsed
+		*s = res
+	}
+	for _, e := range failures {
+		if s := stats[e.Name]; s != nil && s.Errors > 0 {
+			s.LastError, s.LastErrorTime = e.LastError, e.LastErrorTime
+		}
+	}
+	out := make([]*ToolStat, 0, len(stats))
+	for _, s := range stats {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *ToolStat) int {
+		return cmp.Or(cmp.Compare(b.Calls, a.Calls), cmp.Compare(a.Name, b.Name))
+	})
+	return out
 }
 
 // CronFilter selects cron jobs and runs.

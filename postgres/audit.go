@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 )
 
 // The audit trail (migration 00005), as the SQLite ledger keeps it
@@ -609,7 +610,7 @@ func (db *DB) Timeline(ctx context.Context, f clawledger.TimelineFilter) ([]claw
 		var or []string
 		for _, k := range f.Kinds {
 			// (SQLite's LIKE ignores the case of ASCII letters)
-			or = append(or, "x.kind = "+p.add(k)+" OR x.kind ILIKE "+p.add(likeEscape(k)+".%"))
+			or = append(or, "x.kind = "+p.add(k)+" OR x.kind ILIKE "+p.add(storekit.LikeEscape(k)+".%"))
 		}
 		conds = append(conds, "("+strings.Join(or, " OR ")+")")
 	}
@@ -648,11 +649,6 @@ func (db *DB) Timeline(ctx context.Context, f clawledger.TimelineFilter) ([]claw
 		return nil, err
 	}
 	return f.MergeArchived(out, archived), nil
-}
-
-// likeEscape escapes LIKE's wildcards (and its escape, a backslash).
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // archivedSessions lists the transcripts archived as deleted or reset of

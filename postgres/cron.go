@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 )
 
 // cronRunColumns are a cron_runs row r with its source src, state dir d,
@@ -90,7 +91,7 @@ func (db *DB) CronJobStats(ctx context.Context, f clawledger.CronFilter) ([]*cla
 		var schedule, payload, delivery, state, raw string
 		err := row.Scan(&k.dir, &x.StateDir, &j.ID, &x.Defined, &j.AgentID, &j.SessionKey, &j.Name, &j.Description, &j.Enabled,
 			&j.CreatedAt, &j.UpdatedAt, &schedule, &payload, &delivery, &state, &raw, &x.Runs, &x.Failures)
-		j.Schedule, j.Payload, j.Delivery, j.State, j.Raw = rawJSON(schedule), rawJSON(payload), rawJSON(delivery), rawJSON(state), rawJSON(raw)
+		j.Schedule, j.Payload, j.Delivery, j.State, j.Raw = storekit.RawJSON(schedule), storekit.RawJSON(payload), storekit.RawJSON(delivery), storekit.RawJSON(state), storekit.RawJSON(raw)
 		k.job = j.ID
 		keys = append(keys, k)
 		return x, err

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
-	"path/filepath"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +29,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 )
 
 //go:embed migrations/*.sql
@@ -131,17 +131,7 @@ func (db *DB) schemaExists(ctx context.Context) (bool, error) {
 }
 
 // supportedVersion is the newest migration this build knows.
-func supportedVersion() int64 {
-	names, _ := fs.Glob(migrations, "migrations/*.sql")
-	var v int64
-	for _, n := range names {
-		var x int64
-		if _, err := fmt.Sscanf(filepath.Base(n), "%d_", &x); err == nil && x > v {
-			v = x
-		}
-	}
-	return v
-}
+func supportedVersion() int64 { return storekit.NewestMigration(migrations) }
 
 // SupportedSchemaVersion is the newest schema this build knows.
 func (db *DB) SupportedSchemaVersion() int64 { return supportedVersion() }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 	"github.com/clawledger/clawledger/transcript"
 )
 
@@ -38,7 +39,7 @@ func (db *DB) onHost(col string, p *params) string {
 // sessionSelect joins each transcript's derived summary with its source and
 // with the newest index entry naming it in the same state dir and agent.
 var sessionSelect = `SELECT src.id, d.path, src.rel_path, src.kind, src.class, src.topic, src.gone_at_ms, src.line_count,
-	src.malformed_count, s.` + strings.ReplaceAll(strings.Join(strings.Fields(sessionStateColumns), " "), ", ", ", s.") + `,
+	src.malformed_count, s.` + strings.ReplaceAll(strings.Join(strings.Fields(storekit.SessionStateColumns), " "), ", ", ", s.") + `,
 	i.session_key, i.updated_ms, i.session_file, i.chat_type, i.channel, i.last_channel, i.last_to, i.label, i.display_name,
 	i.subject, i.group_id, i.model_provider, i.model, i.thinking_level, i.spawned_by, i.parent_session_key,
 	i.input_tokens, i.output_tokens, i.total_tokens, i.cache_read, i.cache_write, i.context_tokens, i.compaction_count, h.name
@@ -67,7 +68,7 @@ func scanSession(row pgx.Row) (*clawledger.Session, error) {
 	var key, file, chatType, channel, lastChannel, lastTo, label, display, subject, group, mprov, model, thinking, spawned, parentKey *string
 	var updated, in, out, total, cr, cw, ctxTok, comp *int64
 	dest := []any{&s.SourceID, &s.StateDir, &s.Path, &kind, &class, &s.Topic, &gone, &s.Lines, &s.Malformed}
-	dest = append(dest, sessionStateFields(s, &models)...)
+	dest = append(dest, storekit.SessionStateFields(s, &models)...)
 	dest = append(dest, &key, &updated, &file, &chatType, &channel, &lastChannel, &lastTo, &label, &display, &subject, &group,
 		&mprov, &model, &thinking, &spawned, &parentKey, &in, &out, &total, &cr, &cw, &ctxTok, &comp, &s.Host)
 	if err := row.Scan(dest...); err != nil {

@@ -496,13 +496,7 @@ func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, new
 				return nil, c, db.fail(err)
 			}
 		}
-		n := len(ids)
-		out[i] = clawledger.DocFrequency{DF: float64(n), Exact: n < search.DFProbe}
-		if n == search.DFProbe && maxID >= ids[n-1] {
-			// n matches among the chunks with ids in [ids[n-1], maxID]
-			span := float64(maxID-ids[n-1]+1) * c.Chunks / float64(maxID)
-			out[i].DF = min(c.Chunks, max(float64(n), float64(n)*c.Chunks/span))
-		}
+		out[i] = search.EstimateDF(ids, maxID, c.Chunks)
 	}
 	return out, c, nil
 }

@@ -2,12 +2,12 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 )
 
 // What a ledger's session indexes, cron jobs and workspace files say, as
@@ -34,18 +34,11 @@ func (db *DB) CronJobs(ctx context.Context, stateDirID int64) ([]clawledger.Cron
 		var schedule, payload, delivery, state, raw string
 		err = r.Scan(&j.ID, &j.AgentID, &j.SessionKey, &j.Name, &j.Description, &j.Enabled, &j.CreatedAt, &j.UpdatedAt,
 			&schedule, &payload, &delivery, &state, &raw)
-		j.Schedule, j.Payload, j.Delivery, j.State, j.Raw = rawJSON(schedule), rawJSON(payload), rawJSON(delivery), rawJSON(state), rawJSON(raw)
+		j.Schedule, j.Payload, j.Delivery, j.State, j.Raw = storekit.RawJSON(schedule), storekit.RawJSON(payload), storekit.RawJSON(delivery), storekit.RawJSON(state), storekit.RawJSON(raw)
 		return j, err
 	}, `SELECT job_id, agent_id, session_key, name, description, enabled, created_ms, updated_ms, schedule, payload, delivery,
 		state, job_json FROM cron_jobs WHERE state_dir_id = $1 ORDER BY job_id COLLATE "C"`, stateDirID)
 	return out, db.fail(err)
-}
-
-func rawJSON(s string) json.RawMessage {
-	if s == "" {
-		return nil
-	}
-	return json.RawMessage(s)
 }
 
 // WorkspaceFile returns a workspace file's content as last read (nil when

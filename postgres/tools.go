@@ -1,10 +1,8 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -45,15 +43,6 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 }
 
 func (db *DB) toolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawledger.ToolStat, error) {
-	stats := map[string]*clawledger.ToolStat{}
-	stat := func(name string) *clawledger.ToolStat {
-		s := stats[name]
-		if s == nil {
-			s = &clawledger.ToolStat{Name: name}
-			stats[name] = s
-		}
-		return s
-	}
 	var p params
 	join, where := db.toolWhere(f, "c", "c.ts_ms", &p)
 	calls, err := queryAll(ctx, db.pool, func(r pgx.Row) (s clawledger.ToolStat, err error) {
@@ -62,10 +51,6 @@ func (db *DB) toolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 		p.args...)
 	if err != nil {
 		return nil, err
-	}
-	for _, c := range calls {
-		s := stat(c.Name)
-		s.Calls, s.Orphans, s.LastUsed = c.Calls, c.Orphans, c.LastUsed
 	}
 
 	p = params{}
@@ -89,11 +74,6 @@ func (db *DB) toolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 	if err != nil {
 		return nil, err
 	}
-	for _, res := range results { // keep what the calls said
-		s := stat(res.Name)
-		res.Calls, res.Orphans, res.LastUsed = s.Calls, s.Orphans, s.LastUsed
-		*s = res
-	}
 
 	// the newest failure of each tool (a copy of it says the same)
 	failures, err := queryAll(ctx, db.pool, func(r pgx.Row) (s clawledger.ToolStat, err error) {
@@ -105,20 +85,7 @@ func (db *DB) toolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range failures {
-		if s := stats[e.Name]; s != nil && s.Errors > 0 {
-			s.LastError, s.LastErrorTime = e.LastError, e.LastErrorTime
-		}
-	}
-
-	out := make([]*clawledger.ToolStat, 0, len(stats))
-	for _, s := range stats {
-		out = append(out, s)
-	}
-	slices.SortFunc(out, func(a, b *clawledger.ToolStat) int {
-		return cmp.Or(cmp.Compare(b.Calls, a.Calls), cmp.Compare(a.Name, b.Name))
-	})
-	return out, nil
+	return clawledger.MergeToolStats(calls, results, failures), nil
 }
 
 // toolWhere renders f's conditions on a table's time column as " AND ..."

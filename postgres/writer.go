@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 )
 
 var _ clawledger.Writer = (*DB)(nil)
@@ -228,8 +228,8 @@ func (w *writer) loadSession(ctx context.Context, s *clawledger.Session) error {
 	}
 	return w.readPending(ctx, func(tx pgx.Tx) error {
 		var models string
-		if err := tx.QueryRow(ctx, `SELECT `+sessionStateColumns+` FROM sessions WHERE source_id = $1`, s.SourceID).
-			Scan(sessionStateFields(s, &models)...); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT `+storekit.SessionStateColumns+` FROM sessions WHERE source_id = $1`, s.SourceID).
+			Scan(storekit.SessionStateFields(s, &models)...); err != nil {
 			return err
 		}
 		return json.Unmarshal([]byte(models), &s.Models)
@@ -322,7 +322,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	} else if e := rec.Entry; e != nil {
 		if m := e.Message; m != nil && len(m.ToolCalls) > 0 {
 			c := p.rows("tool_calls", toolCallCols)
-			ts := msgTime(e)
+			ts := e.MessageTime()
 			for i, call := range m.ToolCalls {
 				c.row()
 				c.int8(id)
@@ -337,8 +337,8 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 		}
 		if cp := e.Compaction; cp != nil {
 			c := p.rows("compactions", compactionCols)
-			rf, _ := json.Marshal(nonNil(cp.ReadFiles))
-			mf, _ := json.Marshal(nonNil(cp.ModifiedFiles))
+			rf, _ := json.Marshal(storekit.NonNil(cp.ReadFiles))
+			mf, _ := json.Marshal(storekit.NonNil(cp.ModifiedFiles))
 			c.row()
 			c.int8(id)
 			c.int8(sid)
@@ -408,8 +408,8 @@ func writeLine(c *copyBuf, id, hostID int64, src *clawledger.Source, rec *clawle
 		model, provider = rec.Model, rec.Provider
 	}
 	c.text(m.Role)
-	c.int8(msgTime(e))
-	c.text(storedText(m))
+	c.int8(e.MessageTime())
+	c.text(m.StoredText())
 	for _, s := range []string{model, provider, m.API, m.StopReason, m.ErrorMessage} {
 		c.text(s)
 	}
@@ -450,28 +450,6 @@ func writeLine(c *copyBuf, id, hostID int64, src *clawledger.Source, rec *clawle
 		}
 	}
 	c.bytea(l.Raw)
-}
-
-// msgTime is a message's time, else its entry's.
-func msgTime(e *clawledger.Entry) int64 {
-	return cmp.Or(e.Message.Timestamp, e.Timestamp)
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-// storedText is the message text kept in the derived columns: conversation
-// text in full; tool output lives only in the raw line.
-func storedText(m *clawledger.Message) string {
-	switch m.Role {
-	case "toolResult", "bashExecution":
-		return ""
-	}
-	return m.Text
 }
 
 // Commit stores the session summary and the cursor with the source's lines
@@ -532,22 +510,10 @@ func (t *ingestTx) Rollback() error {
 	return w.exec(context.Background(), stmt{"ROLLBACK TO src", nil}, stmt{"RELEASE src", nil})
 }
 
-const sessionStateColumns = `agent_id, session_id, version, cwd, parent_session, name, started_ms, first_ms, last_ms,
-	first_user_text, entries, messages, user_messages, assistant_messages, tool_calls, tool_results, tool_errors,
-	compactions, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, models,
-	last_entry_id, leaf_id, provider, model, api, thinking_level`
-
-func sessionStateFields(s *clawledger.Session, models *string) []any {
-	return []any{&s.AgentID, &s.SessionID, &s.Version, &s.Cwd, &s.ParentSession, &s.Name, &s.StartedAt, &s.FirstAt, &s.LastAt,
-		&s.FirstUserText, &s.Entries, &s.Messages, &s.UserMessages, &s.AssistantMessages, &s.ToolCalls, &s.ToolResults, &s.ToolErrors,
-		&s.Compactions, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.Cost, models,
-		&s.LastEntryID, &s.LeafID, &s.Provider, &s.Model, &s.API, &s.ThinkingLevel}
-}
-
 func saveSessionArgs(s *clawledger.Session) []any {
-	models, _ := json.Marshal(nonNil(s.Models))
+	models, _ := json.Marshal(storekit.NonNil(s.Models))
 	m := string(models)
-	fields := sessionStateFields(s, &m)
+	fields := storekit.SessionStateFields(s, &m)
 	args := make([]any, 0, len(fields)+1)
 	args = append(args, s.SourceID)
 	for _, f := range fields {
@@ -564,7 +530,7 @@ func saveSessionArgs(s *clawledger.Session) []any {
 }
 
 var saveSessionSQL = func() string {
-	cols := strings.Split(strings.Join(strings.Fields(sessionStateColumns), " "), ", ")
+	cols := strings.Split(strings.Join(strings.Fields(storekit.SessionStateColumns), " "), ", ")
 	marks := make([]string, len(cols)+1)
 	sets := make([]string, len(cols))
 	for i := range marks {

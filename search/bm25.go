@@ -1,6 +1,10 @@
 package search
 
-import "math"
+import (
+	"math"
+
+	"github.com/clawledger/clawledger"
+)
 
 // BM25 parameters of FTS5's bm25().
 const (
@@ -11,6 +15,21 @@ const (
 // DFProbe is how many of a phrase's newest matches are read to count (or,
 // past that, estimate) its document frequency.
 const DFProbe = 1000
+
+// EstimateDF is a phrase's document frequency from the ids of its newest
+// matches (descending, at most DFProbe of them) in a corpus of chunks
+// chunks whose largest id is maxID: their count, exact when fewer than
+// DFProbe; else scaled to the corpus from the id span they cover.
+func EstimateDF(ids []int64, maxID int64, chunks float64) clawledger.DocFrequency {
+	n := len(ids)
+	df := clawledger.DocFrequency{DF: float64(n), Exact: n < DFProbe}
+	if n == DFProbe && maxID >= ids[n-1] {
+		// n matches among the chunks with ids in [ids[n-1], maxID]
+		span := float64(maxID-ids[n-1]+1) * chunks / float64(maxID)
+		df.DF = min(chunks, max(float64(n), float64(n)*chunks/span))
+	}
+	return df
+}
 
 // phrase is one positive query term and its matcher.
 type phrase struct {

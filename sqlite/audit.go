@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 )
 
 var (
@@ -512,7 +513,7 @@ func (db *DB) Timeline(ctx context.Context, f clawledger.TimelineFilter) ([]claw
 		for _, k := range f.Kinds {
 			n := len(args)
 			or = append(or, fmt.Sprintf(`x.kind = ?%d OR x.kind LIKE ?%d ESCAPE '\'`, n+1, n+2))
-			args = append(args, k, likeEscape(k)+".%")
+			args = append(args, k, storekit.LikeEscape(k)+".%")
 		}
 		where += ` AND (` + strings.Join(or, " OR ") + `)`
 	}
@@ -543,10 +544,6 @@ func (db *DB) Timeline(ctx context.Context, f clawledger.TimelineFilter) ([]claw
 		return nil, err
 	}
 	return f.MergeArchived(out, archived), nil
-}
-
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 func scanTimelineEntry(r scanner) (clawledger.TimelineEntry, error) {

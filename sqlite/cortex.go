@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/cortex"
+	"github.com/clawledger/clawledger/internal/storekit"
 	"github.com/clawledger/clawledger/search"
 )
 
@@ -525,7 +526,7 @@ func (t *cortexTx) putFacets(c *clawledger.CortexChange, old map[occurrenceKey]o
 	args := t.args[:0]
 	for i := range c.Facets {
 		f := &c.Facets[i]
-		ids, _ := json.Marshal(nonNil(f.EntryIDs))
+		ids, _ := json.Marshal(storekit.NonNil(f.EntryIDs))
 		args = append(args, f.EpisodeID, string(f.Type), f.Value, f.Count, f.FirstMs, f.LastMs, f.Confidence, string(ids),
 			cortex.LookupKey(f.Type, f.Value))
 		if old != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 )
 
 // cronRunColumns are a cron_runs row r with its source src, state dir d
@@ -102,7 +103,7 @@ func (db *DB) CronJobStats(ctx context.Context, f clawledger.CronFilter) ([]*cla
 		var schedule, payload, delivery, state, raw string
 		err := row.Scan(&k.dir, &x.StateDir, &j.ID, &x.Defined, &j.AgentID, &j.SessionKey, &j.Name, &j.Description, &j.Enabled,
 			&j.CreatedAt, &j.UpdatedAt, &schedule, &payload, &delivery, &state, &raw, &x.Runs, &x.Failures)
-		j.Schedule, j.Payload, j.Delivery, j.State, j.Raw = rawJSON(schedule), rawJSON(payload), rawJSON(delivery), rawJSON(state), rawJSON(raw)
+		j.Schedule, j.Payload, j.Delivery, j.State, j.Raw = storekit.RawJSON(schedule), storekit.RawJSON(payload), storekit.RawJSON(delivery), storekit.RawJSON(state), storekit.RawJSON(raw)
 		k.job = j.ID
 		keys = append(keys, k)
 		return x, err
@@ -142,12 +143,4 @@ func (db *DB) CronJobStats(ctx context.Context, f clawledger.CronFilter) ([]*cla
 		x.LastFailure = &run.CronRun
 	}
 	return list, nil
-}
-
-// rawJSON is a stored JSON text, nil when empty.
-func rawJSON(s string) json.RawMessage {
-	if s == "" {
-		return nil
-	}
-	return json.RawMessage(s)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/filelock"
 	"github.com/clawledger/clawledger/internal/sqlitedriver"
+	"github.com/clawledger/clawledger/internal/storekit"
 )
 
 //go:embed migrations/*.sql
@@ -245,17 +246,7 @@ func migrationCount() int64 {
 }
 
 // supportedVersion is the newest migration this build knows.
-func supportedVersion() int64 {
-	names, _ := fs.Glob(migrations, "migrations/*.sql") // a valid pattern
-	var v int64
-	for _, n := range names {
-		var x int64
-		if _, err := fmt.Sscanf(filepath.Base(n), "%d_", &x); err == nil && x > v {
-			v = x
-		}
-	}
-	return v
-}
+func supportedVersion() int64 { return storekit.NewestMigration(migrations) }
 
 // SupportedSchemaVersion is the newest schema version this build knows.
 func (db *DB) SupportedSchemaVersion() int64 { return supportedVersion() }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 	"github.com/clawledger/clawledger/transcript"
 )
 
@@ -30,7 +31,7 @@ LEFT JOIN session_index i ON i.rowid = (
 	WHERE i2.session_id = s.session_id AND i2.agent_id = s.agent_id AND x.state_dir_id = src.state_dir_id AND x.gone_at_ms = 0
 	ORDER BY i2.updated_ms DESC LIMIT 1)`
 
-var sessionStateColumnsPrefixed = strings.ReplaceAll(strings.Join(strings.Fields(sessionStateColumns), " "), ", ", ", s.")
+var sessionStateColumnsPrefixed = strings.ReplaceAll(strings.Join(strings.Fields(storekit.SessionStateColumns), " "), ", ", ", s.")
 
 // migratedCopy is true for a file-era transcript that `openclaw doctor
 // --fix` imported into an agent database (and renamed *.jsonl.migrated)
@@ -51,7 +52,7 @@ func scanSession(rows scanner) (*clawledger.Session, error) {
 	var key, file, chatType, channel, lastChannel, lastTo, label, display, subject, group, mprov, model, thinking, spawned, parentKey sql.NullString
 	var updated, in, out, total, cr, cw, ctxTok, comp sql.NullInt64
 	dest := []any{&s.SourceID, &s.StateDir, &s.Path, &kind, &class, &s.Topic, &gone, &s.Lines, &s.Malformed}
-	dest = append(dest, sessionStateFields(s, &models)...)
+	dest = append(dest, storekit.SessionStateFields(s, &models)...)
 	dest = append(dest, &key, &updated, &file, &chatType, &channel, &lastChannel, &lastTo, &label, &display, &subject, &group,
 		&mprov, &model, &thinking, &spawned, &parentKey, &in, &out, &total, &cr, &cw, &ctxTok, &comp)
 	if err := rows.Scan(dest...); err != nil {

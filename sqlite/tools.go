@@ -1,11 +1,9 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -40,15 +38,6 @@ WHERE r.call_id = ''%[2]s`
 
 // ToolStats reports every tool f selects, most called first.
 func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawledger.ToolStat, error) {
-	stats := map[string]*clawledger.ToolStat{}
-	stat := func(name string) *clawledger.ToolStat {
-		s := stats[name]
-		if s == nil {
-			s = &clawledger.ToolStat{Name: name}
-			stats[name] = s
-		}
-		return s
-	}
 	join, where, args := toolWhere(f, "c.ts_ms")
 	calls, err := queryAll(ctx, db.r, func(r scanner) (s clawledger.ToolStat, err error) {
 		return s, r.Scan(&s.Name, &s.Calls, &s.Orphans, &s.LastUsed)
@@ -56,10 +45,6 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 		append(args, args...)...) // once per branch of the union
 	if err != nil {
 		return nil, err
-	}
-	for _, c := range calls {
-		s := stat(c.Name)
-		s.Calls, s.Orphans, s.LastUsed = c.Calls, c.Orphans, c.LastUsed
 	}
 
 	join, where, args = toolWhere(f, "r.msg_ts_ms")
@@ -82,11 +67,6 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 	if err != nil {
 		return nil, err
 	}
-	for _, res := range results { // keep what the calls said
-		s := stat(res.Name)
-		res.Calls, res.Orphans, res.LastUsed = s.Calls, s.Orphans, s.LastUsed
-		*s = res
-	}
 
 	// the newest failure of each tool (a copy of it says the same); the bare
 	// column error comes from max()'s row
@@ -98,20 +78,7 @@ func (db *DB) ToolStats(ctx context.Context, f clawledger.ToolFilter) ([]*clawle
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range failures {
-		if s := stats[e.Name]; s != nil && s.Errors > 0 {
-			s.LastError, s.LastErrorTime = e.LastError, e.LastErrorTime
-		}
-	}
-
-	out := make([]*clawledger.ToolStat, 0, len(stats))
-	for _, s := range stats {
-		out = append(out, s)
-	}
-	slices.SortFunc(out, func(a, b *clawledger.ToolStat) int {
-		return cmp.Or(cmp.Compare(b.Calls, a.Calls), cmp.Compare(a.Name, b.Name))
-	})
-	return out, nil
+	return clawledger.MergeToolStats(calls, results, failures), nil
 }
 
 // toolWhere renders f's conditions on a time column as " AND ..." terms,

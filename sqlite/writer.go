@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 )
 
 var _ clawledger.Writer = (*DB)(nil)
@@ -294,12 +294,12 @@ func lineInsert(args []any, sourceID int64, rec *clawledger.Record) (string, []a
 	if m == nil {
 		return lineInserts[lineEntryOnly], append(args, l.Raw)
 	}
-	ts := msgTime(e)
+	ts := e.MessageTime()
 	model, provider := m.Model, m.Provider
 	if rec.Model != "" {
 		model, provider = rec.Model, rec.Provider
 	}
-	args = append(args, m.Role, ts, storedText(m), model, provider, m.API, m.StopReason, m.ErrorMessage)
+	args = append(args, m.Role, ts, m.StoredText(), model, provider, m.API, m.StopReason, m.ErrorMessage)
 	kind := lineMessageOnly
 	if u := m.Usage; u != nil {
 		kind = lineUsed
@@ -327,11 +327,6 @@ func lineInsert(args []any, sourceID int64, rec *clawledger.Record) (string, []a
 	return lineInserts[kind], append(args, l.Raw)
 }
 
-// msgTime is a message's time, else its entry's.
-func msgTime(e *clawledger.Entry) int64 {
-	return cmp.Or(e.Message.Timestamp, e.Timestamp)
-}
-
 func nullString(s string) any {
 	if s == "" {
 		return nil
@@ -351,7 +346,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	t.bytes += int64(len(rec.Line.Raw))
 	t.w.db.batchLines = true
 	if e := rec.Entry; e != nil && e.Message != nil && e.Message.Usage != nil && rec.UsageKey != 0 { // usage_key set
-		t.w.db.batchSlots[msgTime(e)/clawledger.UsageQuarter] = struct{}{}
+		t.w.db.batchSlots[e.MessageTime()/clawledger.UsageQuarter] = struct{}{}
 	}
 	lineID, err := res.LastInsertId()
 	if err != nil {
@@ -377,7 +372,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 		return nil
 	}
 	if m := e.Message; m != nil {
-		ts := msgTime(e)
+		ts := e.MessageTime()
 		for i, c := range m.ToolCalls {
 			if _, err := t.exec(insertToolCall, lineID, i, sid, c.ID, c.Name, string(c.Arguments), ts); err != nil {
 				return err
@@ -385,8 +380,8 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 		}
 	}
 	if c := e.Compaction; c != nil {
-		rf, _ := json.Marshal(nonNil(c.ReadFiles))
-		mf, _ := json.Marshal(nonNil(c.ModifiedFiles))
+		rf, _ := json.Marshal(storekit.NonNil(c.ReadFiles))
+		mf, _ := json.Marshal(storekit.NonNil(c.ModifiedFiles))
 		if _, err := t.exec(insertCompaction, lineID, sid, c.Kind, c.Summary, c.FirstKeptEntryID, c.TokensBefore, c.TokensAfter,
 			string(rf), string(mf), c.FromHook, e.Timestamp); err != nil {
 			return err
@@ -398,23 +393,6 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 		}
 	}
 	return nil
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-// storedText is the message text kept in the derived columns: conversation
-// text in full; tool output lives only in the raw line.
-func storedText(m *clawledger.Message) string {
-	switch m.Role {
-	case "toolResult", "bashExecution":
-		return ""
-	}
-	return m.Text
 }
 
 // Commit stores the session summary and the cursor with the source's lines
@@ -472,31 +450,19 @@ func (t *ingestTx) Rollback() error {
 	return nil
 }
 
-const sessionStateColumns = `agent_id, session_id, version, cwd, parent_session, name, started_ms, first_ms, last_ms,
-	first_user_text, entries, messages, user_messages, assistant_messages, tool_calls, tool_results, tool_errors,
-	compactions, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, models,
-	last_entry_id, leaf_id, provider, model, api, thinking_level`
-
-func sessionStateFields(s *clawledger.Session, models *string) []any {
-	return []any{&s.AgentID, &s.SessionID, &s.Version, &s.Cwd, &s.ParentSession, &s.Name, &s.StartedAt, &s.FirstAt, &s.LastAt,
-		&s.FirstUserText, &s.Entries, &s.Messages, &s.UserMessages, &s.AssistantMessages, &s.ToolCalls, &s.ToolResults, &s.ToolErrors,
-		&s.Compactions, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.Cost, models,
-		&s.LastEntryID, &s.LeafID, &s.Provider, &s.Model, &s.API, &s.ThinkingLevel}
-}
-
 func loadSessionState(w wtx, s *clawledger.Session) error {
 	var models string
-	if err := w.queryRow(`SELECT `+sessionStateColumns+` FROM sessions WHERE source_id = ?`, s.SourceID).
-		Scan(sessionStateFields(s, &models)...); err != nil {
+	if err := w.queryRow(`SELECT `+storekit.SessionStateColumns+` FROM sessions WHERE source_id = ?`, s.SourceID).
+		Scan(storekit.SessionStateFields(s, &models)...); err != nil {
 		return err
 	}
 	return json.Unmarshal([]byte(models), &s.Models)
 }
 
 func saveSessionArgs(s *clawledger.Session) []any {
-	models, _ := json.Marshal(nonNil(s.Models))
+	models, _ := json.Marshal(storekit.NonNil(s.Models))
 	m := string(models)
-	fields := sessionStateFields(s, &m)
+	fields := storekit.SessionStateFields(s, &m)
 	args := make([]any, 0, len(fields)+1)
 	args = append(args, s.SourceID)
 	for _, f := range fields {
@@ -512,8 +478,8 @@ func saveSessionArgs(s *clawledger.Session) []any {
 	return args
 }
 
-var saveSessionSQL = `INSERT OR REPLACE INTO sessions(source_id, ` + sessionStateColumns + `)
-	VALUES(?` + strings.Repeat(", ?", strings.Count(sessionStateColumns, ",")+1) + `)`
+var saveSessionSQL = `INSERT OR REPLACE INTO sessions(source_id, ` + storekit.SessionStateColumns + `)
+	VALUES(?` + strings.Repeat(", ?", strings.Count(storekit.SessionStateColumns, ",")+1) + `)`
 
 // ReplaceIndex replaces what one sessions.json says, and its cursor.
 func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries []clawledger.IndexEntry) error {
