@@ -48,7 +48,6 @@ func (s *Server) routes(mux *http.ServeMux) {
 		if req.Query == "" {
 			p.fail(clawledger.FieldErrorf("q", "is needed: the words to search for"))
 		}
-		req.Refresh = s.refresh
 		return req
 	}, s.svc.Search))
 	api("GET /api/v1/usage/{kind}", read(s, func(p *params, r *http.Request) ledger.UsageRequest {
@@ -58,31 +57,26 @@ func (s *Server) routes(mux *http.ServeMux) {
 		}
 		p.only("since", "until", "agent", "timezone", "week_start", "breakdown")
 		req := p.usageRequest(period)
-		req.Refresh = s.refresh
 		return req
 	}, s.svc.Usage))
 	api("GET /api/v1/tools", read(s, func(p *params, _ *http.Request) ledger.ToolsRequest {
 		p.only("since", "until", "agent")
 		req := p.toolsRequest()
-		req.Refresh = s.refresh
 		return req
 	}, s.svc.Tools))
 	api("GET /api/v1/tools/failures", read(s, func(p *params, _ *http.Request) ledger.ToolFailuresRequest {
 		p.only("tool", "since", "until", "agent", "limit")
 		req := p.toolFailuresRequest()
-		req.Refresh = s.refresh
 		return req
 	}, s.svc.ToolFailures))
 	api("GET /api/v1/cron", read(s, func(p *params, _ *http.Request) ledger.CronRequest {
 		p.only("agent")
 		req := p.cronRequest()
-		req.Refresh = s.refresh
 		return req
 	}, s.svc.Cron))
 	api("GET /api/v1/cron/runs", read(s, func(p *params, _ *http.Request) ledger.CronRunsRequest {
 		p.only("job", "agent", "since", "limit", "failed")
 		req := p.cronRunsRequest()
-		req.Refresh = s.refresh
 		return req
 	}, s.svc.CronRuns))
 	api("GET /api/v1/episodes", read(s, func(p *params, _ *http.Request) ledger.EventsRequest {
@@ -114,14 +108,14 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.pageRoutes(mux)
 }
 
-func query(r *http.Request) *params { return newParams(r.URL.Query()) }
+func (s *Server) query(r *http.Request) *params { return newParams(r.URL.Query(), s.refresh) }
 
 // read answers a read of the API: request reads the parameters it knows
 // into the service's request (failing p on a bad or unknown one), and the
 // service's answer goes out as JSON.
 func read[Q, A any](s *Server, request func(*params, *http.Request) Q, call func(context.Context, Q) (A, error)) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		p := query(r)
+		p := s.query(r)
 		req := request(p, r)
 		if p.err != nil {
 			return p.err
@@ -136,13 +130,12 @@ func read[Q, A any](s *Server, request func(*params, *http.Request) Q, call func
 }
 
 func (s *Server) apiSessions(w http.ResponseWriter, r *http.Request) error {
-	p := query(r)
+	p := s.query(r)
 	p.only("agent", "channel", "project", "since", "until", "include_deleted", "limit", "cursor")
 	req, limit, c := p.sessionsRequest(), p.limit(sessionsPageSize, sessionsPageMax), p.cursor()
 	if p.err != nil {
 		return p.err
 	}
-	req.Refresh = s.refresh
 	page, next, err := s.sessionsPage(r.Context(), req, c, limit)
 	if err != nil {
 		return err
@@ -236,13 +229,12 @@ func (s *Server) showPage(ctx context.Context, req ledger.ShowRequest, c *cursor
 }
 
 func (s *Server) apiShow(w http.ResponseWriter, r *http.Request) error {
-	p := query(r)
+	p := s.query(r)
 	p.only("view", "all_branches", "since", "last", "around", "context", "limit", "cursor")
 	req, limit, c := p.showRequest(r.PathValue("session")), p.limit(entriesPageSize, entriesPageMax), p.cursor()
 	if p.err != nil {
 		return p.err
 	}
-	req.Refresh = s.refresh
 	// show's answer is its head's fields and the list, as the CLI streams it
 	var b bytes.Buffer
 	n := 0
@@ -311,7 +303,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) (*params, error) 
 	if err := r.ParseForm(); err != nil {
 		return nil, invalidf("cannot read the form: %v", err)
 	}
-	return newParams(r.PostForm), nil
+	return newParams(r.PostForm, ledger.Refresh{}), nil // a write: no read to refresh
 }
 
 // appendBody is an append's JSON body: the flags of episodes append, with

@@ -51,7 +51,7 @@ func (s *Server) pageRoutes(mux *http.ServeMux) {
 	handle("/", func(http.ResponseWriter, *http.Request) error { return notFoundf("no such page") })
 }
 
-func pageParams(r *http.Request) *params { return newParams(r.URL.Query()) }
+func (s *Server) pageParams(r *http.Request) *params { return newParams(r.URL.Query(), s.refresh) }
 
 // timezone is the zone usage days are cut in: the timezone parameter,
 // else the browser's (the script keeps it in a cookie), else the
@@ -296,9 +296,8 @@ var sessionSorts = map[string]func(a, b view.Session) int{
 const sessionsPerPage = 100
 
 func (s *Server) pageSessions(w http.ResponseWriter, r *http.Request) error {
-	p := pageParams(r)
+	p := s.pageParams(r)
 	q := p.sessionsRequest()
-	q.Refresh = s.refresh
 	v := &sessionsView{Form: r.URL.Query(), Flag: p.str("flag"), Sort: cmp.Or(p.str("sort"), "last"), Page: max(p.int("page", 1), 1)}
 	order, ok := sessionSorts[v.Sort]
 	if !ok {
@@ -377,10 +376,9 @@ type forkLink struct {
 var entriesPerPage = 200
 
 func (s *Server) pageSession(w http.ResponseWriter, r *http.Request) error {
-	p := pageParams(r)
+	p := s.pageParams(r)
 	ref := r.PathValue("session")
 	q := p.showRequest(ref)
-	q.Refresh = s.refresh
 	pageNo, at := max(p.int("page", 1), 1), int64(p.int("at", 0))
 	if p.err != nil {
 		return p.err
@@ -522,9 +520,8 @@ func (s *Server) transcriptPage(ctx context.Context, q ledger.ShowRequest, n int
 
 // pageTail is the entries after a line, as HTML for a live page to append.
 func (s *Server) pageTail(w http.ResponseWriter, r *http.Request) error {
-	p := pageParams(r)
+	p := s.pageParams(r)
 	q := p.showRequest(r.PathValue("session"))
-	q.Refresh = s.refresh
 	after := int64(p.int("after", 0))
 	if p.err != nil {
 		return p.err
@@ -611,9 +608,8 @@ type hitView struct {
 }
 
 func (s *Server) pageSearch(w http.ResponseWriter, r *http.Request) error {
-	p := pageParams(r)
+	p := s.pageParams(r)
 	q := p.searchRequest()
-	q.Refresh = s.refresh
 	if !p.has("limit") {
 		q.Limit = 30
 	}
@@ -679,10 +675,9 @@ type usageView struct {
 }
 
 func (s *Server) pageUsage(w http.ResponseWriter, r *http.Request) error {
-	p := pageParams(r)
+	p := s.pageParams(r)
 	p.v.Set("timezone", timezone(r))
 	q := p.usageRequest(cmp.Or(p.str("kind"), "daily"))
-	q.Refresh = s.refresh
 	v := &usageView{Form: r.URL.Query(), Period: q.Period, Stack: cmp.Or(p.str("stack"), "model")}
 	switch q.Period {
 	case "daily", "weekly", "monthly":
@@ -764,10 +759,9 @@ func statusAgents(st *view.Status) []string {
 
 // usageCSV is a usage report as CSV: one row per period, session or model.
 func (s *Server) usageCSV(w http.ResponseWriter, r *http.Request) error {
-	p := pageParams(r)
+	p := s.pageParams(r)
 	p.v.Set("timezone", timezone(r))
 	q := p.usageRequest(cmp.Or(p.str("kind"), "daily"))
-	q.Refresh = s.refresh
 	if p.err != nil {
 		return p.err
 	}
@@ -818,9 +812,8 @@ type toolRow struct {
 }
 
 func (s *Server) pageTools(w http.ResponseWriter, r *http.Request) error {
-	p := pageParams(r)
+	p := s.pageParams(r)
 	q := p.toolsRequest()
-	q.Refresh = s.refresh
 	if p.err != nil {
 		return p.err
 	}
@@ -871,9 +864,8 @@ type toolFailureRow struct {
 }
 
 func (s *Server) pageToolFailures(w http.ResponseWriter, r *http.Request) error {
-	p := pageParams(r)
+	p := s.pageParams(r)
 	q := p.toolFailuresRequest()
-	q.Refresh = s.refresh
 	if p.err != nil {
 		return p.err
 	}
@@ -908,9 +900,8 @@ type cronView struct {
 }
 
 func (s *Server) pageCron(w http.ResponseWriter, r *http.Request) error {
-	p := pageParams(r)
+	p := s.pageParams(r)
 	jq, rq := p.cronRequest(), p.cronRunsRequest()
-	jq.Refresh, rq.Refresh = s.refresh, s.refresh
 	if p.err != nil {
 		return p.err
 	}
@@ -955,7 +946,7 @@ type episodesView struct {
 }
 
 func (s *Server) pageEpisodes(w http.ResponseWriter, r *http.Request) error {
-	p := pageParams(r)
+	p := s.pageParams(r)
 	q := p.eventsRequest()
 	if p.err != nil {
 		return p.err
@@ -980,7 +971,7 @@ func (s *Server) pageEpisodes(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) pageReplay(w http.ResponseWriter, r *http.Request) error {
-	p := pageParams(r)
+	p := s.pageParams(r)
 	q := p.replayRequest(r.PathValue("session"))
 	if p.err != nil {
 		return p.err

@@ -16,12 +16,15 @@ import (
 // the CLI reads its flags. The first bad one is kept in err, so that a
 // handler reads them all and checks once.
 type params struct {
-	v   url.Values
-	err error
-	now time.Time
+	v       url.Values
+	err     error
+	now     time.Time
+	refresh ledger.Refresh // the server's policy, set on every request that takes one
 }
 
-func newParams(v url.Values) *params { return &params{v: v, now: time.Now()} }
+func newParams(v url.Values, refresh ledger.Refresh) *params {
+	return &params{v: v, now: time.Now(), refresh: refresh}
+}
 
 func (p *params) fail(err error) {
 	if p.err == nil && err != nil {
@@ -101,14 +104,14 @@ func (p *params) timeMs(name string) int64 {
 
 func (p *params) sessionsRequest() ledger.SessionsRequest {
 	r := ledger.SessionsRequest{Agent: p.str("agent"), Channel: p.str("channel"), Project: p.str("project"),
-		IncludeDeleted: p.flag("include_deleted")}
+		IncludeDeleted: p.flag("include_deleted"), Refresh: p.refresh}
 	r.Since, r.Until = p.timeRange(time.Local)
 	return r
 }
 
 func (p *params) showRequest(session string) ledger.ShowRequest {
 	r := ledger.ShowDefaults()
-	r.Session, r.AllBranches, r.Around = session, p.flag("all_branches"), p.str("around")
+	r.Session, r.AllBranches, r.Around, r.Refresh = session, p.flag("all_branches"), p.str("around"), p.refresh
 	r.Last, r.Context = p.int("last", 0), p.int("context", r.Context)
 	since, err := ledger.ParseTime(p.str("since"), p.now, time.Local)
 	p.fail(err)
@@ -126,7 +129,7 @@ func (p *params) showRequest(session string) ledger.ShowRequest {
 func (p *params) searchRequest() ledger.SearchRequest {
 	r := ledger.SearchDefaults()
 	r.Query, r.Mode, r.Agent, r.Session = p.str("q"), p.str("mode"), p.str("agent"), p.str("session")
-	r.Role, r.Source = p.str("role"), p.str("source")
+	r.Role, r.Source, r.Refresh = p.str("role"), p.str("source"), p.refresh
 	r.Limit, r.PerSession = p.int("limit", r.Limit), p.int("per_session", 0)
 	r.Since, r.Until = p.timeRange(time.Local)
 	return r
@@ -134,7 +137,7 @@ func (p *params) searchRequest() ledger.SearchRequest {
 
 func (p *params) usageRequest(period string) ledger.UsageRequest {
 	r := ledger.UsageDefaults()
-	r.Period, r.Agent, r.Timezone = period, p.str("agent"), p.str("timezone")
+	r.Period, r.Agent, r.Timezone, r.Refresh = period, p.str("agent"), p.str("timezone"), p.refresh
 	if ws := p.str("week_start"); ws != "" {
 		r.WeekStart = ws
 	}
@@ -149,25 +152,25 @@ func (p *params) usageRequest(period string) ledger.UsageRequest {
 }
 
 func (p *params) toolsRequest() ledger.ToolsRequest {
-	r := ledger.ToolsRequest{Agent: p.str("agent")}
+	r := ledger.ToolsRequest{Agent: p.str("agent"), Refresh: p.refresh}
 	r.Since, r.Until = p.timeRange(time.Local)
 	return r
 }
 
 func (p *params) toolFailuresRequest() ledger.ToolFailuresRequest {
 	r := ledger.ToolFailuresDefaults()
-	r.Tool, r.Agent, r.Limit = p.str("tool"), p.str("agent"), p.int("limit", r.Limit)
+	r.Tool, r.Agent, r.Limit, r.Refresh = p.str("tool"), p.str("agent"), p.int("limit", r.Limit), p.refresh
 	r.Since, r.Until = p.timeRange(time.Local)
 	return r
 }
 
 func (p *params) cronRequest() ledger.CronRequest {
-	return ledger.CronRequest{Agent: p.str("agent")}
+	return ledger.CronRequest{Agent: p.str("agent"), Refresh: p.refresh}
 }
 
 func (p *params) cronRunsRequest() ledger.CronRunsRequest {
 	r := ledger.CronRunsDefaults()
-	r.Job, r.Agent, r.Failed = p.str("job"), p.str("agent"), p.flag("failed")
+	r.Job, r.Agent, r.Failed, r.Refresh = p.str("job"), p.str("agent"), p.flag("failed"), p.refresh
 	r.Limit = p.int("limit", r.Limit)
 	since, err := ledger.ParseTime(p.str("since"), p.now, time.Local)
 	p.fail(err)
