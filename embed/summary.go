@@ -46,7 +46,9 @@ func SummarizerFromEnv(getenv func(string) string) (*Summarizer, error) {
 		return nil, fmt.Errorf("CLAWLEDGER_LLM_BASE_URL %q is not an http(s) URL", s.BaseURL)
 	}
 	if s.APIKey == "" && u.Host == "api.openai.com" {
-		s.APIKey = getenv("OPENAI_API_KEY")
+		if s.APIKey = getenv("OPENAI_API_KEY"); s.APIKey == "" {
+			return nil, fmt.Errorf("no API key for %s: set CLAWLEDGER_LLM_API_KEY (or OPENAI_API_KEY), or CLAWLEDGER_LLM_BASE_URL to an endpoint that needs none", s.BaseURL)
+		}
 	}
 	return s, nil
 }

@@ -376,6 +376,15 @@ func (s *Service) CortexRebuild(ctx context.Context, req CortexRebuildRequest) (
 	if err != nil {
 		return nil, err
 	}
+	var sum *embed.Summarizer // checked before the rebuild: a summary that cannot run fails first
+	if req.LLMSummary {
+		if _, ok := st.(clawledger.CortexSummaries); !ok {
+			return nil, clawledger.Reasonf(clawledger.EUNAVAILABLE, ErrNoCortex, "this ledger's backend keeps no LLM summaries yet")
+		}
+		if sum, err = embed.SummarizerFromEnv(s.getenv); err != nil {
+			return nil, &clawledger.Error{Code: clawledger.EINVALID, Message: err.Error(), Err: err}
+		}
+	}
 	b := builder(st)
 	b.Progress = s.optionalBar(TaskCortex)
 	stats, err := b.Rebuild(ctx)
@@ -406,7 +415,7 @@ func (s *Service) CortexRebuild(ctx context.Context, req CortexRebuildRequest) (
 	}
 	out.Facets = int64(len(facets))
 	if req.LLMSummary {
-		n, err := s.summarizeEpisodes(ctx, st, out.Episodes)
+		n, err := s.summarizeEpisodes(ctx, st.(clawledger.CortexSummaries), sum, out.Episodes)
 		if err != nil {
 			return nil, fmt.Errorf("the cortex was rebuilt, but its LLM summaries failed (%d stored; run again to go on): %w", n, err)
 		}
@@ -419,15 +428,7 @@ func (s *Service) CortexRebuild(ctx context.Context, req CortexRebuildRequest) (
 // episode whose summary text has none yet, from that text (secrets
 // masked, as everything the cortex stores), and stores them as they come;
 // it returns how many it asked for.
-func (s *Service) summarizeEpisodes(ctx context.Context, st clawledger.Store, episodes int64) (int, error) {
-	cs, ok := st.(clawledger.CortexSummaries)
-	if !ok {
-		return 0, clawledger.Reasonf(clawledger.EUNAVAILABLE, ErrNoCortex, "this ledger's backend keeps no LLM summaries yet")
-	}
-	sum, err := embed.SummarizerFromEnv(s.getenv)
-	if err != nil {
-		return 0, &clawledger.Error{Code: clawledger.EINVALID, Message: err.Error(), Err: err}
-	}
+func (s *Service) summarizeEpisodes(ctx context.Context, cs clawledger.CortexSummaries, sum *embed.Summarizer, episodes int64) (int, error) {
 	bar := s.progress(TaskSummarize)
 	bar.Start(episodes)
 	defer bar.Finish()

@@ -284,3 +284,22 @@ func TestCortexLLMSummary(t *testing.T) {
 		t.Fatalf("the endpoint refusing: %v", err)
 	}
 }
+
+// TestCortexLLMSummaryNeedsAKey: --llm-summary against OpenAI with no key
+// is refused before anything is rebuilt, saying which variable to set.
+func TestCortexLLMSummaryNeedsAKey(t *testing.T) {
+	ctx := context.Background()
+	s, m := cortexService(t, false)
+	s.Getenv = func(string) string { return "" }
+	if err := m.Write(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Ingest(ctx, IngestRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.CortexRebuild(ctx, CortexRebuildRequest{LLMSummary: true})
+	if clawledger.ErrorCode(err) != clawledger.EINVALID || !strings.Contains(err.Error(), "set CLAWLEDGER_LLM_API_KEY") ||
+		strings.Contains(err.Error(), "was rebuilt") {
+		t.Errorf("--llm-summary without a key: %v", err)
+	}
+}
