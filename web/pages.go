@@ -838,7 +838,7 @@ func (s *Server) pageTools(w http.ResponseWriter, r *http.Request) error {
 		v.Totals.Rate = float64(v.Totals.Errors) / float64(v.Totals.Results)
 	}
 	v.Rates = toolRates(v.Tools)
-	if v.Days, err = s.toolDays(r.Context(), q, p.now, r.URL.Query()); err != nil {
+	if v.Days, err = s.toolDays(r.Context(), q, v.Tools, p.now, r.URL.Query()); err != nil {
 		return err
 	}
 	s.render(w, r, http.StatusOK, "tools", page{Title: "Tools", Nav: "tools", Data: v})
@@ -873,11 +873,14 @@ const (
 
 // toolDays charts every tool's error rate per day of the period (a day in
 // the server's zone, as since and until read), each day's bar linking to
-// that day's failed calls: one tools report per day.
-func (s *Server) toolDays(ctx context.Context, q ledger.ToolsRequest, now time.Time, form url.Values) (chart, error) {
+// that day's failed calls: one tools report per day. An open period ends
+// with the last use of a tool when that was before now.
+func (s *Server) toolDays(ctx context.Context, q ledger.ToolsRequest, tools []toolRow, now time.Time, form url.Values) (chart, error) {
 	end := now
 	if q.Until > 0 {
 		end = time.UnixMilli(q.Until - 1)
+	} else if last := lastToolUse(tools); !last.IsZero() && last.Before(now) {
+		end = last
 	}
 	n := toolDaysOpen
 	if q.Since > 0 {
@@ -926,6 +929,17 @@ func (s *Server) toolDays(ctx context.Context, q ledger.ToolsRequest, now time.T
 	}
 	c.Legend = nil
 	return c, nil
+}
+
+// lastToolUse is when a tool was last used; zero when none was.
+func lastToolUse(tools []toolRow) time.Time {
+	var last time.Time
+	for _, t := range tools {
+		if at, err := time.Parse(time.RFC3339, deref(t.LastUsed)); err == nil && at.After(last) {
+			last = at
+		}
+	}
+	return last.Local()
 }
 
 // toolFailuresURL is the page of a tool's failed calls, with the

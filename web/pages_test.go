@@ -263,6 +263,10 @@ func TestToolsCharts(t *testing.T) {
 	if strings.Contains(body, "2026-03-09") || strings.Contains(body, "2026-03-15") {
 		t.Error("the days chart goes past the period")
 	}
+	// an open period: the 14 days up to the last use of a tool (2026-03-14
+	// in UTC; the days are the server's)
+	_, body = get(t, s, "/tools")
+	contains(t, "/tools", body, `<a href="/tools/failures?since=2026-03-05&amp;until=2026-03-05">`, `<a href="/tools/failures?since=2026-03-10&amp;until=2026-03-10">`)
 	if strings.Contains(body, "<script>") || strings.Contains(body, " style=") {
 		t.Error("a chart holds script or inline style")
 	}
