@@ -85,10 +85,7 @@ func (s *Service) CronRuns(ctx context.Context, req CronRunsRequest) (*view.Cron
 	}
 	runs, more := cut(runs, req.Limit)
 	res := view.NewCronRuns(runs, more)
-	if more {
-		last := runs[len(runs)-1]
-		res.NextCursor = view.NextCursor(clawledger.Keyset{Ts: last.Ts, ID: last.ID})
-	}
+	res.NextCursor = nextCursor(runs, more, func(r *clawledger.CronRunRecord) clawledger.Keyset { return clawledger.Keyset{Ts: r.Ts, ID: r.ID} })
 	return res, nil
 }
 

@@ -89,10 +89,7 @@ func (s *Service) QueryEvents(ctx context.Context, req EventsRequest) (*view.Eve
 		return nil, err
 	}
 	res := view.NewEventQuery(f, events, more)
-	if more {
-		last := events[len(events)-1]
-		res.NextCursor = view.NextCursor(clawledger.Keyset{Ts: last.TsMs, ID: last.Seq})
-	}
+	res.NextCursor = nextCursor(events, more, func(e *clawledger.Event) clawledger.Keyset { return clawledger.Keyset{Ts: e.TsMs, ID: e.Seq} })
 	return res, nil
 }
 

@@ -201,9 +201,6 @@ func (s *Service) ToolFailures(ctx context.Context, req ToolFailuresRequest) (*v
 	}
 	list, more := cut(list, req.Limit)
 	res := view.NewToolFailures(req.Tool, list, more)
-	if more {
-		last := list[len(list)-1]
-		res.NextCursor = view.NextCursor(clawledger.Keyset{Ts: last.Ts, ID: last.ID})
-	}
+	res.NextCursor = nextCursor(list, more, func(f *clawledger.ToolFailure) clawledger.Keyset { return clawledger.Keyset{Ts: f.Ts, ID: f.ID} })
 	return res, nil
 }

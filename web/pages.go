@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/episodes"
 	"github.com/clawledger/clawledger/internal/sanitize"
 	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
@@ -895,6 +896,7 @@ func (s *Server) toolDays(ctx context.Context, q ledger.ToolsRequest, tools []to
 	for i := range n {
 		day, next := first.AddDate(0, 0, i), first.AddDate(0, 0, i+1)
 		dq := q
+		dq.Refresh = ledger.Refresh{} // the page's report refreshed the ledger
 		dq.Since, dq.Until = max(q.Since, day.UnixMilli()), next.UnixMilli()
 		if q.Until > 0 {
 			dq.Until = min(q.Until, dq.Until)
@@ -1075,9 +1077,9 @@ func (s *Server) pageEpisodes(w http.ResponseWriter, r *http.Request) error {
 	for _, a := range statusAgents(st) {
 		scopes = append(scopes, "agent:"+a) // where capture files an agent's events
 	}
-	if !q.Global {
-		v.Scope = q.Scope.Scope
-		scopes = append(scopes, v.Scope) // one with no events yet stays picked
+	if sc, err := episodes.NormalizeScope(q.Scope.Scope); err == nil && !q.Global {
+		v.Scope = sc
+		scopes = append(scopes, sc) // one with no events yet stays picked
 	}
 	v.Scopes = groupScopes(scopes)
 	if q.Scope.Scope != "" || q.Global {

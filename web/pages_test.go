@@ -205,7 +205,7 @@ func TestOtherPages(t *testing.T) {
 		// every scope the ledger holds, by kind, with the agents' (where capture files events)
 		"/episodes": {"Pick a scope", `<optgroup label="agent"><option>agent:main</option><option>agent:ops</option></optgroup>`,
 			`<optgroup label="project"><option>project:payments</option></optgroup>`, `<optgroup label="other"><option>team</option></optgroup>`},
-		"/episodes?scope=project:payments":          {`<option selected>project:payments</option>`},
+		"/episodes?scope=Project:Payments":          {`<option selected>project:payments</option>`},
 		"/episodes?scope=brand:new":                 {`<optgroup label="brand"><option selected>brand:new</option></optgroup>`},
 		"/episodes?scope=agent:main":                {"cron job failed: [REDACTED:openai]", "ops.alert", `href="/episodes/replay/s-alpha?scope=agent%3Amain"`},
 		"/episodes/replay/s-alpha?scope=agent:main": {"Replay", "cron job failed"},
