@@ -231,7 +231,7 @@ func (db *DB) Events(ctx context.Context, f clawledger.EventFilter) ([]*clawledg
 func (db *DB) EventScopes(ctx context.Context) ([]string, error) {
 	var p params
 	out, err := queryAll(ctx, db.pool, func(row pgx.Row) (s string, err error) { return s, row.Scan(&s) },
-		`SELECT DISTINCT scope FROM episodic_events WHERE true`+db.onHost("host_id", &p)+` ORDER BY scope COLLATE "C"`, p.args...)
+		`SELECT scope FROM episodic_events WHERE true`+db.onHost("host_id", &p)+` GROUP BY scope ORDER BY scope COLLATE "C"`, p.args...)
 	return out, db.fail(err)
 }
 
