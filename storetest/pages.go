@@ -106,6 +106,7 @@ func testKeysetPages(t *testing.T, h *harness) {
 	})
 }
 
+// keysOf is the keyset of each row of a page.
 func keysOf[T any](list []T, key func(T) clawledger.Keyset) []clawledger.Keyset {
 	out := make([]clawledger.Keyset, 0, len(list))
 	for _, x := range list {
