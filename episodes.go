@@ -76,9 +76,10 @@ type EventFilter struct {
 	SessionID string
 	AgentID   string
 	Types     []EventType
-	From, To  int64  // ts_ms bounds, inclusive; 0 = open
-	Text      string // full-text query over summary, payload and refs
-	Limit     int    // 0 = no limit
+	From, To  int64   // ts_ms bounds, inclusive; 0 = open
+	Text      string  // full-text query over summary, payload and refs
+	Limit     int     // 0 = no limit
+	After     *Keyset // only the events after this one (time, Seq); nil: from the first
 
 	IncludePayload bool // read payloads too (summary-only by default)
 }
@@ -156,6 +157,8 @@ type EventStore interface {
 	// Events returns the events matching f in (ts_ms, insertion) order,
 	// and whether more than f.Limit matched.
 	Events(ctx context.Context, f EventFilter) (events []*Event, more bool, err error)
+	// EventScopes lists the scopes that hold events, in order.
+	EventScopes(ctx context.Context) ([]string, error)
 	// RedactEvents overwrites the selected events and removes every derived
 	// copy of their text, so it cannot be found in the database files.
 	// payload replaces the payload (nil = NULL).

@@ -57,6 +57,16 @@ type ToolFilter struct {
 	Since, Until int64    // epoch ms on the call time (failures: the result's), Until exclusive; 0 = open
 	Tool         string   // failures: only this tool's ("": every tool's)
 	Limit        int      // failures: the newest this many; 0 = all
+	After        *Keyset  // failures: only those after this one, newest first; nil: from the newest
+}
+
+// Keyset is where the next page of a list ordered by time and then id
+// starts: after the row with this time and id, in the list's order. A
+// page read with it holds no row of the pages before, and loses none,
+// however many rows were stored in between.
+type Keyset struct {
+	Ts int64 // the last row's time (epoch ms)
+	ID int64 // its key in the ledger
 }
 
 // ToolFailure is one failed tool result (by the error rule), once across
@@ -74,6 +84,7 @@ type ToolFailure struct {
 	AgentID   string
 	SessionID string
 	Line      int64 // the result's line
+	ID        int64 // the result's key in the ledger (a page's Keyset)
 }
 
 // ToolStat is what the ledger knows about one tool: each call and result
@@ -139,6 +150,7 @@ type CronFilter struct {
 	Since     int64    // runs: finished at or after (epoch ms); 0 = open
 	Limit     int      // runs: the newest this many; 0 = all
 	Failed    bool     // runs: only those that ended neither ok nor skipped
+	After     *Keyset  // runs: only those after this one, newest first; nil: from the newest
 }
 
 // CronJobStat is a cron job as the ledger knows it: its definition (Job;
@@ -161,6 +173,7 @@ type CronRunRecord struct {
 	Line     int64  // its line there
 	JobName  string // the job's name, when the ledger has its definition
 	JobAgent string
+	ID       int64 // its key in the ledger (a page's Keyset)
 	CronRun
 }
 

@@ -46,6 +46,9 @@ type CronRunsRequest struct {
 	Limit int    `json:"limit,omitempty"` // the newest this many (0: all)
 	// Failed keeps the runs that ended neither ok nor skipped.
 	Failed bool `json:"failed,omitempty"`
+	// Cursor is where the page starts: a next_cursor of the page before
+	// ("": the newest runs).
+	Cursor string `json:"cursor,omitempty"`
 	// StateDirs limits the answer (and the refresh) to these state dirs
 	// (absolute paths, as the ledger holds them); empty: every state dir.
 	StateDirs []string `json:"state_dirs,omitempty"`
@@ -67,6 +70,9 @@ func (s *Service) CronRuns(ctx context.Context, req CronRunsRequest) (*view.Cron
 		return nil, err
 	}
 	f := clawledger.CronFilter{StateDirs: a.dirs, Agent: req.Agent, Since: req.Since, Failed: req.Failed}
+	if f.After, err = view.After(req.Cursor); err != nil {
+		return nil, err
+	}
 	if req.Job != "" {
 		if f.JobIDs, err = cronJob(ctx, a.r, req.Job, f); err != nil {
 			return nil, err
@@ -78,7 +84,9 @@ func (s *Service) CronRuns(ctx context.Context, req CronRunsRequest) (*view.Cron
 		return nil, err
 	}
 	runs, more := cut(runs, req.Limit)
-	return view.NewCronRuns(runs, more), nil
+	res := view.NewCronRuns(runs, more)
+	res.NextCursor = nextCursor(runs, more, func(r *clawledger.CronRunRecord) clawledger.Keyset { return clawledger.Keyset{Ts: r.Ts, ID: r.ID} })
+	return res, nil
 }
 
 // cronJob resolves a job reference to the ids of the jobs it names: a

@@ -66,6 +66,9 @@ type EventsRequest struct {
 	Text           string   `json:"text,omitempty"` // every word, in summary, payload or refs
 	Limit          int      `json:"limit,omitempty"`
 	IncludePayload bool     `json:"include_payload,omitempty"`
+	// Cursor is where the page starts: a next_cursor of the page before
+	// ("": the oldest events).
+	Cursor string `json:"cursor,omitempty"`
 }
 
 // EventsDefaults is a request with the defaults every surface shows.
@@ -77,11 +80,17 @@ func EventsDefaults() EventsRequest { return EventsRequest{Limit: EventsDefaultL
 func (s *Service) QueryEvents(ctx context.Context, req EventsRequest) (*view.EventQuery, error) {
 	f := clawledger.EventFilter{SessionID: req.SessionID, AgentID: req.AgentID, From: req.From, To: req.To, Text: req.Text,
 		Limit: req.Limit, IncludePayload: req.IncludePayload}
+	var err error
+	if f.After, err = view.After(req.Cursor); err != nil {
+		return nil, err
+	}
 	events, more, err := s.events(ctx, req.Scope, req.Types, &f)
 	if err != nil {
 		return nil, err
 	}
-	return view.NewEventQuery(f, events, more), nil
+	res := view.NewEventQuery(f, events, more)
+	res.NextCursor = nextCursor(events, more, func(e *clawledger.Event) clawledger.Keyset { return clawledger.Keyset{Ts: e.TsMs, ID: e.Seq} })
+	return res, nil
 }
 
 // ReplayRequest reads one session's timeline. Start from ReplayDefaults.
@@ -128,6 +137,15 @@ func (s *Service) events(ctx context.Context, scope Scope, types []string, f *cl
 		return nil, false, err
 	}
 	return r.Events(ctx, *f)
+}
+
+// EventScopes lists the scopes that hold events, in order.
+func (s *Service) EventScopes(ctx context.Context) ([]string, error) {
+	r, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.EventScopes(ctx)
 }
 
 // ErrRedactTarget is the reason of a redaction that names both or neither

@@ -1,6 +1,9 @@
 package ledger
 
-import "github.com/clawledger/clawledger"
+import (
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/view"
+)
 
 // checkLimit fails on a negative limit (0 is no limit).
 func checkLimit(limit int) error {
@@ -17,6 +20,15 @@ func probeLimit(limit int) int {
 		return limit + 1
 	}
 	return 0
+}
+
+// nextCursor is the cursor of the page after list (its last row's
+// keyset), when more rows matched; "" on the last page.
+func nextCursor[T any](list []T, more bool, key func(T) clawledger.Keyset) string {
+	if !more || len(list) == 0 {
+		return ""
+	}
+	return view.NextCursor(key(list[len(list)-1]))
 }
 
 // cut keeps the first limit of a list probeLimit asked for (all with 0)

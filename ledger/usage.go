@@ -164,6 +164,9 @@ type ToolFailuresRequest struct {
 	Since int64  `json:"since,omitempty"` // epoch ms on the result's time; 0 = open
 	Until int64  `json:"until,omitempty"` // exclusive; 0 = open
 	Limit int    `json:"limit,omitempty"` // the newest this many (0: all)
+	// Cursor is where the page starts: a next_cursor of the page before
+	// ("": the newest failures).
+	Cursor string `json:"cursor,omitempty"`
 	// Host keeps one host's sources, in a ledger of many hosts ("": every
 	// host's).
 	Host string `json:"host,omitempty"`
@@ -183,15 +186,21 @@ func (s *Service) ToolFailures(ctx context.Context, req ToolFailuresRequest) (*v
 	if err := checkLimit(req.Limit); err != nil {
 		return nil, err
 	}
+	after, err := view.After(req.Cursor)
+	if err != nil {
+		return nil, err
+	}
 	a, err := s.queryOn(ctx, req.Refresh, req.StateDirs, req.Host)
 	if err != nil {
 		return nil, err
 	}
 	list, err := a.r.ToolFailures(ctx, clawledger.ToolFilter{Agent: req.Agent, Since: req.Since, Until: req.Until, StateDirs: a.dirs,
-		Tool: req.Tool, Limit: probeLimit(req.Limit)})
+		Tool: req.Tool, Limit: probeLimit(req.Limit), After: after})
 	if err != nil {
 		return nil, err
 	}
 	list, more := cut(list, req.Limit)
-	return view.NewToolFailures(req.Tool, list, more), nil
+	res := view.NewToolFailures(req.Tool, list, more)
+	res.NextCursor = nextCursor(list, more, func(f *clawledger.ToolFailure) clawledger.Keyset { return clawledger.Keyset{Ts: f.Ts, ID: f.ID} })
+	return res, nil
 }

@@ -29,6 +29,7 @@ type queryIn struct {
 	Text           string   `json:"text,omitempty" jsonschema:"only events whose summary, payload or refs hold every one of these words"`
 	Limit          int      `json:"limit,omitempty" jsonschema:"at most this many events, oldest first"`
 	IncludePayload bool     `json:"include_payload,omitempty" jsonschema:"include each event's payload (summaries only by default)"`
+	Cursor         string   `json:"cursor,omitempty" jsonschema:"the next_cursor of an answer: the events after its last"`
 	budgeted
 }
 
@@ -51,7 +52,7 @@ func (s *server) query(ctx context.Context, in queryIn) (*eventsOut, string, err
 		return nil, "", err
 	}
 	req := ledger.EventsDefaults()
-	req.Scope, req.SessionID, req.Types, req.Text, req.IncludePayload = ledger.Scope{Scope: in.Scope, Global: in.Global}, in.SessionID, in.Types, in.Text, in.IncludePayload
+	req.Scope, req.SessionID, req.Types, req.Text, req.IncludePayload, req.Cursor = ledger.Scope{Scope: in.Scope, Global: in.Global}, in.SessionID, in.Types, in.Text, in.IncludePayload, in.Cursor
 	if in.Limit != 0 {
 		req.Limit = in.Limit
 	}
@@ -72,6 +73,7 @@ func (s *server) query(ctx context.Context, in queryIn) (*eventsOut, string, err
 		o := &eventsOut{EventQuery: *res}
 		o.Events = res.Events[:k]
 		if cut {
+			o.NextCursor = "" // it would skip the events cut
 			o.Truncated = &Cut{Kept: k, Total: len(res.Events), Unit: "events", BudgetBytes: budget,
 				Next: "the oldest are shown; call again with from after the last one shown, a lower limit, or without include_payload"}
 		}

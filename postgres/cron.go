@@ -14,7 +14,7 @@ import (
 const cronRunColumns = `d.path, src.rel_path, l.line_no, coalesce(j.name, ''), coalesce(j.agent_id, ''),
 	r.ts_ms, r.job_id, r.action, r.status, r.error, r.summary, r.delivered, r.delivery_status, r.session_id, r.session_key,
 	r.run_at_ms, r.duration_ms, r.next_run_at_ms, r.model, r.provider,
-	r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens, r.total_tokens`
+	r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens, r.total_tokens, r.line_id`
 
 const cronRunFrom = `FROM cron_runs r JOIN sources src ON src.id = r.source_id JOIN state_dirs d ON d.id = src.state_dir_id
 	JOIN lines l ON l.id = r.line_id
@@ -34,7 +34,7 @@ func scanCronRun(row pgx.Row) (*clawledger.CronRunRecord, error) {
 	err := row.Scan(&x.StateDir, &x.Path, &x.Line, &x.JobName, &x.JobAgent,
 		&r.Ts, &r.JobID, &r.Action, &r.Status, &r.Error, &r.Summary, &r.Delivered, &r.DeliveryStatus, &r.SessionID, &r.SessionKey,
 		&r.RunAt, &r.DurationMs, &r.NextRunAt, &r.Model, &r.Provider,
-		&u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Total)
+		&u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Total, &x.ID)
 	if *u != (clawledger.Usage{}) {
 		r.Usage = u
 	}
@@ -64,6 +64,9 @@ func (db *DB) CronRuns(ctx context.Context, f clawledger.CronFilter) ([]*clawled
 	}
 	if f.Failed {
 		where += " AND " + failedRun
+	}
+	if a := f.After; a != nil {
+		where += " AND (r.ts_ms, r.line_id) < (" + p.add(a.Ts) + ", " + p.add(a.ID) + ")"
 	}
 	q := `SELECT ` + cronRunColumns + ` ` + cronRunFrom + ` WHERE ` + finishedRun + where + ` ORDER BY r.ts_ms DESC, r.line_id DESC`
 	if f.Limit > 0 {

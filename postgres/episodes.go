@@ -198,6 +198,9 @@ func (db *DB) Events(ctx context.Context, f clawledger.EventFilter) ([]*clawledg
 	if f.To != 0 {
 		conds = append(conds, "ts_ms <= "+p.add(f.To))
 	}
+	if a := f.After; a != nil {
+		conds = append(conds, "(ts_ms, id) > ("+p.add(a.Ts)+", "+p.add(a.ID)+")")
+	}
 	if strings.TrimSpace(f.Text) != "" {
 		if q := textQuery(f.Text); q != "" {
 			conds = append(conds, "words @@ "+p.add(q)+"::tsquery")
@@ -222,6 +225,14 @@ func (db *DB) Events(ctx context.Context, f clawledger.EventFilter) ([]*clawledg
 		return out[:f.Limit], true, nil
 	}
 	return out, false, nil
+}
+
+// EventScopes lists the scopes that hold events, in order.
+func (db *DB) EventScopes(ctx context.Context) ([]string, error) {
+	var p params
+	out, err := queryAll(ctx, db.pool, func(row pgx.Row) (s string, err error) { return s, row.Scan(&s) },
+		`SELECT scope FROM episodic_events WHERE true`+db.onHost("host_id", &p)+` GROUP BY scope ORDER BY scope COLLATE "C"`, p.args...)
+	return out, db.fail(err)
 }
 
 // textQuery turns free text into a tsquery matching every word, each word

@@ -112,7 +112,7 @@ func (db *DB) toolWhere(f clawledger.ToolFilter, table, ts string, p *params) (j
 // call id and time, on one host) are numbered, the live transcript's
 // first; a result without a call id stays apart. A result without a tool
 // name takes its call's.
-const toolFailures = `SELECT tool, ts, call_id, error, line_no, state_dir, rel_path, class, gone, agent_id, session_id FROM (
+const toolFailures = `SELECT tool, ts, call_id, error, line_no, state_dir, rel_path, class, gone, agent_id, session_id, id FROM (
 	SELECT coalesce(nullif(r.tool_name, ''), (SELECT c.name FROM tool_calls c
 			WHERE c.source_id = r.source_id AND c.call_id = r.call_id AND r.call_id <> '' LIMIT 1), '') AS tool,
 		coalesce(r.msg_ts_ms, 0) AS ts, r.call_id, coalesce(r.error_text, '') AS error, r.line_no, d.path AS state_dir, src.rel_path,
@@ -136,13 +136,16 @@ func (db *DB) ToolFailures(ctx context.Context, f clawledger.ToolFilter) ([]*cla
 	if f.Tool != "" {
 		outer = " AND tool = " + p.add(f.Tool)
 	}
+	if a := f.After; a != nil {
+		outer += " AND (ts, id) < (" + p.add(a.Ts) + ", " + p.add(a.ID) + ")"
+	}
 	q := fmt.Sprintf(toolFailures, where, outer)
 	if f.Limit > 0 {
 		q += " LIMIT " + p.add(f.Limit)
 	}
 	out, err := queryAll(ctx, db.pool, func(r pgx.Row) (*clawledger.ToolFailure, error) {
 		x := &clawledger.ToolFailure{}
-		return x, r.Scan(&x.Tool, &x.Ts, &x.CallID, &x.Error, &x.Line, &x.StateDir, &x.Path, &x.Class, &x.Gone, &x.AgentID, &x.SessionID)
+		return x, r.Scan(&x.Tool, &x.Ts, &x.CallID, &x.Error, &x.Line, &x.StateDir, &x.Path, &x.Class, &x.Gone, &x.AgentID, &x.SessionID, &x.ID)
 	}, q, p.args...)
 	return out, db.fail(err)
 }

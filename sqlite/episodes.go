@@ -171,6 +171,9 @@ func (db *DB) Events(ctx context.Context, f clawledger.EventFilter) ([]*clawledg
 	if f.To != 0 {
 		add("ts_ms <= ?", f.To)
 	}
+	if a := f.After; a != nil {
+		add("(ts_ms, id) > (?, ?)", a.Ts, a.ID)
+	}
 	if q := ftsQuery(f.Text); q != "" {
 		add("id IN (SELECT rowid FROM episodic_events_fts WHERE episodic_events_fts MATCH ?)", q)
 	}
@@ -192,6 +195,13 @@ func (db *DB) Events(ctx context.Context, f clawledger.EventFilter) ([]*clawledg
 		return out[:f.Limit], true, nil
 	}
 	return out, false, nil
+}
+
+// EventScopes lists the scopes that hold events, in order.
+func (db *DB) EventScopes(ctx context.Context) ([]string, error) {
+	out, err := queryAll(ctx, db.r, func(row scanner) (s string, err error) { return s, row.Scan(&s) },
+		`SELECT DISTINCT scope FROM episodic_events ORDER BY scope`)
+	return out, episodesError(err)
 }
 
 // ftsQuery turns free text into an FTS5 query matching every word: each

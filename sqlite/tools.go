@@ -113,7 +113,7 @@ func toolWhere(f clawledger.ToolFilter, ts string) (join, where string, args []a
 // call id and time) are numbered, the live transcript's first; a result
 // without a call id stays apart. A result without a tool name takes its
 // call's.
-const toolFailures = `SELECT tool, ts, call_id, error, line_no, state_dir, rel_path, class, gone, agent_id, session_id FROM (
+const toolFailures = `SELECT tool, ts, call_id, error, line_no, state_dir, rel_path, class, gone, agent_id, session_id, id FROM (
 	SELECT coalesce(nullif(r.tool_name, ''), (SELECT c.name FROM tool_calls c INDEXED BY tool_calls_source_call
 			WHERE c.source_id = r.source_id AND c.call_id = r.call_id AND r.call_id <> '' LIMIT 1), '') AS tool,
 		coalesce(r.msg_ts_ms, 0) AS ts, r.call_id, coalesce(r.error_text, '') AS error, r.line_no, d.path AS state_dir, src.rel_path,
@@ -137,6 +137,10 @@ func (db *DB) ToolFailures(ctx context.Context, f clawledger.ToolFilter) ([]*cla
 		outer = " AND tool = ?"
 		args = append(args, f.Tool)
 	}
+	if a := f.After; a != nil {
+		outer += " AND (ts, id) < (?, ?)"
+		args = append(args, a.Ts, a.ID)
+	}
 	q := fmt.Sprintf(toolFailures, where, outer)
 	if f.Limit > 0 {
 		q += " LIMIT ?"
@@ -144,6 +148,6 @@ func (db *DB) ToolFailures(ctx context.Context, f clawledger.ToolFilter) ([]*cla
 	}
 	return queryAll(ctx, db.r, func(r scanner) (*clawledger.ToolFailure, error) {
 		x := &clawledger.ToolFailure{}
-		return x, r.Scan(&x.Tool, &x.Ts, &x.CallID, &x.Error, &x.Line, &x.StateDir, &x.Path, &x.Class, &x.Gone, &x.AgentID, &x.SessionID)
+		return x, r.Scan(&x.Tool, &x.Ts, &x.CallID, &x.Error, &x.Line, &x.StateDir, &x.Path, &x.Class, &x.Gone, &x.AgentID, &x.SessionID, &x.ID)
 	}, q, args...)
 }

@@ -76,7 +76,8 @@ func testRedactionLeavesNoText(t *testing.T, h *harness) {
 }
 
 // testScopeIsolation: one scope never sees, redacts or deletes another's
-// events; only an explicit every-scope selector sees them all.
+// events; only an explicit every-scope selector sees them all. The scopes
+// holding events are listed (their names, for a picker), in order.
 func testScopeIsolation(t *testing.T, h *harness) {
 	a := h.appendEvent("team:a", "shared", clawledger.EventAlert, "alpha", "", 1_700_000_000_000)
 	b := h.appendEvent("team:b", "shared", clawledger.EventAlert, "bravo", "", 1_700_000_000_000)
@@ -97,6 +98,9 @@ func testScopeIsolation(t *testing.T, h *harness) {
 	}
 	if got := ids(clawledger.ScopeSelector{Global: true}); len(got) != 2 {
 		t.Errorf("every scope sees %v", got)
+	}
+	if scopes, err := w.EventScopes(h.ctx); err != nil || fmt.Sprint(scopes) != "[team:a team:b]" {
+		t.Errorf("the scopes holding events: %v, %v", scopes, err)
 	}
 	if _, _, err := w.Events(h.ctx, clawledger.EventFilter{}); err == nil {
 		t.Error("a query without a scope nor every scope was answered")

@@ -44,6 +44,7 @@ func Run(t *testing.T, newLedger func(t *testing.T) clawledger.Location) {
 		{"ScopeIsolation", testScopeIsolation},
 		{"EventsOrderAndText", testEventsOrderAndText},
 		{"FiltersBeforeLimits", testFiltersBeforeLimits},
+		{"KeysetPages", testKeysetPages},
 		{"SearchIndex", testSearchIndex},
 		{"Vectors", testVectors},
 		{"Maintenance", testMaintenance},

@@ -85,6 +85,9 @@ func nonNullJSON(raw json.RawMessage) json.RawMessage {
 type CronRuns struct {
 	Runs []CronRun `json:"runs"`
 	More bool      `json:"more"` // more runs matched than the limit let through
+	// NextCursor reads the next page (the cursor flag or parameter); "":
+	// this is the last.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // CronRun is one finished run.

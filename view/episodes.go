@@ -117,7 +117,10 @@ type EventQuery struct {
 	IncludePayload bool         `json:"include_payload"`
 	Count          int          `json:"count"`
 	More           bool         `json:"more"`
-	Events         []Event      `json:"events"`
+	// NextCursor reads the next page (the cursor flag or parameter); "":
+	// this is the last.
+	NextCursor string  `json:"next_cursor,omitempty"`
+	Events     []Event `json:"events"`
 }
 
 // EventFilters echo a query's filters.

@@ -46,6 +46,9 @@ type ToolFailures struct {
 	Tool     string        `json:"tool,omitempty"` // the tool asked for ("": every tool)
 	Failures []ToolFailure `json:"failures"`
 	More     bool          `json:"more"` // more failures matched than the limit let through
+	// NextCursor reads the next page (the cursor flag or parameter); "":
+	// this is the last.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // ToolFailure is one failed call: its result's error and where the ledger

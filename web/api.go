@@ -65,7 +65,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 		return req
 	}, s.svc.Tools))
 	api("GET /api/v1/tools/failures", read(s, func(p *params, _ *http.Request) ledger.ToolFailuresRequest {
-		p.only("tool", "since", "until", "agent", "limit")
+		p.only("tool", "since", "until", "agent", "limit", "cursor")
 		req := p.toolFailuresRequest()
 		return req
 	}, s.svc.ToolFailures))
@@ -75,12 +75,12 @@ func (s *Server) routes(mux *http.ServeMux) {
 		return req
 	}, s.svc.Cron))
 	api("GET /api/v1/cron/runs", read(s, func(p *params, _ *http.Request) ledger.CronRunsRequest {
-		p.only("job", "agent", "since", "limit", "failed")
+		p.only("job", "agent", "since", "limit", "failed", "cursor")
 		req := p.cronRunsRequest()
 		return req
 	}, s.svc.CronRuns))
 	api("GET /api/v1/episodes", read(s, func(p *params, _ *http.Request) ledger.EventsRequest {
-		p.only("scope", "global", "session_id", "agent_id", "types", "from", "to", "text", "limit", "include_payload")
+		p.only("scope", "global", "session_id", "agent_id", "types", "from", "to", "text", "limit", "include_payload", "cursor")
 		return p.eventsRequest()
 	}, s.svc.QueryEvents))
 	api("GET /api/v1/episodes/replay/{session}", read(s, func(p *params, r *http.Request) ledger.ReplayRequest {
@@ -124,6 +124,9 @@ func read[Q, A any](s *Server, request func(*params, *http.Request) Q, call func
 		if err != nil {
 			return err
 		}
+		if p, ok := any(res).(view.Paged); ok && p.Next() != "" {
+			nextLink(w, r, p.Next())
+		}
 		s.sendJSON(w, r, res)
 		return nil
 	}
@@ -141,7 +144,7 @@ func (s *Server) apiSessions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if next != nil {
-		nextLink(w, r, *next)
+		nextLink(w, r, next.String())
 	}
 	s.sendJSON(w, r, page)
 	return nil
@@ -154,7 +157,7 @@ const sessionsSlack = 50
 
 // sessionsPage returns at most limit sessions from the cursor on (from the
 // first without one), and the next page's cursor, nil at the end.
-func (s *Server) sessionsPage(ctx context.Context, req ledger.SessionsRequest, c *cursor, limit int) (*view.Sessions, *cursor, error) {
+func (s *Server) sessionsPage(ctx context.Context, req ledger.SessionsRequest, c *view.Cursor, limit int) (*view.Sessions, *view.Cursor, error) {
 	start := 0
 	if c != nil {
 		start = c.Offset
@@ -175,10 +178,10 @@ func (s *Server) sessionsPage(ctx context.Context, req ledger.SessionsRequest, c
 		}
 	}
 	rows = rows[min(skip, len(rows)):]
-	var next *cursor
+	var next *view.Cursor
 	if len(rows) > limit {
 		rows = rows[:limit]
-		next = &cursor{Offset: req.Offset + skip + limit, Key: sessionKey(rows[limit-1])}
+		next = &view.Cursor{Offset: req.Offset + skip + limit, Key: sessionKey(rows[limit-1])}
 	}
 	return &view.Sessions{Sessions: rows}, next, nil
 }
@@ -198,7 +201,7 @@ var errPageFull = errors.New("page full")
 
 // showPage streams the units of lines after c's line, whole lines until it
 // has passed limit, and returns the next page's cursor (nil at the end).
-func (s *Server) showPage(ctx context.Context, req ledger.ShowRequest, c *cursor, limit int, head func(*view.ShowHead) error, unit func(view.ShowUnit) error) (*cursor, error) {
+func (s *Server) showPage(ctx context.Context, req ledger.ShowRequest, c *view.Cursor, limit int, head func(*view.ShowHead) error, unit func(view.ShowUnit) error) (*view.Cursor, error) {
 	if c != nil {
 		req.After = c.Line
 	}
@@ -211,14 +214,14 @@ func (s *Server) showPage(ctx context.Context, req ledger.ShowRequest, c *cursor
 	if err != nil {
 		return nil, err
 	}
-	var next *cursor
+	var next *view.Cursor
 	if len(units) > limit {
 		last := units[limit-1].Line() // the page ends with this line's units
 		n := limit
 		for n < len(units) && units[n].Line() == last {
 			n++
 		}
-		units, next = units[:n], &cursor{Line: last}
+		units, next = units[:n], &view.Cursor{Line: last}
 	}
 	for _, u := range units {
 		if err := unit(u); err != nil {
@@ -267,7 +270,7 @@ func (s *Server) apiShow(w http.ResponseWriter, r *http.Request) error {
 	}
 	b.WriteString("]}\n")
 	if next != nil {
-		nextLink(w, r, *next)
+		nextLink(w, r, next.String())
 	}
 	send(w, r, "application/json; charset=utf-8", b.Bytes())
 	return nil

@@ -251,3 +251,72 @@ func TestLiveStream(t *testing.T) {
 	}
 	res.Body.Close()
 }
+
+// TestListCursors: cron runs, tool failures and events page with the
+// cursor their answer gives (next_cursor, and the Link header): the first
+// page, then each next one, hold every row once; a cursor this server did
+// not give out, or one of another kind of list, is a 400 with a JSON error.
+func TestListCursors(t *testing.T) {
+	s, _ := testServer(t, nil)
+	for _, tc := range []struct {
+		path, list string
+		rows       int
+	}{
+		{"/api/v1/cron/runs?limit=1", "runs", 3},
+		{"/api/v1/tools/failures?limit=1", "failures", 2},
+		{"/api/v1/episodes?scope=agent:main&limit=1", "events", 2},
+	} {
+		var seen []string
+		next := tc.path
+		for pages := 1; next != ""; pages++ {
+			res, body := get(t, s, next)
+			var page map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(body), &page); err != nil || res.StatusCode != 200 {
+				t.Fatalf("%s: %d %s", next, res.StatusCode, body)
+			}
+			var rows []json.RawMessage
+			json.Unmarshal(page[tc.list], &rows)
+			if len(rows) != 1 && nextURL(res) != "" {
+				t.Errorf("%s: %d rows on a page of 1", next, len(rows))
+			}
+			for _, r := range rows {
+				seen = append(seen, string(r))
+			}
+			var cursor string
+			json.Unmarshal(page["next_cursor"], &cursor)
+			next = nextURL(res)
+			if (cursor == "") != (next == "") || cursor != "" && !strings.Contains(next, "cursor="+cursor) {
+				t.Errorf("%s: next_cursor %q, Link %q", tc.path, cursor, next)
+			}
+			if pages > tc.rows+1 {
+				t.Fatalf("%s: no last page", tc.path)
+			}
+		}
+		if distinct := len(slices.Compact(slices.Sorted(slices.Values(seen)))); len(seen) != tc.rows || distinct != tc.rows {
+			t.Errorf("%s: the pages held %d rows (%d distinct), want %d", tc.path, len(seen), distinct, tc.rows)
+		}
+		for _, bad := range []string{"%21%21", view.Cursor{Line: 7}.String(), view.Cursor{ID: -1}.String()} {
+			res, body := get(t, s, tc.path+"&cursor="+bad)
+			if code, msg := decodeError(t, body); res.StatusCode != 400 || code != "invalid" || !strings.Contains(msg, "cursor") {
+				t.Errorf("%s with cursor %s: %d %s %q", tc.path, bad, res.StatusCode, code, msg)
+			}
+		}
+	}
+	// the pages link their next page, which shows the next rows
+	for _, tc := range []struct{ path, link, first, second string }{
+		{"/cron?limit=1", "Older runs", "job-1.jsonl:3", "Digest sent"},
+		{"/tools/failures?limit=1", "Older failures", "no such file", "permission"},
+		{"/episodes?scope=agent:main&limit=1", "Later events", "cron job failed", "rolled the deploy back"},
+	} {
+		_, body := get(t, s, tc.path)
+		m := regexp.MustCompile(`<a rel="next" href="([^"]+)">` + tc.link).FindStringSubmatch(body)
+		if m == nil || !strings.Contains(body, tc.first) || strings.Contains(body, tc.second) {
+			t.Errorf("%s: no next link, or not the first page", tc.path)
+			continue
+		}
+		_, body = get(t, s, strings.ReplaceAll(m[1], "&amp;", "&"))
+		if !strings.Contains(body, tc.second) || strings.Contains(body, tc.first) {
+			t.Errorf("%s: the next page %s does not hold the next row", tc.path, m[1])
+		}
+	}
+}

@@ -22,6 +22,7 @@ type chart struct {
 type chartBar struct {
 	X, W  float64
 	Title string // the bar's period and total, shown on hover
+	URL   string // where the bar links ("": nowhere)
 	Segs  []seg
 }
 
@@ -118,4 +119,50 @@ type meter struct {
 
 func newMeter(share float64, class string) meter {
 	return meter{Pct: math.Round(math.Max(0, math.Min(1, share))*1000) / 10, Class: class}
+}
+
+// hbarChart is one horizontal bar per row, of a share in [0, 1]: the
+// row's label on its left, its value on its right; a row with a URL links
+// there (an SVG link: no script).
+type hbarChart struct {
+	Width, Height float64
+	Rows          []hbar
+}
+
+type hbar struct {
+	Y, TextY, W          float64 // the bar's top, its middle, its width
+	Label, Value, Title  string
+	URL                  string
+	LabelX, BarX, ValueX float64
+	TrackW, H            float64
+}
+
+// hbar geometry: the labels' column, the bars', the values'.
+const (
+	hbarRow     = 24.0
+	hbarH       = 14.0
+	hbarLabelW  = 170.0
+	hbarValueW  = 60.0
+	hbarMaxRows = 40
+)
+
+// rateBar is what hbars draws of a row.
+type rateBar struct {
+	Label, Title, URL string
+	Share             float64
+	Value             string
+}
+
+// hbars draws rows (at most hbarMaxRows of them) as horizontal bars.
+func hbars(rows []rateBar) hbarChart {
+	rows = rows[:min(len(rows), hbarMaxRows)]
+	c := hbarChart{Width: chartW, Height: hbarRow*float64(len(rows)) + padTop}
+	track := chartW - hbarLabelW - hbarValueW
+	for i, r := range rows {
+		y := padTop + hbarRow*float64(i)
+		c.Rows = append(c.Rows, hbar{Y: y, TextY: y + hbarH/2, W: math.Round(track*math.Max(0, math.Min(1, r.Share))*10) / 10,
+			Label: r.Label, Value: r.Value, Title: r.Title, URL: r.URL,
+			LabelX: hbarLabelW - 8, BarX: hbarLabelW, ValueX: hbarLabelW + track + 6, TrackW: track, H: hbarH})
+	}
+	return c
 }

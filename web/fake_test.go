@@ -351,7 +351,7 @@ func (f *fakeService) ToolFailures(_ context.Context, q ledger.ToolFailuresReque
 	if err := f.fail(); err != nil {
 		return nil, err
 	}
-	out := &view.ToolFailures{Tool: q.Tool, Failures: []view.ToolFailure{}}
+	var list []view.ToolFailure
 	for _, x := range []view.ToolFailure{
 		{Tool: "read", Time: view.Time(1773479100000), CallID: "call2", Error: "Error: ENOENT: no such file <b>or</b> directory", Agent: "main",
 			SessionID: "s-alpha", StateDir: "/state", Path: "agents/main/sessions/s-alpha.jsonl", File: "/state/agents/main/sessions/s-alpha.jsonl", Line: 7},
@@ -359,10 +359,11 @@ func (f *fakeService) ToolFailures(_ context.Context, q ledger.ToolFailuresReque
 			SessionID: "s-alpha", StateDir: "/state", Path: "agents/main/sessions/s-alpha.jsonl.reset.2026-03-14", File: "/state/agents/main/sessions/s-alpha.jsonl.reset.2026-03-14", Line: 4, Flags: []string{"reset"}},
 	} {
 		if q.Tool == "" || x.Tool == q.Tool {
-			out.Failures = append(out.Failures, x)
+			list = append(list, x)
 		}
 	}
-	return out, nil
+	list, next, err := fakePage(list, q.Cursor, q.Limit)
+	return &view.ToolFailures{Tool: q.Tool, Failures: append([]view.ToolFailure{}, list...), More: next != "", NextCursor: next}, err
 }
 
 // Diagnose finds damage where the error says "malformed" (as SQLite does).
@@ -403,17 +404,35 @@ func (f *fakeService) CronRuns(_ context.Context, q ledger.CronRunsRequest) (*vi
 	runs = slices.DeleteFunc(runs, func(r view.CronRun) bool {
 		return q.Failed && r.Status != "error" || q.Job != "" && r.JobID != q.Job || q.Agent != "" && r.Agent != q.Agent
 	})
-	more := q.Limit > 0 && len(runs) > q.Limit
-	if more {
-		runs = runs[:q.Limit]
+	runs, next, err := fakePage(runs, q.Cursor, q.Limit)
+	return &view.CronRuns{Runs: runs, More: next != "", NextCursor: next}, err
+}
+
+// fakePage keeps the rows of a list after a cursor, at most limit, and
+// the next page's cursor, as the ledger pages (a cursor's id is here the
+// number of rows before its page).
+func fakePage[T any](rows []T, cursor string, limit int) ([]T, string, error) {
+	after, err := view.After(cursor)
+	if err != nil {
+		return nil, "", err
 	}
-	return &view.CronRuns{Runs: runs, More: more}, nil
+	start := 0
+	if after != nil {
+		start = int(min(after.ID, int64(len(rows))))
+	}
+	rows = rows[start:]
+	if limit > 0 && len(rows) > limit {
+		return rows[:limit], view.NextCursor(clawledger.Keyset{ID: int64(start + limit)}), nil
+	}
+	return rows, "", nil
 }
 
 func (f *fakeService) events(scope string) []*clawledger.Event {
 	return []*clawledger.Event{
 		{EventID: "00000000-0000-4000-8000-000000000001", TsMs: 1773478800000, Scope: scope, SessionID: "s-alpha", AgentID: "main",
 			Type: clawledger.EventType("ops.alert"), Summary: "cron job failed: [REDACTED:openai] " + hostileText},
+		{EventID: "00000000-0000-4000-8000-000000000003", TsMs: 1773478860000, Scope: scope, SessionID: "s-alpha", AgentID: "main",
+			Type: clawledger.EventType("ops.decision"), Summary: "rolled the deploy back"},
 	}
 }
 
@@ -424,8 +443,19 @@ func (f *fakeService) QueryEvents(_ context.Context, q ledger.EventsRequest) (*v
 	if q.Scope.Scope == "" && !q.Global {
 		return nil, clawledger.Errorf(clawledger.EINVALID, "a scope is needed, or global")
 	}
-	fl := clawledger.EventFilter{ScopeSelector: clawledger.ScopeSelector{Scope: q.Scope.Scope, Global: q.Global}, Limit: 50}
-	return view.NewEventQuery(fl, f.events(q.Scope.Scope), false), nil
+	fl := clawledger.EventFilter{ScopeSelector: clawledger.ScopeSelector{Scope: q.Scope.Scope, Global: q.Global}, Limit: q.Limit}
+	events, next, err := fakePage(f.events(q.Scope.Scope), q.Cursor, q.Limit)
+	if err != nil {
+		return nil, err
+	}
+	res := view.NewEventQuery(fl, events, next != "")
+	res.NextCursor = next
+	return res, nil
+}
+
+// EventScopes: the scopes the fake's events are in.
+func (f *fakeService) EventScopes(context.Context) ([]string, error) {
+	return []string{"agent:main", "project:payments", "team"}, f.fail()
 }
 
 func (f *fakeService) ReplayEvents(_ context.Context, q ledger.ReplayRequest) (*view.Replay, error) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/episodes"
 	"github.com/clawledger/clawledger/internal/sanitize"
 	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/view"
@@ -528,7 +529,7 @@ func (s *Server) pageTail(w http.ResponseWriter, r *http.Request) error {
 	}
 	v := &sessionView{Ref: r.PathValue("session"), Filtered: q.Filtered, AllBranches: q.AllBranches}
 	var units []view.ShowUnit
-	_, err := s.showPage(r.Context(), q, &cursor{Line: after}, entriesPerPage, func(h *view.ShowHead) error {
+	_, err := s.showPage(r.Context(), q, &view.Cursor{Line: after}, entriesPerPage, func(h *view.ShowHead) error {
 		v.Head = h
 		return nil
 	}, func(u view.ShowUnit) error {
@@ -803,6 +804,8 @@ type toolsView struct {
 	Form   url.Values
 	Tools  []toolRow
 	Totals toolTotals
+	Rates  hbarChart // each tool's error rate, highest first
+	Days   chart     // every tool's error rate per day
 }
 
 type toolRow struct {
@@ -835,8 +838,110 @@ func (s *Server) pageTools(w http.ResponseWriter, r *http.Request) error {
 	if v.Totals.Results > 0 {
 		v.Totals.Rate = float64(v.Totals.Errors) / float64(v.Totals.Results)
 	}
+	v.Rates = toolRates(v.Tools)
+	if v.Days, err = s.toolDays(r.Context(), q, v.Tools, p.now, r.URL.Query()); err != nil {
+		return err
+	}
 	s.render(w, r, http.StatusOK, "tools", page{Title: "Tools", Nav: "tools", Data: v})
 	return nil
+}
+
+// toolRates charts the error rate of each tool with results, highest
+// first, each bar linking to the tool's failed calls.
+func toolRates(tools []toolRow) hbarChart {
+	var rows []toolRow
+	for _, t := range tools {
+		if t.Results > 0 {
+			rows = append(rows, t)
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b toolRow) int { return cmp.Compare(b.ErrorRate, a.ErrorRate) })
+	bars := make([]rateBar, len(rows))
+	for i, t := range rows {
+		rate := fmt.Sprintf("%.1f%%", 100*t.ErrorRate)
+		bars[i] = rateBar{Label: sanitize.Line(t.Name), Share: t.ErrorRate, Value: rate, URL: t.FailuresURL,
+			Title: fmt.Sprintf("%s: %d of %d results failed (%s)", sanitize.Line(t.Name), t.Errors, t.Results, rate)}
+	}
+	return hbars(bars)
+}
+
+// Days the error-rate chart shows: those of the period, at most toolDaysMax
+// (its last ones); an open period's last toolDaysOpen.
+const (
+	toolDaysMax  = 31
+	toolDaysOpen = 14
+)
+
+// toolDays charts every tool's error rate per day of the period (a day in
+// the server's zone, as since and until read), each day's bar linking to
+// that day's failed calls: one tools report per day. An open period ends
+// with the last use of a tool when that was before now.
+func (s *Server) toolDays(ctx context.Context, q ledger.ToolsRequest, tools []toolRow, now time.Time, form url.Values) (chart, error) {
+	end := now
+	if q.Until > 0 {
+		end = time.UnixMilli(q.Until - 1)
+	} else if last := lastToolUse(tools); !last.IsZero() && last.Before(now) {
+		end = last
+	}
+	n := toolDaysOpen
+	if q.Since > 0 {
+		n = int(end.Sub(time.UnixMilli(q.Since)).Hours()/24) + 1
+	}
+	n = max(1, min(n, toolDaysMax))
+	y, m, d := end.Date()
+	first := time.Date(y, m, d-n+1, 0, 0, 0, 0, time.Local)
+	var labels []string
+	var rates []float64
+	var urls []string
+	for i := range n {
+		day, next := first.AddDate(0, 0, i), first.AddDate(0, 0, i+1)
+		dq := q
+		dq.Refresh = ledger.Refresh{} // the page's report refreshed the ledger
+		dq.Since, dq.Until = max(q.Since, day.UnixMilli()), next.UnixMilli()
+		if q.Until > 0 {
+			dq.Until = min(q.Until, dq.Until)
+		}
+		res, err := s.svc.Tools(ctx, dq)
+		if err != nil {
+			return chart{}, err
+		}
+		var errs, results int64
+		for _, t := range res.Tools {
+			errs, results = errs+t.Errors, results+t.Results
+		}
+		label, rate, link := day.Format(time.DateOnly), 0.0, ""
+		if results > 0 {
+			rate = float64(errs) / float64(results)
+		}
+		if errs > 0 {
+			f := url.Values{"since": {label}, "until": {label}}
+			if a := form.Get("agent"); a != "" {
+				f.Set("agent", a)
+			}
+			link = "/tools/failures?" + f.Encode()
+		}
+		labels, rates, urls = append(labels, label), append(rates, rate), append(urls, link)
+	}
+	c := stacked(labels, []string{"error rate"}, func(i, _ int) float64 { return rates[i] }, func(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) })
+	for i := range c.Bars {
+		c.Bars[i].URL = urls[i]
+		for j := range c.Bars[i].Segs {
+			c.Bars[i].Segs[j].Class = "bad"
+		}
+	}
+	c.Legend = nil
+	return c, nil
+}
+
+// lastToolUse is when a tool was last used; zero when none was.
+func lastToolUse(tools []toolRow) time.Time {
+	var last time.Time
+	for _, t := range tools {
+		if at, err := time.Parse(time.RFC3339, deref(t.LastUsed)); err == nil && at.After(last) {
+			last = at
+		}
+	}
+	return last.Local()
 }
 
 // toolFailuresURL is the page of a tool's failed calls, with the
@@ -855,7 +960,7 @@ type toolFailuresView struct {
 	Form     url.Values
 	Result   *view.ToolFailures
 	Failures []toolFailureRow
-	MoreURL  string
+	NextURL  string // the next page
 }
 
 type toolFailureRow struct {
@@ -877,8 +982,8 @@ func (s *Server) pageToolFailures(w http.ResponseWriter, r *http.Request) error 
 	for _, f := range res.Failures {
 		v.Failures = append(v.Failures, toolFailureRow{ToolFailure: f, URL: lineURL(f.Ref(), f.Line)})
 	}
-	if res.More && q.Limit > 0 {
-		v.MoreURL = withParam(r, "limit", strconv.Itoa(2*q.Limit))
+	if res.NextCursor != "" {
+		v.NextURL = withParam(r, "cursor", res.NextCursor)
 	}
 	title := "Failed tool calls"
 	if q.Tool != "" {
@@ -896,7 +1001,7 @@ type cronView struct {
 	Runs    *view.CronRuns
 	Job     string // the job whose runs are listed ("": every job's)
 	Failed  bool
-	MoreURL string
+	NextURL string // the runs' next page
 }
 
 func (s *Server) pageCron(w http.ResponseWriter, r *http.Request) error {
@@ -914,8 +1019,8 @@ func (s *Server) pageCron(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v := &cronView{Form: r.URL.Query(), Jobs: jobs.Jobs, Runs: runs, Job: rq.Job, Failed: rq.Failed}
-	if runs.More && rq.Limit > 0 {
-		v.MoreURL = withParam(r, "limit", strconv.Itoa(2*rq.Limit))
+	if runs.NextCursor != "" {
+		v.NextURL = withParam(r, "cursor", runs.NextCursor)
 	}
 	s.render(w, r, http.StatusOK, "cron", page{Title: "Cron", Nav: "cron", Data: v})
 	return nil
@@ -939,10 +1044,19 @@ func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request) error {
 // Episodes.
 
 type episodesView struct {
-	Form   url.Values
-	Scopes []string // offered: each agent's scope, where capture files its events
-	Result *view.EventQuery
-	Done   string // what a write just did
+	Form    url.Values
+	Scopes  []scopeGroup // offered: every scope holding events, and each agent's
+	Scope   string       // the scope shown ("" with every scope)
+	Result  *view.EventQuery
+	NextURL string // the events' next page
+	Done    string // what a write just did
+}
+
+// scopeGroup is the scopes of one kind: the part of a scope before its
+// first ':' (agent, project, ...), "" for a scope without one.
+type scopeGroup struct {
+	Kind   string
+	Scopes []string
 }
 
 func (s *Server) pageEpisodes(w http.ResponseWriter, r *http.Request) error {
@@ -956,18 +1070,51 @@ func (s *Server) pageEpisodes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	for _, a := range statusAgents(st) {
-		v.Scopes = append(v.Scopes, "agent:"+a)
+	scopes, err := s.svc.EventScopes(r.Context())
+	if err != nil {
+		return err
 	}
+	for _, a := range statusAgents(st) {
+		scopes = append(scopes, "agent:"+a) // where capture files an agent's events
+	}
+	if sc, err := episodes.NormalizeScope(q.Scope.Scope); err == nil && !q.Global {
+		v.Scope = sc
+		scopes = append(scopes, sc) // one with no events yet stays picked
+	}
+	v.Scopes = groupScopes(scopes)
 	if q.Scope.Scope != "" || q.Global {
 		res, err := s.svc.QueryEvents(r.Context(), q)
 		if err != nil {
 			return err
 		}
 		v.Result = res
+		if res.NextCursor != "" {
+			v.NextURL = withParam(r, "cursor", res.NextCursor)
+		}
 	}
 	s.render(w, r, http.StatusOK, "episodes", page{Title: "Episodes", Nav: "episodes", Data: v})
 	return nil
+}
+
+// groupScopes sorts scopes into groups by kind, each scope once.
+func groupScopes(scopes []string) []scopeGroup {
+	slices.Sort(scopes)
+	var out []scopeGroup
+	for _, sc := range slices.Compact(scopes) {
+		if sc == "" {
+			continue
+		}
+		kind, _, ok := strings.Cut(sc, ":")
+		if !ok {
+			kind = ""
+		}
+		if i := slices.IndexFunc(out, func(g scopeGroup) bool { return g.Kind == kind }); i >= 0 {
+			out[i].Scopes = append(out[i].Scopes, sc)
+		} else {
+			out = append(out, scopeGroup{Kind: kind, Scopes: []string{sc}})
+		}
+	}
+	return out
 }
 
 func (s *Server) pageReplay(w http.ResponseWriter, r *http.Request) error {

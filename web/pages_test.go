@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/base64"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -201,8 +202,12 @@ func TestOtherPages(t *testing.T) {
 		"/cron?job=job-2":                 {"Runs of <code>job-2</code>", "skipped"},
 		"/cron?failed=1&agent=ops":        {"No failed runs."},
 		"/status":                         {"/state/agents/main/sessions/s-alpha.jsonl:13", "truncated JSON &lt;b&gt;", "Healthy."},
-		"/episodes":                       {"Pick a scope", `<option value="agent:main"><option value="agent:ops">`},
-		"/episodes?scope=agent:main":      {"cron job failed: [REDACTED:openai]", "ops.alert", `href="/episodes/replay/s-alpha?scope=agent%3Amain"`},
+		// every scope the ledger holds, by kind, with the agents' (where capture files events)
+		"/episodes": {"Pick a scope", `<optgroup label="agent"><option>agent:main</option><option>agent:ops</option></optgroup>`,
+			`<optgroup label="project"><option>project:payments</option></optgroup>`, `<optgroup label="other"><option>team</option></optgroup>`},
+		"/episodes?scope=Project:Payments":          {`<option selected>project:payments</option>`},
+		"/episodes?scope=brand:new":                 {`<optgroup label="brand"><option selected>brand:new</option></optgroup>`},
+		"/episodes?scope=agent:main":                {"cron job failed: [REDACTED:openai]", "ops.alert", `href="/episodes/replay/s-alpha?scope=agent%3Amain"`},
 		"/episodes/replay/s-alpha?scope=agent:main": {"Replay", "cron job failed"},
 	} {
 		res, body := get(t, s, path)
@@ -236,4 +241,33 @@ func TestControlCharactersShown(t *testing.T) {
 	}
 	_, body := get(t, s, "/sessions/s-bidi")
 	contains(t, "the session", body, `pay \u202e0001\u202c now ␛[2J`)
+}
+
+// TestToolsCharts: the tools page charts each tool's error rate (highest
+// first, a tool with failures linking to them) and the error rate of each
+// day of the period, a day with failures linking to that day's.
+func TestToolsCharts(t *testing.T) {
+	s, _ := testServer(t, nil)
+	_, body := get(t, s, "/tools?since=2026-03-10&until=2026-03-14&agent=main")
+	contains(t, "/tools", body, `<svg class="chart hbars"`,
+		`<a href="/tools/failures?agent=main&amp;since=2026-03-10&amp;tool=exec&amp;until=2026-03-14"><g><title>exec: 2 of 10 results failed (20.0%)</title>`,
+		`<g><title>read: 0 of 5 results failed (0.0%)</title>`,
+		`<a href="/tools/failures?agent=main&amp;since=2026-03-14&amp;until=2026-03-14"><g><title>2026-03-14: 13%</title>`)
+	if i, j := strings.Index(body, "<title>exec:"), strings.Index(body, "<title>read:"); i < 0 || j < i {
+		t.Error("the tools are not charted highest error rate first")
+	}
+	for d := 10; d <= 14; d++ {
+		day := fmt.Sprintf("2026-03-%d", d)
+		contains(t, "/tools", body, `<a href="/tools/failures?agent=main&amp;since=`+day+`&amp;until=`+day+`">`)
+	}
+	if strings.Contains(body, "2026-03-09") || strings.Contains(body, "2026-03-15") {
+		t.Error("the days chart goes past the period")
+	}
+	// an open period: the 14 days up to the last use of a tool (2026-03-14
+	// in UTC; the days are the server's)
+	_, body = get(t, s, "/tools")
+	contains(t, "/tools", body, `<a href="/tools/failures?since=2026-03-05&amp;until=2026-03-05">`, `<a href="/tools/failures?since=2026-03-10&amp;until=2026-03-10">`)
+	if strings.Contains(body, "<script>") || strings.Contains(body, " style=") {
+		t.Error("a chart holds script or inline style")
+	}
 }

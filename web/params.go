@@ -159,7 +159,7 @@ func (p *params) toolsRequest() ledger.ToolsRequest {
 
 func (p *params) toolFailuresRequest() ledger.ToolFailuresRequest {
 	r := ledger.ToolFailuresDefaults()
-	r.Tool, r.Agent, r.Limit, r.Refresh = p.str("tool"), p.str("agent"), p.int("limit", r.Limit), p.refresh
+	r.Tool, r.Agent, r.Limit, r.Cursor, r.Refresh = p.str("tool"), p.str("agent"), p.int("limit", r.Limit), p.str("cursor"), p.refresh
 	r.Since, r.Until = p.timeRange(time.Local)
 	return r
 }
@@ -171,7 +171,7 @@ func (p *params) cronRequest() ledger.CronRequest {
 func (p *params) cronRunsRequest() ledger.CronRunsRequest {
 	r := ledger.CronRunsDefaults()
 	r.Job, r.Agent, r.Failed, r.Refresh = p.str("job"), p.str("agent"), p.flag("failed"), p.refresh
-	r.Limit = p.int("limit", r.Limit)
+	r.Limit, r.Cursor = p.int("limit", r.Limit), p.str("cursor")
 	since, err := ledger.ParseTime(p.str("since"), p.now, time.Local)
 	p.fail(err)
 	r.Since = since
@@ -190,7 +190,7 @@ func (p *params) eventsRequest() ledger.EventsRequest {
 		r.Types = []string{t}
 	}
 	r.From, r.To = p.timeMs("from"), p.timeMs("to")
-	r.Limit, r.IncludePayload = p.int("limit", r.Limit), p.flag("include_payload")
+	r.Limit, r.IncludePayload, r.Cursor = p.int("limit", r.Limit), p.flag("include_payload"), p.str("cursor")
 	return r
 }
 

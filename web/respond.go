@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/view"
 )
 
 // encode is JSON as the CLI writes it: HTML characters unescaped
@@ -88,42 +88,23 @@ func etagMatch(header, etag string) bool {
 	return false
 }
 
-// cursor is where the next page of a long list starts: after the row at
-// Offset, whose key is Key (a session list), or after a line (a
-// transcript).
-type cursor struct {
-	Offset int    `json:"o,omitempty"`
-	Key    string `json:"k,omitempty"`
-	Line   int64  `json:"l,omitempty"`
-}
-
-func (c cursor) String() string {
-	b, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
 // cursor reads the cursor parameter; nil when absent.
-func (p *params) cursor() *cursor {
+func (p *params) cursor() *view.Cursor {
 	s := p.str("cursor")
 	if s == "" {
 		return nil
 	}
-	var c cursor
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(b, &c)
+	c, err := view.ParseCursor(s)
+	if err != nil {
+		p.fail(err)
 	}
-	if err != nil || c.Offset < 0 || c.Line < 0 {
-		p.fail(clawledger.FieldErrorf("cursor", "%q is not one this server gave out", s))
-		return nil
-	}
-	return &c
+	return c
 }
 
 // nextLink sets the Link header to the request's URL with the next page's
 // cursor: RFC 8288's rel="next", as GitHub's API pages.
-func nextLink(w http.ResponseWriter, r *http.Request, c cursor) {
-	w.Header().Set("Link", "<"+withParam(r, "cursor", c.String())+`>; rel="next"`)
+func nextLink(w http.ResponseWriter, r *http.Request, cursor string) {
+	w.Header().Set("Link", "<"+withParam(r, "cursor", cursor)+`>; rel="next"`)
 }
 
 // withParam is the request's path and query with one parameter set.

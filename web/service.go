@@ -26,6 +26,8 @@ type Service interface {
 	Cron(ctx context.Context, req ledger.CronRequest) (*view.Cron, error)
 	CronRuns(ctx context.Context, req ledger.CronRunsRequest) (*view.CronRuns, error)
 	QueryEvents(ctx context.Context, req ledger.EventsRequest) (*view.EventQuery, error)
+	// EventScopes lists the scopes the episodes ledger holds events in.
+	EventScopes(ctx context.Context) ([]string, error)
 	ReplayEvents(ctx context.Context, req ledger.ReplayRequest) (*view.Replay, error)
 	AppendEvent(ctx context.Context, req ledger.AppendRequest) (*view.Appended, error)
 	RedactEvents(ctx context.Context, req ledger.RedactRequest) (*view.Redacted, error)

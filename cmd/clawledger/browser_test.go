@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -166,6 +168,8 @@ func TestBrowser(t *testing.T) {
 	c := newCLI(t, home)
 	db := []string{"--db", filepath.Join(t.TempDir(), "ledger.db"), "--state", state}
 	c.mustRun(0, append(db, "ingest")...)
+	c.mustRun(0, append(db, "episodes", "append", "--scope", "project:browser", "--session-id", "s-1", "--agent-id", "main",
+		"--type", "ops.decision", "--summary", "picked from the ledger")...)
 	srv := startServe(t, c, db...)
 	for _, vp := range []struct {
 		name          string
@@ -182,6 +186,7 @@ func TestBrowser(t *testing.T) {
 			b.readAndSearch(srv.url)
 			b.cron()
 			b.toolFailure()
+			b.episodes(srv.url)
 			if !vp.mobile {
 				b.live(srv.url, transcript)
 				b.liveOverview(srv.url, failing)
@@ -334,12 +339,21 @@ func (b *browser) cron() {
 	}
 }
 
-// toolFailure goes from the tools page to a tool's failed calls, and from
-// the failure to its entry in the transcript.
+// toolFailure goes from the tools page to a tool's failed calls (through
+// the bar of its error rate in the chart), and from the failure to its
+// entry in the transcript; the day of the failure, in the chart of days,
+// links to that day's failed calls.
 func (b *browser) toolFailure() {
 	t := b.t
 	b.do(chromedp.Click(chromedp.CSS(`.top nav a[href="/tools"]`)), chromedp.WaitVisible(chromedp.CSS("table.list tbody tr")))
-	b.do(chromedp.Click(chromedp.CSS(`table.list a[href="/tools/failures?tool=web_fetch"]`)), chromedp.WaitVisible(chromedp.CSS("#tool-failures a.go")))
+	b.screenshot("tools")
+	b.fits()
+	day := time.UnixMilli(1774080003000).Format(time.DateOnly) // the failure's day, in serve's zone (this process's)
+	dayLink := `svg.chart a[href="/tools/failures?since=` + day + `&until=` + day + `"]`
+	if n := value(b, chromedp.Evaluate[float64](`document.querySelectorAll(`+strconv.Quote(dayLink)+`).length`)); n != 1 {
+		t.Errorf("the chart of days has %v links to the failures of %s", n, day)
+	}
+	b.do(chromedp.Click(chromedp.CSS(`svg.hbars a[href="/tools/failures?tool=web_fetch"] rect.track`)), chromedp.WaitVisible(chromedp.CSS("#tool-failures a.go")))
 	if e := value(b, chromedp.Text(chromedp.CSS("#tool-failures tbody"))); !strings.Contains(e, "ECONNREFUSED") {
 		t.Errorf("the failed web_fetch call reads %q", e)
 	}
@@ -353,6 +367,30 @@ func (b *browser) toolFailure() {
 		t.Errorf("the failure's entry reads %q", text)
 	}
 	b.screenshot("tool-failure-entry")
+}
+
+// episodes picks a scope from the picker: the ledger's scopes are offered,
+// the pick is in the URL, and the page it opens has it selected.
+func (b *browser) episodes(url string) {
+	t := b.t
+	b.do(chromedp.Navigate(url+"/episodes"), chromedp.WaitVisible(chromedp.CSS(`select[name="scope"]`)))
+	opts := value(b, chromedp.Evaluate[[]string](`[...document.querySelectorAll('select[name="scope"] option')].map(o => o.value)`))
+	if !slices.Contains(opts, "agent:main") || !slices.Contains(opts, "project:browser") {
+		t.Fatalf("the scope picker offers %q, want agent:main and the ledger's project:browser", opts)
+	}
+	b.do(chromedp.SetValue(chromedp.CSS(`select[name="scope"]`), "project:browser"), chromedp.Submit(chromedp.CSS(`select[name="scope"]`)),
+		chromedp.WaitVisible(chromedp.CSS("ol.timeline li")))
+	if loc := value(b, chromedp.Location()); !strings.Contains(loc, "scope=project%3Abrowser") {
+		t.Errorf("the picked scope is not in the URL: %s", loc)
+	}
+	if sel := value(b, chromedp.Evaluate[string](`document.querySelector('select[name="scope"]').value`)); sel != "project:browser" {
+		t.Errorf("the page of project:browser has %q selected", sel)
+	}
+	if text := value(b, chromedp.TextContent(chromedp.CSS("ol.timeline"))); !strings.Contains(text, "picked from the ledger") {
+		t.Errorf("the scope's timeline reads %q", text)
+	}
+	b.screenshot("episodes")
+	b.fits()
 }
 
 // live appends a message to the open session's transcript and waits for

@@ -154,6 +154,7 @@ keeps the runs that ended neither ok nor skipped.`,
 	fl.StringVar(&o.since, "since", "", "only runs finished since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
 	fl.IntVar(&o.Limit, "limit", o.Limit, "at most this many, newest first (0: all)")
 	fl.BoolVar(&o.Failed, "failed", false, "only runs that failed (ended neither ok nor skipped)")
+	fl.StringVar(&o.Cursor, "cursor", "", "start after the page that gave this next_cursor")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	return cmd
 }
@@ -190,8 +191,8 @@ func cronRunsRun(ctx context.Context, o *cronRunsOptions) error {
 			durationText(r.DurationMs), tokens, oneLineText(text, 60))
 	}
 	tw.flush()
-	if out.More {
-		o.printf("\nmore runs match: --limit %d shows more (0: all)\n", o.Limit*2)
+	if out.NextCursor != "" {
+		o.printf("\nmore runs match: --cursor %s shows the next page\n", out.NextCursor)
 	}
 	return nil
 }

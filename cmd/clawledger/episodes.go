@@ -44,7 +44,7 @@ func addScopeFlags(cmd *cobra.Command, s *ledger.Scope, what string) {
 
 // printTimeline prints events as aligned rows, with each payload under its
 // event when asked for.
-func (a *app) printTimeline(events []view.Event, withScope bool, more bool) {
+func (a *app) printTimeline(events []view.Event, withScope bool, next string) {
 	if len(events) == 0 {
 		a.printf("no events\n")
 		return
@@ -73,7 +73,7 @@ func (a *app) printTimeline(events []view.Event, withScope bool, more bool) {
 		}
 	}
 	tw.flush()
-	if more {
-		a.printf("(more events match: raise --limit or narrow the filters)\n")
+	if next != "" {
+		a.printf("(more events match: --cursor %s shows the next page)\n", next)
 	}
 }

@@ -47,6 +47,7 @@ the summary, payload or refs.`,
 	fl.StringVar(&o.Text, "text", "", "only events whose text holds every one of these words")
 	fl.IntVar(&o.Limit, "limit", o.Limit, "at most this many events (1 to 1000)")
 	fl.BoolVar(&o.IncludePayload, "include-payload", false, "include each event's payload")
+	fl.StringVar(&o.Cursor, "cursor", "", "start after the page that gave this next_cursor")
 	return cmd
 }
 
@@ -74,7 +75,7 @@ func episodesQueryRun(ctx context.Context, o *episodesQueryOptions) error {
 	if o.json {
 		return o.printJSON(out)
 	}
-	o.printTimeline(out.Events, o.Global, out.More)
+	o.printTimeline(out.Events, o.Global, out.NextCursor)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -137,6 +138,92 @@ func testAPIEqualsCLI(t *testing.T, b backend) {
 		body := apiGet(t, ts, tc.path)
 		// a host's lag is how long ago its last scan was, at each answer
 		sameJSON(t, what, lagRe.ReplaceAllString(out, `"lag_ms":0`), lagRe.ReplaceAllString(body, `"lag_ms":0`))
+	}
+}
+
+// TestCursorPagesEqualCLI: cron runs, tool failures and events read page
+// by page (the CLI with --cursor, the API with cursor=, each page's
+// next_cursor) answer the same pages, which together hold the whole list
+// once; a cursor no page gave is refused by both.
+func TestCursorPagesEqualCLI(t *testing.T) { onBackends(t, testCursorPagesEqualCLI) }
+
+func testCursorPagesEqualCLI(t *testing.T, b backend) {
+	c := b.edgeLedger(t)
+	ts := apiServer(t, c.db, c.states, false)
+	cli := func(args ...string) string {
+		t.Helper()
+		out, errOut, code := c.run(append(append([]string{"--json"}, args...), "--no-refresh")...)
+		if code != exitOK && code != exitWarnings {
+			t.Fatalf("clawledger %v: exit %d: %s", args, code, errOut)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		args []string
+		path string
+		list string
+	}{
+		{[]string{"cron", "runs"}, "/api/v1/cron/runs", "runs"},
+		{[]string{"tools", "failures"}, "/api/v1/tools/failures", "failures"},
+	} {
+		checkCursorPages(t, tc.args, tc.path, tc.list, cli, func(path string) string { return apiGet(t, ts, path) })
+		if _, errOut, code := c.run(append(tc.args, "--no-refresh", "--cursor", "bogus")...); code != exitUsage || !strings.Contains(errOut, "cursor") {
+			t.Errorf("%v --cursor bogus: exit %d: %s", tc.args, code, errOut)
+		}
+	}
+	_, db := b.episodesDB(t)
+	for i := range 5 {
+		appendEvent(t, db, i+1, "project:core", "sess-1", "ops.decision", fmt.Sprintf("decision %d", i))
+	}
+	ets := apiServer(t, db[1], nil, false)
+	checkCursorPages(t, []string{"episodes", "query", "--scope", "project:core"}, "/api/v1/episodes?scope=project:core", "events",
+		func(args ...string) string { return ok(t, db, append(args, "--json")...) }, func(path string) string { return apiGet(t, ets, path) })
+}
+
+// checkCursorPages reads a list a page of 2 at a time through the CLI and
+// the API, comparing each page, until the last; the pages must hold the
+// list as one read of it has it.
+func checkCursorPages(t *testing.T, args []string, path, list string, cli func(...string) string, api func(string) string) {
+	t.Helper()
+	var whole map[string]json.RawMessage
+	json.Unmarshal([]byte(cli(append(args, "--limit", "1000")...)), &whole)
+	var want, got []json.RawMessage
+	json.Unmarshal(whole[list], &want)
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	cursor := ""
+	for pages := 0; ; pages++ {
+		a, p := append(args, "--limit", "2"), path+sep+"limit=2"
+		if cursor != "" {
+			a, p = append(a, "--cursor", cursor), p+"&cursor="+cursor
+		}
+		out := cli(a...)
+		sameJSON(t, strings.Join(a, " "), out, api(p))
+		var page struct {
+			NextCursor string `json:"next_cursor"`
+		}
+		var rows map[string]json.RawMessage
+		json.Unmarshal([]byte(out), &page)
+		json.Unmarshal([]byte(out), &rows)
+		var part []json.RawMessage
+		json.Unmarshal(rows[list], &part)
+		got = append(got, part...)
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+		if pages > len(want) {
+			t.Fatalf("%v: no last page", args)
+		}
+	}
+	if len(want) < 3 || len(got) != len(want) {
+		t.Fatalf("%v: the pages held %d rows, the list %d (want several pages)", args, len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Errorf("%v: row %d of the pages is %s, of the list %s", args, i, got[i], want[i])
+		}
 	}
 }
 

@@ -161,6 +161,7 @@ TOOL keeps one tool's.`,
 	fl.StringVar(&o.since, "since", "", "only failures since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
 	fl.StringVar(&o.until, "until", "", "only failures up to this date (inclusive) or time")
 	fl.IntVar(&o.Limit, "limit", o.Limit, "at most this many, newest first (0: all)")
+	fl.StringVar(&o.Cursor, "cursor", "", "start after the page that gave this next_cursor")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	return cmd
 }
@@ -187,8 +188,8 @@ func toolFailuresRun(ctx context.Context, o *toolFailuresOptions) error {
 			sanitize.Line(f.Ref())+" --around line:"+strconv.FormatInt(f.Line, 10))
 	}
 	tw.flush()
-	if out.More {
-		o.printf("\nmore failures match: --limit %d shows more (0: all)\n", o.Limit*2)
+	if out.NextCursor != "" {
+		o.printf("\nmore failures match: --cursor %s shows the next page\n", out.NextCursor)
 	}
 	return nil
 }

@@ -1,0 +1,69 @@
+package view
+
+import (
+	"encoding/base64"
+	"encoding/json"
+
+	"github.com/clawledger/clawledger"
+)
+
+// Cursor is where the next page of a long list starts, as every surface
+// hands it out: opaque (base64url of a small JSON object) and stable while
+// an ingest appends. A session list's names the row at Offset by its Key;
+// a transcript's, the line its page ended with; a list ordered by time and
+// id (cron runs, tool failures, events), the last row's keyset.
+type Cursor struct {
+	Offset int    `json:"o,omitempty"`
+	Key    string `json:"k,omitempty"`
+	Line   int64  `json:"l,omitempty"`
+	Ts     int64  `json:"t,omitempty"`
+	ID     int64  `json:"i,omitempty"`
+}
+
+func (c Cursor) String() string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// ParseCursor reads a cursor a surface gave out; an invalid-input error
+// about the field cursor when it is not one.
+func ParseCursor(s string) (*Cursor, error) {
+	var c Cursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.Offset < 0 || c.Line < 0 || c.ID < 0 {
+		return nil, clawledger.FieldErrorf("cursor", "%q is not one this ledger gave out", s)
+	}
+	return &c, nil
+}
+
+// After is the keyset a list's next page starts after; nil without a
+// cursor. A cursor of another kind of list is refused.
+func After(cursor string) (*clawledger.Keyset, error) {
+	if cursor == "" {
+		return nil, nil
+	}
+	c, err := ParseCursor(cursor)
+	if err != nil {
+		return nil, err
+	}
+	if c.ID == 0 || c.Offset != 0 || c.Key != "" || c.Line != 0 {
+		return nil, clawledger.FieldErrorf("cursor", "%q is not a cursor of this list", cursor)
+	}
+	return &clawledger.Keyset{Ts: c.Ts, ID: c.ID}, nil
+}
+
+// Paged is an answer that is one page of a longer list.
+type Paged interface {
+	// Next is the cursor of the next page; "" on the last.
+	Next() string
+}
+
+func (v *CronRuns) Next() string     { return v.NextCursor }
+func (v *ToolFailures) Next() string { return v.NextCursor }
+func (v *EventQuery) Next() string   { return v.NextCursor }
+
+// NextCursor is the cursor of the page after one ending with the row at k.
+func NextCursor(k clawledger.Keyset) string { return Cursor{Ts: k.Ts, ID: k.ID}.String() }
