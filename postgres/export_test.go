@@ -32,3 +32,10 @@ func SetPlanHook(hook func(tsquery string, walk bool)) (restore func()) {
 	planHook = hook
 	return func() { planHook = nil }
 }
+
+// SetBucketHook makes hook learn the recency buckets each pass through
+// the word index read.
+func SetBucketHook(hook func(tsquery string, lo, hi int64)) (restore func()) {
+	bucketHook = hook
+	return func() { bucketHook = nil }
+}
