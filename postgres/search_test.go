@@ -72,9 +72,11 @@ func searchCorpus(t *testing.T) (*postgres.DB, []string, map[string]int, string)
 // newest chunks, or through the word index a range of recency buckets at
 // a time): words of the search benchmark's corpus from the commonest to
 // the rarest, in windows from 1 to past their matches; with the chunk ids
-// as the corpus gives them (one bucket) and spread over 36 buckets.
+// as the corpus gives them (one bucket) and spread over 36 buckets, the
+// buckets read whenever the window is smaller than the matches.
 func TestNewestMatches(t *testing.T) {
 	db, words, _, dsn := searchCorpus(t)
+	defer postgres.SetBucketCost(1e12)()
 	var mu sync.Mutex
 	passes := map[string]int{}
 	defer postgres.SetBucketHook(func(tsquery string, lo, hi int64) {
@@ -131,10 +133,11 @@ func newestMatchesAgree(t *testing.T, db *postgres.DB, words []string) {
 
 // TestNewestBuckets: through the word index, the store asks for the
 // newest recency buckets first, those the estimate says hold the window,
-// not for every match.
+// not for every match (when reading buckets costs little).
 func TestNewestBuckets(t *testing.T) {
 	ctx := context.Background()
 	db, words, n, dsn := searchCorpus(t)
+	defer postgres.SetBucketCost(1e12)()
 	pgtest.Exec(t, dsn, `UPDATE search_chunks SET id = -id`, `UPDATE search_chunks SET id = -id * 97`, `ANALYZE search_chunks`)
 	type pass struct{ lo, hi int64 }
 	var mu sync.Mutex
