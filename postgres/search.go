@@ -433,8 +433,8 @@ var (
 
 // newestMatches returns up to want matches of a tsquery passing f, newest
 // first, by the plan that reads less: the estimate in one round trip, then
-// the query (through the index, a pass per range of buckets) in one
-// read-only snapshot of its own that sets the plan.
+// the query (through the index, a pass per range of buckets, each a round
+// trip) in one read-only snapshot of its own that sets the plan.
 func (db *DB) newestMatches(ctx context.Context, expr string, f *clawledger.SearchFilter, want int) ([]clawledger.LexicalMatch, error) {
 	var p params
 	from := `FROM search_chunks c WHERE c.words @@ ` + p.add(expr) + `::tsquery` + db.filterSQL(f, &p)
@@ -485,8 +485,8 @@ func (db *DB) newestMatches(ctx context.Context, expr string, f *clawledger.Sear
 	}
 	var out []clawledger.LexicalMatch
 	// newest adds the newest matches past a condition, the setting sent
-	// with the first
-	newest := func(cond string, arg any) error {
+	// with the first, the commit with the last
+	newest := func(cond string, arg any, last bool) error {
 		p := params{args: slices.Clone(p.args)}
 		if arg != nil {
 			cond = strings.Replace(cond, "?", p.add(arg), 1)
@@ -507,12 +507,17 @@ func (db *DB) newestMatches(ctx context.Context, expr string, f *clawledger.Sear
 				}
 				return r.Err()
 			})
-		return conn.SendBatch(ctx, b).Close()
+		if last {
+			b.Queue(`COMMIT`)
+		}
+		err := conn.SendBatch(ctx, b).Close()
+		committed = last && err == nil
+		return err
 	}
 	// the ids that hold the window, by the matches' density over the ids
 	span := float64(want) * float64(max(maxID, 1)) / max(matches, 1)
 	if walk || span/bucketScanCost+float64(want) >= 0.8*matches {
-		err = newest("", nil)
+		err = newest("", nil, true)
 	} else {
 		// the buckets of that span, and one more (the newest is partly
 		// filled)
@@ -525,20 +530,22 @@ func (db *DB) newestMatches(ctx context.Context, expr string, f *clawledger.Sear
 			}
 			switch {
 			case lo == 0 && hi == top:
-				err = newest("", nil)
+				err = newest("", nil, true)
 			case lo == 0:
-				err = newest(` AND c.id < ?`, (hi+1)<<bucketShift)
+				err = newest(` AND c.id < ?`, (hi+1)<<bucketShift, true)
 			default:
-				err = newest(` AND `+bucketOf+` @@ ?::tsquery`, buckets(lo, hi))
+				err = newest(` AND `+bucketOf+` @@ ?::tsquery`, buckets(lo, hi), false)
 			}
 		}
+	}
+	if err == nil && !committed {
+		_, err = conn.Exec(ctx, `COMMIT`)
+		committed = err == nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	_, err = conn.Exec(ctx, `COMMIT`)
-	committed = err == nil
-	return out, err
+	return out, nil
 }
 
 // buckets renders the tsquery of the buckets lo to hi.
