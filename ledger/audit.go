@@ -27,12 +27,15 @@ var ErrSeveralStateDirs = errors.New("several state dirs")
 
 // auditReader returns the ledger's audit trail, refreshed first as req
 // says.
-func (s *Service) auditReader(ctx context.Context, refresh Refresh) (clawledger.AuditReader, error) {
+func (s *Service) auditReader(ctx context.Context, refresh Refresh, host string) (clawledger.AuditReader, error) {
 	if _, err := s.refresh(ctx, refresh, nil); err != nil {
 		return nil, err
 	}
 	r, err := s.read(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if r, err = onHost(ctx, r, host); err != nil {
 		return nil, err
 	}
 	ar, ok := r.(clawledger.AuditReader)
@@ -52,6 +55,9 @@ type ConfigTarget struct {
 	// of the state database's exec_approvals_config
 	// (state/openclaw.sqlite#exec_approvals_config/<key>).
 	File string `json:"file,omitempty"`
+	// Host keeps one host's state dirs, in a ledger of many hosts ("":
+	// every host's).
+	Host string `json:"host,omitempty"`
 }
 
 func (f ConfigTarget) file() string {
@@ -126,7 +132,7 @@ type ConfigHistoryRequest struct {
 // changed, and OpenClaw's record of the write when it has one), and
 // OpenClaw's writes whose result was never seen as a file.
 func (s *Service) ConfigHistory(ctx context.Context, req ConfigHistoryRequest) (*view.ConfigHistory, error) {
-	ar, err := s.auditReader(ctx, req.Refresh)
+	ar, err := s.auditReader(ctx, req.Refresh, req.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +185,7 @@ type ConfigShowRequest struct {
 
 // ConfigShow reads one version of a configuration file, secrets masked.
 func (s *Service) ConfigShow(ctx context.Context, req ConfigShowRequest) (*view.ConfigVersion, error) {
-	ar, err := s.auditReader(ctx, req.Refresh)
+	ar, err := s.auditReader(ctx, req.Refresh, req.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +216,7 @@ func (s *Service) ConfigDiff(ctx context.Context, req ConfigDiffRequest) (*view.
 	if req.From.empty() && !req.To.empty() {
 		return nil, clawledger.FieldErrorf("from", "is needed to compare with a second version")
 	}
-	ar, err := s.auditReader(ctx, req.Refresh)
+	ar, err := s.auditReader(ctx, req.Refresh, req.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -260,9 +266,12 @@ type AuditRequest struct {
 	// Kind keeps entries of these kinds, each also naming the kinds under
 	// it (config: config.changed and config.write; openclaw.tool: every
 	// tool action OpenClaw recorded).
-	Kind    []string `json:"kind,omitempty"`
-	Limit   int      `json:"limit,omitempty"` // at most this many (0: all)
-	Refresh Refresh  `json:"-"`
+	Kind  []string `json:"kind,omitempty"`
+	Limit int      `json:"limit,omitempty"` // at most this many (0: all)
+	// Host keeps one host's entries, in a ledger of many hosts ("": every
+	// host's).
+	Host    string  `json:"host,omitempty"`
+	Refresh Refresh `json:"-"`
 }
 
 // AuditDefaults is a request with the defaults every surface shows.
@@ -296,7 +305,7 @@ func (s *Service) Audit(ctx context.Context, req AuditRequest) (*view.Audit, err
 	if err := req.validate(); err != nil {
 		return nil, err
 	}
-	ar, err := s.auditReader(ctx, req.Refresh)
+	ar, err := s.auditReader(ctx, req.Refresh, req.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -313,6 +322,7 @@ func (s *Service) Audit(ctx context.Context, req AuditRequest) (*view.Audit, err
 // InventoryRequest lists what the state dirs hold.
 type InventoryRequest struct {
 	StateDir string  `json:"state_dir,omitempty"` // "" = every state dir
+	Host     string  `json:"host,omitempty"`      // "" = every host's
 	Refresh  Refresh `json:"-"`
 }
 
@@ -321,7 +331,7 @@ type InventoryRequest struct {
 // kinds of credential present, skills, plugins, paired devices (a count),
 // cron jobs.
 func (s *Service) Inventory(ctx context.Context, req InventoryRequest) (*view.Inventory, error) {
-	ar, err := s.auditReader(ctx, req.Refresh)
+	ar, err := s.auditReader(ctx, req.Refresh, req.Host)
 	if err != nil {
 		return nil, err
 	}

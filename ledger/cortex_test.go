@@ -13,6 +13,8 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/pgtest"
+	_ "github.com/clawledger/clawledger/postgres"
 )
 
 // cortexService is a Service over a fresh ledger reading the cortex
@@ -20,8 +22,14 @@ import (
 func cortexService(t *testing.T, sqliteEra bool) (*Service, *fixture.CortexManifest) {
 	t.Helper()
 	dir := t.TempDir()
+	return cortexServiceAt(t, dir, filepath.Join(dir, "ledger.db"), sqliteEra)
+}
+
+// cortexServiceAt is cortexService on the ledger at loc.
+func cortexServiceAt(t *testing.T, dir, loc string, sqliteEra bool) (*Service, *fixture.CortexManifest) {
+	t.Helper()
 	m := fixture.NewCortex(filepath.Join(dir, ".openclaw"), fixture.CortexOptions{Sessions: 8, Seed: 15, SQLite: sqliteEra})
-	s := service(t, filepath.Join(dir, "ledger.db"))
+	s := service(t, loc)
 	s.StateDirs = func() ([]string, error) { return []string{m.StateDir}, nil }
 	return s, m
 }
@@ -202,8 +210,16 @@ func TestCortexRequestErrors(t *testing.T) {
 // OpenAI-compatible chat endpoint (a local test server) for a summary of
 // each episode's summary text, caches it by the text's hash (a second
 // rebuild asks for none) and shows it with the episode; a rebuild without
-// it, an ingest and a query never call the endpoint.
+// it, an ingest and a query never call the endpoint. On both backends.
 func TestCortexLLMSummary(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		testCortexLLMSummary(t, dir, filepath.Join(dir, "ledger.db"))
+	})
+	t.Run("postgres", func(t *testing.T) { testCortexLLMSummary(t, t.TempDir(), pgtest.DSN(t)) })
+}
+
+func testCortexLLMSummary(t *testing.T, dir, loc string) {
 	var calls atomic.Int32
 	var fail atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -227,7 +243,7 @@ func TestCortexLLMSummary(t *testing.T) {
 	}))
 	defer srv.Close()
 	ctx := context.Background()
-	s, m := cortexService(t, false)
+	s, m := cortexServiceAt(t, dir, loc, false)
 	env := map[string]string{"CLAWLEDGER_LLM_BASE_URL": srv.URL + "/v1", "CLAWLEDGER_LLM_MODEL": "tiny-chat", "CLAWLEDGER_LLM_API_KEY": "llm-key"}
 	s.Getenv = func(k string) string { return env[k] }
 	if err := m.Write(nil); err != nil {

@@ -22,21 +22,30 @@ import (
 // one host's data ("": every host's).
 func (s *Service) queryOn(ctx context.Context, r Refresh, stateDirs []string, host string) (*answer, error) {
 	a, err := s.query(ctx, r, stateDirs)
-	if err != nil || host == "" {
-		return a, err
+	if err != nil {
+		return nil, err
 	}
-	f, ok := a.r.(clawledger.Fleet)
-	if !ok {
-		return a, nil
+	if a.r, err = onHost(ctx, a.r, host); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// onHost is a store's view of one host's data, when it holds many hosts'
+// (host "": the store itself).
+func onHost(ctx context.Context, st clawledger.Store, host string) (clawledger.Store, error) {
+	f, ok := st.(clawledger.Fleet)
+	if host == "" || !ok {
+		return st, nil
 	}
 	v, err := f.OnHost(ctx, host)
 	if err != nil {
 		return nil, err
 	}
-	if a.r, ok = v.(clawledger.Store); !ok {
+	if st, ok = v.(clawledger.Store); !ok {
 		return nil, clawledger.Errorf(clawledger.EINTERNAL, "the ledger's view of host %s is not a store", host)
 	}
-	return a, nil
+	return st, nil
 }
 
 // localHost is the name of the one host of a ledger of one machine's

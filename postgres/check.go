@@ -54,7 +54,7 @@ func init() {
 		orphanChecks = append(orphanChecks, orphanCheck{t, "its source is missing",
 			`NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = ` + t + `.source_id)`})
 	}
-	for _, t := range []string{"cortex_terms", "cortex_facet_episodes", "cortex_links"} {
+	for _, t := range []string{"cortex_terms", "cortex_facet_episodes", "cortex_links", "cortex_vectors"} {
 		orphanChecks = append(orphanChecks, orphanCheck{t, "its episode is missing",
 			`NOT EXISTS (SELECT 1 FROM cortex_episodes e WHERE e.id = ` + t + `.episode_id)`})
 	}

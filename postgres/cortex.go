@@ -270,7 +270,7 @@ type occurrenceTotals struct {
 var (
 	episodeCols = []string{"id", "host_id", "source_id", "seq", "agent_id", "session_id", "boundary", "start_entry_id",
 		"end_entry_id", "start_line", "end_line", "start_ms", "end_ms", "entries", "messages", "tool_calls", "errors", "tokens",
-		"cost", "summary", "summary_hash"}
+		"cost", "summary", "summary_hash", "words", "word_count"}
 	termCols  = []string{"episode_id", "host_id", "term", "tf"}
 	facetCols = []string{"episode_id", "host_id", "type", "value", "count", "first_ms", "last_ms", "confidence", "entry_ids", "lookup"}
 	linkCols  = []string{"episode_id", "host_id", "from_type", "from_value", "relation", "to_type", "to_value"}
@@ -438,6 +438,7 @@ func (t *cortexTx) putEpisodes(c *clawledger.CortexChange) {
 		eps.float8(ep.Cost)
 		eps.text(cortex.SummaryJSON(ep.Summary))
 		eps.bytea(cortex.SummaryHash(ep))
+		putEpisodeWords(eps, ep) // search --episodes: cortex_search.go
 		seen := map[string]bool{}
 		for _, tc := range ep.Terms {
 			if seen[tc.Term] {

@@ -32,3 +32,19 @@ func SetPlanHook(hook func(tsquery string, walk bool)) (restore func()) {
 	planHook = hook
 	return func() { planHook = nil }
 }
+
+// SetBucketHook makes hook learn the recency buckets each pass through
+// the word index read.
+func SetBucketHook(hook func(tsquery string, lo, hi int64)) (restore func()) {
+	bucketHook = hook
+	return func() { bucketHook = nil }
+}
+
+// SetBucketCost sets how many chunks' bucket entries the word index reads
+// in the time the heap gives one match, and returns a function that
+// restores it.
+func SetBucketCost(c float64) (restore func()) {
+	old := bucketScanCost
+	bucketScanCost = c
+	return func() { bucketScanCost = old }
+}

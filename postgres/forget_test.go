@@ -58,9 +58,22 @@ func TestForgetCoversEveryTable(t *testing.T) {
 	check(t, err)
 	_, err = search.UpdateIndex(ctx, db, nil)
 	check(t, err)
+	// what is made of the episodes' summaries: their vectors, their LLM summaries
+	pending, err := db.EpisodesToSummarize(ctx, 0, 1000)
+	check(t, err)
+	var ids []int64
+	var texts []string
+	var vecs [][]float32
+	for _, p := range pending {
+		ids, texts, vecs = append(ids, p.ID), append(texts, "LLM: "+p.Text), append(vecs, []float32{1, 0})
+	}
+	check(t, db.PutLLMSummaries(ctx, "tiny", ids, texts))
+	vs, err := db.EpisodeVectors(ctx, "test/2")
+	check(t, err)
+	check(t, vs.PutVectors(ctx, ids, vecs))
 	before := rowCounts(t, dsn)
 	for _, table := range []string{"lines", "search_chunks", "cortex_episodes", "cortex_facets", "config_history",
-		"openclaw_audit_events", "inventories", "subagent_links"} {
+		"openclaw_audit_events", "inventories", "subagent_links", "cortex_vectors", "cortex_llm_summaries"} {
 		if before[table] == 0 {
 			t.Fatalf("the fixture put nothing in %s: %v", table, before)
 		}
@@ -72,7 +85,8 @@ func TestForgetCoversEveryTable(t *testing.T) {
 	if f.Episodes != before["cortex_episodes"] || f.AuditRows == 0 {
 		t.Errorf("forgot %+v; the cortex held %d episodes", f, before["cortex_episodes"])
 	}
-	kept := []string{"hosts", "schema_migrations", "audit_salt", "search_meta", "search_stats", "cortex_current", "episodic_capture_state"}
+	kept := []string{"hosts", "schema_migrations", "audit_salt", "search_meta", "search_stats", "cortex_current", "cortex_meta",
+		"episodic_capture_state"}
 	for table, n := range rowCounts(t, dsn) {
 		if !slices.Contains(kept, table) {
 			t.Errorf("%s keeps %d rows of the forgotten state dir", table, n)

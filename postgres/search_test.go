@@ -17,8 +17,8 @@ import (
 
 // searchCorpus is a ledger of the search benchmark's corpus (3,000
 // messages), analyzed, and words of its newest chunks from the commonest
-// to the rarest (about 40) with their matches.
-func searchCorpus(t *testing.T) (*postgres.DB, []string, map[string]int) {
+// to the rarest (about 40) with their matches; and the DSN.
+func searchCorpus(t *testing.T) (*postgres.DB, []string, map[string]int, string) {
 	t.Helper()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
@@ -64,17 +64,44 @@ func searchCorpus(t *testing.T) (*postgres.DB, []string, map[string]int) {
 	if n[sample[0]] < 1000 || n[sample[len(sample)-1]] > 20 {
 		t.Fatalf("the words range from %d to %d matches", n[sample[0]], n[sample[len(sample)-1]])
 	}
-	return db, sample, n
+	return db, sample, n, dsn
 }
 
 // TestNewestMatches: a window of a query's newest matches is the newest
 // of all its matches, whichever way the store finds them (walking the
-// newest chunks or through the word index): words of the search
-// benchmark's corpus from the commonest to the rarest, in windows from 1
-// to past their matches.
+// newest chunks, or through the word index a range of recency buckets at
+// a time): words of the search benchmark's corpus from the commonest to
+// the rarest, in windows from 1 to past their matches; with the chunk ids
+// as the corpus gives them (one bucket) and spread over 36 buckets, the
+// buckets read whenever the window is smaller than the matches.
 func TestNewestMatches(t *testing.T) {
+	db, words, _, dsn := searchCorpus(t)
+	defer postgres.SetBucketCost(1e12)()
+	var mu sync.Mutex
+	passes := map[string]int{}
+	defer postgres.SetBucketHook(func(tsquery string, lo, hi int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		passes[tsquery]++
+	})()
+	newestMatchesAgree(t, db, words)
+	pgtest.Exec(t, dsn, `UPDATE search_chunks SET id = -id`, `UPDATE search_chunks SET id = -id * 97`)
+	clear(passes)
+	newestMatchesAgree(t, db, words)
+	widened := 0
+	for _, n := range passes {
+		if n > 1 {
+			widened++
+		}
+	}
+	if widened == 0 {
+		t.Errorf("no search read more than one range of buckets: %v", passes)
+	}
+}
+
+func newestMatchesAgree(t *testing.T, db *postgres.DB, words []string) {
+	t.Helper()
 	ctx := context.Background()
-	db, words, _ := searchCorpus(t)
 	for _, w := range words {
 		q, err := search.Parse(w)
 		if err != nil {
@@ -104,12 +131,54 @@ func TestNewestMatches(t *testing.T) {
 	}
 }
 
+// TestNewestBuckets: through the word index, the store asks for the
+// newest recency buckets first, those the estimate says hold the window,
+// not for every match (when reading buckets costs little).
+func TestNewestBuckets(t *testing.T) {
+	ctx := context.Background()
+	db, words, n, dsn := searchCorpus(t)
+	defer postgres.SetBucketCost(1e12)()
+	pgtest.Exec(t, dsn, `UPDATE search_chunks SET id = -id`, `UPDATE search_chunks SET id = -id * 97`, `ANALYZE search_chunks`)
+	type pass struct{ lo, hi int64 }
+	var mu sync.Mutex
+	first := map[string]pass{}
+	defer postgres.SetBucketHook(func(tsquery string, lo, hi int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, ok := first[tsquery]; !ok {
+			first[tsquery] = pass{lo, hi}
+		}
+	})()
+	tried := 0
+	for _, w := range words {
+		if n[w] < 40 {
+			continue
+		}
+		q, err := search.Parse(w)
+		check(t, err)
+		clear(first)
+		_, _, err = db.Lexical(ctx, q, &clawledger.SearchFilter{}, 5)
+		check(t, err)
+		p, ok := first[db.RenderQuery(q)]
+		if !ok {
+			continue // walked
+		}
+		tried++
+		if p.lo == 0 {
+			t.Errorf("%s (%d matches), window 5: the first pass read buckets %d to %d", w, n[w], p.lo, p.hi)
+		}
+	}
+	if tried == 0 {
+		t.Fatal("no word was searched through the index")
+	}
+}
+
 // TestSearchPlan: the store, not the planner, picks how to find a query's
 // newest matches, from the planner's estimate of them: the commonest
 // words by walking the newest chunks, the rarest through the word index.
 func TestSearchPlan(t *testing.T) {
 	ctx := context.Background()
-	db, words, n := searchCorpus(t)
+	db, words, n, _ := searchCorpus(t)
 	var mu sync.Mutex
 	walked := map[string]bool{}
 	defer postgres.SetPlanHook(func(tsquery string, walk bool) {

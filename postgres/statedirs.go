@@ -145,10 +145,11 @@ func (db *DB) ForgetStateDir(ctx context.Context, stateDirID int64) (*clawledger
 	}
 	if f.Episodes > 0 {
 		const episodes = `SELECT id FROM cortex_episodes WHERE source_id IN (SELECT id FROM sources WHERE state_dir_id = $1)`
-		for _, t := range []string{"cortex_facet_episodes", "cortex_terms", "cortex_links"} {
+		for _, t := range []string{"cortex_facet_episodes", "cortex_terms", "cortex_links", "cortex_vectors"} {
 			stmts = append(stmts, stmt{`DELETE FROM ` + t + ` WHERE episode_id IN (` + episodes + `)`, []any{stateDirID}})
 		}
 		stmts = append(stmts, stmt{`DELETE FROM cortex_episodes WHERE id IN (` + episodes + `)`, []any{stateDirID}},
+			stmt{orphanSummaries, nil},
 			stmt{`DELETE FROM cortex_facets WHERE host_id = $1`, []any{db.hostID}},
 			stmt{facetTotals + ` GROUP BY host_id, type, value`, []any{db.hostID}})
 	}

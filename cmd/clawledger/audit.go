@@ -65,6 +65,9 @@ func (o *auditOptions) complete(now time.Time) error {
 	if o.StateDir, err = o.stateFilter(); err != nil {
 		return err
 	}
+	if o.Host, err = o.reportHost(byFlag{}); err != nil {
+		return err
+	}
 	o.Refresh = o.refresh.policy()
 	return nil
 }

@@ -77,6 +77,9 @@ never seen as a file is listed too, without a version.`,
 			if o.StateDir, err = a.stateFilter(); err != nil {
 				return err
 			}
+			if o.Host, err = a.reportHost(byFlag{}); err != nil {
+				return err
+			}
 			o.Refresh = o.refresh.policy()
 			return a.runs(o, func() error { return configHistoryRun(cmd.Context(), o) })
 		},
@@ -173,6 +176,9 @@ func (o *configShowOptions) complete(args []string, now time.Time) error {
 	if o.StateDir, err = o.stateFilter(); err != nil {
 		return err
 	}
+	if o.Host, err = o.reportHost(byFlag{}); err != nil {
+		return err
+	}
 	o.Refresh = o.refresh.policy()
 	return nil
 }
@@ -239,6 +245,9 @@ func (o *configDiffOptions) complete(args []string, now time.Time) error {
 	}
 	var err error
 	if o.StateDir, err = o.stateFilter(); err != nil {
+		return err
+	}
+	if o.Host, err = o.reportHost(byFlag{}); err != nil {
 		return err
 	}
 	o.Refresh = o.refresh.policy()

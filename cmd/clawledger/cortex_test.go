@@ -99,9 +99,11 @@ func TestCortexRebuildBinary(t *testing.T) {
 // their summaries, lexical until an embedder is configured, then hybrid
 // with one vector per episode summary (made by cortex rebuild, then kept
 // by each ingest); each hit is one episode, with its session, first entry
-// and lines.
-func TestSearchEpisodes(t *testing.T) {
-	e := newSearchEnv(t)
+// and lines; the same on both backends.
+func TestSearchEpisodes(t *testing.T) { onBackends(t, testSearchEpisodes) }
+
+func testSearchEpisodes(t *testing.T, b backend) {
+	e := b.searchEnv(t)
 	code, out, stderr := e.run("search", "backup", "--episodes", "--json", "--no-refresh")
 	if code != 0 {
 		t.Fatalf("lexical: %d %s", code, stderr)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/ledgertest"
 	"github.com/clawledger/clawledger/internal/pgtest"
 )
@@ -209,6 +210,14 @@ func TestFleet(t *testing.T) {
 					t.Errorf("%s %v differs from its own ledger's: %v", h.name, args, err)
 				}
 			}
+			// the audit trail's reports read the host's alone too: the same
+			// entries and state dirs as its own ledger (the times of its scans
+			// aside, those of another ingest)
+			for _, args := range [][]string{{"audit", "--limit", "0"}, {"inventory"}} {
+				if err := sameAnswer(untimed(t, own(args...)), untimed(t, pg(args...))); err != nil {
+					t.Errorf("%s %v differs from its own ledger's: %v", h.name, args, err)
+				}
+			}
 			// its part of --by host
 			var by struct {
 				Hosts []json.RawMessage `json:"hosts"`
@@ -304,6 +313,60 @@ func TestFleet(t *testing.T) {
 }
 
 // mustRunOK runs the binary, which must exit 0 or 3 (warnings).
+// TestConfigByHost: config history, show and diff read --host's state
+// dirs alone in a ledger of many hosts: a host whose state dir holds a
+// configuration's history finds it, another host none.
+func TestConfigByHost(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	audited, err := fixture.WriteAuditEra(filepath.Join(t.TempDir(), "audit", ".openclaw"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t, t.TempDir())
+	c.mustRunOK("--db", dsn, "--host", "a", "ingest", "--state", audited.StateDir)
+	c.mustRunOK("--db", dsn, "--host", "b", "ingest", "--state", ledgertest.Fixtures(t)["sample"][0])
+	for _, args := range [][]string{{"config", "history"}, {"config", "show"}, {"config", "diff"}} {
+		all := c.mustRunOK(append([]string{"--db", dsn, "--json"}, append(args, "--no-refresh")...)...)
+		if got := c.mustRunOK(append([]string{"--db", dsn, "--json", "--host", "a"}, append(args, "--no-refresh")...)...); got != all {
+			t.Errorf("%v --host a:\n%s\nwant\n%s", args, got, all)
+		}
+		if out, errs, code := c.run(append([]string{"--db", dsn, "--json", "--host", "b"}, append(args, "--no-refresh")...)...); code == 0 || !strings.Contains(errs+out, "not_found") {
+			t.Errorf("%v --host b: %d %s %s", args, code, out, errs)
+		}
+	}
+}
+
+// untimed is a JSON answer without its times (every "time" and
+// "scanned_at").
+func untimed(t *testing.T, answer string) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(answer), &v); err != nil {
+		t.Fatal(err)
+	}
+	var drop func(any)
+	drop = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "time")
+			delete(x, "scanned_at")
+			for _, y := range x {
+				drop(y)
+			}
+		case []any:
+			for _, y := range x {
+				drop(y)
+			}
+		}
+	}
+	drop(v)
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func (c *cli) mustRunOK(args ...string) string {
 	c.t.Helper()
 	out, errs, code := c.run(args...)

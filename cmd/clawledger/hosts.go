@@ -17,13 +17,14 @@ import (
 // sources (PostgreSQL in fleet mode). The commands that write (ingest,
 // watch, migrate, reindex, embed, episodes) write for it: it names this
 // machine, by default $CLAWLEDGER_HOST, else its hostname. A report
-// (sessions, show, usage, tools, search) reads it as a filter, only that
+// (sessions, show, usage, tools, search, and the audit trail's: config
+// history, show and diff, audit, inventory) reads it as a filter, only that
 // host's data, and its refresh writes for this machine's own host still.
 // A SQLite ledger holds one machine's sources: it is the named host's,
 // whatever the name (see docs/postgres.md).
 
 const hostHelp = "the host: this machine's name in a ledger of many hosts, which ingest, watch, migrate and episodes write for " +
-	"(default $CLAWLEDGER_HOST, else the hostname); sessions, show, usage, tools and search: only this host's data"
+	"(default $CLAWLEDGER_HOST, else the hostname); sessions, show, usage, tools, search, config, audit and inventory: only this host's data"
 
 // hostFlag is --host: a name of at most 255 bytes without control
 // characters (one could not type it back).

@@ -38,6 +38,9 @@ names and the masked configuration only: no credential file is ever opened.`,
 			if o.StateDir, err = a.stateFilter(); err != nil {
 				return err
 			}
+			if o.Host, err = a.reportHost(byFlag{}); err != nil {
+				return err
+			}
 			o.Refresh = o.refresh.policy()
 			return a.runs(o, func() error { return inventoryRun(cmd.Context(), o) })
 		},

@@ -4,7 +4,7 @@
 //	fleetbench ingest -db LOC [-host H] [-index] DIR...   one writer ingests the state dirs
 //	fleetbench fleet -db URL DIR...                        a writer per state dir, all at once, each its own host
 //	fleetbench copyfloor -db URL [-streams N] DIR...       every line's bytes by binary COPY into an unindexed table
-//	fleetbench reports -db LOC [-n N] [-query Q]           usage daily, sessions and search through the service
+//	fleetbench reports -db LOC [-n N] [-query Q] [-only R]  usage daily, sessions and search through the service
 //
 // LOC is a ledger location (a SQLite path or a postgres:// URL).
 package main
@@ -45,6 +45,7 @@ func main() {
 	streams := fl.Int("streams", 1, "copyfloor: COPY streams at once (DIR i on stream i mod N)")
 	runs := fl.Int("n", 20, "reports: runs of each report")
 	query := fl.String("query", "deploy", "reports: the search query")
+	only := fl.String("only", "", "reports: time only these (a comma-separated list of usage, sessions, search)")
 	fl.Parse(os.Args[2:])
 	ctx := context.Background()
 	var err error
@@ -56,7 +57,7 @@ func main() {
 	case "copyfloor":
 		err = copyFloor(ctx, *db, *streams, fl.Args())
 	case "reports":
-		err = reports(ctx, *db, *runs, *query)
+		err = reports(ctx, *db, *runs, *query, *only)
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -233,7 +234,7 @@ func report(what string, d time.Duration, lines, bytes int64) {
 
 // reports times the reports through the service, as the CLI asks them
 // (without a refresh: the ledger is current).
-func reports(ctx context.Context, loc string, n int, query string) error {
+func reports(ctx context.Context, loc string, n int, query, only string) error {
 	l, err := clawledger.ParseLocation(loc)
 	if err != nil {
 		return err
@@ -262,6 +263,9 @@ func reports(ctx context.Context, loc string, n int, query string) error {
 		}},
 	}
 	for _, c := range calls {
+		if only != "" && !slices.Contains(strings.Split(only, ","), strings.Fields(c.name)[0]) {
+			continue
+		}
 		if err := c.call(); err != nil { // warm up
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
