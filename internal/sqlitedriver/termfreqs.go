@@ -45,10 +45,13 @@ func cFuncPointer[T any](f T) uintptr {
 // heap) as a pointer.
 func cptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
 
+// apiQuery returns the connection's fts5_api when a pointer is bound.
+const apiQuery = "SELECT fts5(?1)"
+
 // termFreqsInit is the auto extension: it looks up the connection's
 // fts5_api (SELECT fts5(?1) with a pointer bound) and adds the function.
 func termFreqsInit(tls *libc.TLS, db, pzErrMsg, pThunk uintptr) int32 {
-	query, err := libc.CString("SELECT fts5(?1)")
+	query, err := libc.CString(apiQuery)
 	if err != nil {
 		return sqlite3.SQLITE_NOMEM
 	}
@@ -68,18 +71,21 @@ func termFreqsInit(tls *libc.TLS, db, pzErrMsg, pThunk uintptr) int32 {
 	defer tls.Free(16)
 	*(*uintptr)(cptr(bp)) = 0
 	*(*uintptr)(cptr(bp + 8)) = 0
-	if rc := sqlite3.Xsqlite3_prepare_v2(tls, db, query, -1, bp, 0); rc != sqlite3.SQLITE_OK {
-		return rc
+	// Preparing reads the schema. On a damaged database (or one locked
+	// while it opens) that fails: the connection then opens without the
+	// function, its error cleared (an empty exec resets it), and the open's
+	// caller meets the damage as it would without this extension.
+	if sqlite3.Xsqlite3_prepare_v2(tls, db, query, -1, bp, 0) != sqlite3.SQLITE_OK {
+		sqlite3.Xsqlite3_exec(tls, db, query+uintptr(len(apiQuery)), 0, 0, 0)
+		return sqlite3.SQLITE_OK
 	}
 	stmt := *(*uintptr)(cptr(bp))
 	sqlite3.Xsqlite3_bind_pointer(tls, stmt, 1, bp+8, ptrType, 0)
 	sqlite3.Xsqlite3_step(tls, stmt)
-	if rc := sqlite3.Xsqlite3_finalize(tls, stmt); rc != sqlite3.SQLITE_OK {
-		return rc
-	}
+	sqlite3.Xsqlite3_finalize(tls, stmt)
 	api := *(*uintptr)(cptr(bp + 8))
 	if api == 0 {
-		return sqlite3.SQLITE_ERROR // no FTS5 in this build of SQLite
+		return sqlite3.SQLITE_OK
 	}
 	create := (*sqlite3.Tfts5_api)(cptr(api)).FxCreateFunction
 	return (*(*func(*libc.TLS, uintptr, uintptr, uintptr, uintptr, uintptr) int32)(unsafe.Pointer(&create)))(
