@@ -37,13 +37,16 @@ func TestLexicalCountsAgreeWithText(t *testing.T) {
 	ctx := context.Background()
 	counted := &search.Engine{Store: l.db}
 	text := &search.Engine{Store: sqlite.TextCounted{DB: l.db}}
+	found := map[int]int{} // hits by filter
 	for _, q := range []string{
 		"restart", `"rolling restart"`, "rolling restart", "restart OR rolling", "restart -postgres", "cafe", "café résumé",
 		"数据库", "数据", "数", `"数据库配置"`, "텍스트", "データ", "がぎ", "ガギグ", "kube*", "kubernetes", "k8s", "postgres",
 		`"the deployment failed"`, `"a b c d e f g h i j k"`, `"a b"`, "error", "again", "42", "go语言",
 		"数据库 OR postgres restart", `"restart restart"`,
 	} {
-		for _, f := range []search.Filter{{}, {AgentID: "ops"}, {Role: "user"}} {
+		// the sources of a fresh ledger are numbered from 1: the set
+		// filter walks their chunks and probes the index for each
+		for i, f := range []search.Filter{{}, {AgentID: "ops"}, {Role: "user"}, {SourceIDs: []int64{1, 2, 3, 4, 5, 6, 7, 8}}} {
 			req := search.Request{Query: q, Filter: f, Mode: search.ModeLexical, Limit: 50}
 			a, err := counted.Search(ctx, req)
 			if err != nil {
@@ -53,6 +56,7 @@ func TestLexicalCountsAgreeWithText(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", q, err)
 			}
+			found[i] += len(a.Hits)
 			if len(a.Hits) != len(b.Hits) {
 				t.Errorf("%s %+v: %d hits from the index's counts, %d from the texts", q, f, len(a.Hits), len(b.Hits))
 				continue
@@ -63,6 +67,11 @@ func TestLexicalCountsAgreeWithText(t *testing.T) {
 						q, f, i+1, x.ID, x.Explain.BM25, y.ID, y.Explain.BM25, y.Text)
 				}
 			}
+		}
+	}
+	for i := range 4 {
+		if found[i] == 0 {
+			t.Errorf("filter %d found nothing", i)
 		}
 	}
 }
