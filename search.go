@@ -36,11 +36,16 @@ type SearchFilter struct {
 	Until     int64   // epoch ms, exclusive; 0 = open
 }
 
-// LexicalMatch is a chunk the word index matched, with what BM25 needs.
+// LexicalMatch is a chunk the word index matched, with what BM25 needs:
+// its text, or the counts its word index holds (TF).
 type LexicalMatch struct {
 	ID     int64
 	Tokens int // document length
 	Text   string
+	// TF, when the index counts them, is how often each phrase of the
+	// query occurs in the chunk, in the order the query renders them (its
+	// positive terms, then the excluded ones); Text is then left empty.
+	TF []int
 }
 
 // DocFrequency is how many chunks a query term occurs in.

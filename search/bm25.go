@@ -50,14 +50,14 @@ func phrases(p *Parsed) []phrase {
 	return out
 }
 
-// bm25 scores a text the way FTS5's bm25() does (more negative is
-// better): over every query phrase, idf * tf * (k1 + 1) / (tf + k1 * (1 -
-// b + b * len / avglen)), idf = ln((N - df + 0.5) / (df + 0.5)) and at
-// least 1e-6. Computing it here, from the matched texts, avoids bm25()'s
+// bm25 scores a chunk of length tokens in which phrase k occurs tfs[k]
+// times the way FTS5's bm25() does (more negative is better): over every
+// query phrase, idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len /
+// avglen)), idf = ln((N - df + 0.5) / (df + 0.5)) and at least 1e-6.
+// Computing it here, from counts of the matches alone, avoids bm25()'s
 // scan of each phrase's whole posting list to count its documents, which
 // dominates a query for a common word.
-func bm25(text string, length int, ps []phrase, dfs []TermCount, c Corpus, tfs []int) float64 {
-	termFreqs(text, ps, tfs)
+func bm25(length int, ps []phrase, dfs []TermCount, c Corpus, tfs []int) float64 {
 	avg := max(c.AvgLen, 1)
 	var score float64
 	for k := range ps {
@@ -101,7 +101,8 @@ func termFreqs(text string, ps []phrase, tfs []int) {
 			ok := true
 			for j := 0; j < l && ok; j++ {
 				r := ring[(n-l+j)%ringSize]
-				ok = tokenIs(text[r.start:r.end], m.toks[j], m.prefix && j == l-1)
+				ok = tokenIs(text[r.start:r.end], m.toks[j], m.prefix && j == l-1) &&
+					(j == 0 || m.follows(j, ring[(n-l+j-1)%ringSize].end, r.start))
 			}
 			if ok {
 				tfs[k]++

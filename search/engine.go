@@ -320,7 +320,12 @@ func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, res *Resu
 	out := make([]laneHit, len(matches))
 	tfs := make([]int, len(ps))
 	for i, m := range matches {
-		r := bm25(m.Text, m.Tokens, ps, dfs, corpus, tfs)
+		tf := m.TF
+		if len(tf) < len(ps) { // the store sent the text to count in
+			termFreqs(m.Text, ps, tfs)
+			tf = tfs
+		}
+		r := bm25(m.Tokens, ps, dfs, corpus, tf)
 		out[i] = laneHit{id: m.ID, raw: r, score: BM25Score(r)}
 	}
 	slices.SortFunc(out, func(a, b laneHit) int {

@@ -3,6 +3,7 @@ package search
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/clawledger/clawledger"
 )
@@ -114,24 +115,45 @@ func matchers(p *Parsed) []matcher {
 }
 
 func newMatcher(t Term) matcher {
-	var toks []string
-	for _, tk := range tokenize(t.Text) {
-		toks = append(toks, tk.folded)
+	m := matcher{prefix: t.Prefix || endsWithLoneCJK(t.Text)}
+	tks := tokenize(t.Text)
+	for k, tk := range tks {
+		m.toks = append(m.toks, tk.folded)
+		m.joined = append(m.joined, k > 0 && tks[k-1].end == tk.start && cjkToken(t.Text[tk.start:tk.end]) &&
+			cjkToken(t.Text[tks[k-1].start:tks[k-1].end]))
 	}
-	return matcher{toks: toks, prefix: t.Prefix || endsWithLoneCJK(t.Text)}
+	return m
+}
+
+// cjkToken reports whether a token is a CJK character (scanTokens makes
+// each one a token of its own).
+func cjkToken(tok string) bool {
+	r, _ := utf8.DecodeRuneInString(tok)
+	return r >= 0x1100 && isCJK(r)
 }
 
 // matcher finds one term's token sequence in a tokenized text.
 type matcher struct {
 	toks   []string
 	prefix bool // the last token matches as a prefix
+	// joined[k]: tokens k-1 and k are CJK characters of one run, so they
+	// must be of one run in the text too: the index holds a run as its
+	// bigrams, and a phrase of them never spans two runs
+	joined []bool
 }
+
+// follows reports whether a text's token starting at bStart may stand for
+// the matcher's token k after one ending at aEnd stood for token k-1.
+func (m *matcher) follows(k, aEnd, bStart int) bool { return !m.joined[k] || aEnd == bStart }
 
 func (m matcher) at(text []token, i int) bool {
 	if i+len(m.toks) > len(text) {
 		return false
 	}
 	for k, want := range m.toks {
+		if k > 0 && !m.follows(k, text[i+k-1].end, text[i+k].start) {
+			return false
+		}
 		got := text[i+k].folded
 		if k == len(m.toks)-1 && m.prefix {
 			if !strings.HasPrefix(got, want) {

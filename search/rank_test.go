@@ -135,7 +135,9 @@ func TestBM25MatchesFTS5Formula(t *testing.T) {
 	ps := phrases(p)
 	c := Corpus{Chunks: 100, AvgLen: 10}
 	dfs := []TermCount{{DF: 10}, {DF: 30}}
-	got := bm25("alpha alpha beta gamma delta", 5, ps, dfs, c, make([]int, 2))
+	tfs := make([]int, 2)
+	termFreqs("alpha alpha beta gamma delta", ps, tfs)
+	got := bm25(5, ps, dfs, c, tfs)
 	idf1 := math.Log((100 - 10 + 0.5) / (10 + 0.5))
 	idf2 := math.Log((100 - 30 + 0.5) / (30 + 0.5))
 	norm := 1 - 0.75 + 0.75*5.0/10
@@ -171,6 +173,29 @@ func TestTermFreqsAgreesWithMatchers(t *testing.T) {
 			if tfs[k] != want {
 				t.Errorf("%q in %q: tf %d, want %d", ph.term.Text, text, tfs[k], want)
 			}
+		}
+	}
+	// the index holds a CJK run as its bigrams: a phrase never spans runs
+	for _, c := range []struct {
+		q, text string
+		want    int
+	}{
+		{"数据库", "数 据 库，数据，库 数据库 大数据库存", 2},
+		{"Go语言", "Go 语言 go语 言 GO语言", 2},
+		{`"a 数据"`, "a 数据 a数 据", 1},
+	} {
+		p, _ := Parse(c.q)
+		ps := phrases(p)
+		tfs := make([]int, 1)
+		termFreqs(c.text, ps, tfs)
+		n := 0
+		for toks, i := tokenize(c.text), 0; i < len(toks); i++ {
+			if ps[0].m.at(toks, i) {
+				n++
+			}
+		}
+		if tfs[0] != c.want || n != c.want {
+			t.Errorf("%s in %q: tf %d (matcher %d), want %d", c.q, c.text, tfs[0], n, c.want)
 		}
 	}
 	if n := TokenCount("Go语言 is fun!"); n != 5 {

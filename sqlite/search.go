@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
 	"github.com/clawledger/clawledger/search"
 )
 
@@ -320,8 +321,22 @@ func filterSQL(f *clawledger.SearchFilter) (string, []any) {
 
 // Lexical returns the chunks a query matches, newest first. With a window
 // it stops after window of them, so a query for a word in half the corpus
-// costs no more than one for a rarer word; ranking is the caller's.
+// costs no more than one for a rarer word; ranking is the caller's. The
+// word index counts each match's length and phrases itself
+// (sqlitedriver.TermFreqs), so a query without a filter reads neither
+// search_chunks nor any text; a driver without that function returns the
+// texts for the caller to count in, and so does a connection that lacks it
+// (one opened while its ledger was locked or damaged).
 func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *clawledger.SearchFilter, window int) ([]clawledger.LexicalMatch, bool, error) {
+	counted := sqlitedriver.TermFreqs != ""
+	out, complete, err := db.lexical(ctx, query, f, window, counted)
+	if counted && err != nil && strings.Contains(err.Error(), "no such function: "+sqlitedriver.TermFreqs) {
+		return db.lexical(ctx, query, f, window, false)
+	}
+	return out, complete, err
+}
+
+func (db *DB) lexical(ctx context.Context, query *clawledger.SearchQuery, f *clawledger.SearchFilter, window int, counted bool) ([]clawledger.LexicalMatch, bool, error) {
 	expr := renderFTS(query)
 	where, args := filterSQL(f)
 	from, order := `search_fts f JOIN search_chunks c ON c.id = f.rowid`, `f.rowid`
@@ -329,7 +344,14 @@ func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *cla
 		// a few sessions: walk their chunks, probing the index for each
 		from, order = `search_chunks c CROSS JOIN search_fts f ON f.rowid = c.id`, `c.id`
 	}
-	q := `SELECT c.id, c.tokens, c.text FROM ` + from + ` WHERE search_fts MATCH ?` + where + ` ORDER BY ` + order + ` DESC`
+	cols := `c.tokens, c.text`
+	if counted {
+		cols = sqlitedriver.TermFreqs + `(search_fts)`
+		if where == "" {
+			from = `search_fts f`
+		}
+	}
+	q := `SELECT f.rowid, ` + cols + ` FROM ` + from + ` WHERE search_fts MATCH ?` + where + ` ORDER BY ` + order + ` DESC`
 	args = append([]any{expr}, args...)
 	if window > 0 {
 		q += ` LIMIT ?`
@@ -341,9 +363,18 @@ func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *cla
 	}
 	defer rows.Close()
 	var out []clawledger.LexicalMatch
+	var tfs []int           // every match's counts, in one array
+	var counts sql.RawBytes // decoded before the next row
 	for rows.Next() {
 		var m clawledger.LexicalMatch
-		if err := rows.Scan(&m.ID, &m.Tokens, &m.Text); err != nil {
+		if !counted {
+			err = rows.Scan(&m.ID, &m.Tokens, &m.Text)
+		} else if err = rows.Scan(&m.ID, &counts); err == nil {
+			n := len(tfs)
+			m.Tokens, tfs = sqlitedriver.DecodeTermFreqs(counts, tfs)
+			m.TF = tfs[n:len(tfs):len(tfs)]
+		}
+		if err != nil {
 			return nil, false, err
 		}
 		out = append(out, m)

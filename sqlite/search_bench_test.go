@@ -158,3 +158,59 @@ func BenchmarkReindex(b *testing.B) {
 		b.ReportMetric(float64(st.Docs)/b.Elapsed().Seconds()*float64(i+1), "docs/s")
 	}
 }
+
+// TestBenchLedgerRanksAlike checks, on the ledger at $CLAWLEDGER_BENCH_DB
+// (skipped without one), that BM25 from the word index's counts equals
+// BM25 from the texts: every chunk's length in the index (FTS5's
+// %_docsize) is its stored token count, and every benchmark query's top
+// 20 are the same chunks in the same order with the same scores.
+func TestBenchLedgerRanksAlike(t *testing.T) {
+	p := os.Getenv("CLAWLEDGER_BENCH_DB")
+	if p == "" {
+		t.Skip("CLAWLEDGER_BENCH_DB is not set")
+	}
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, p, sqlite.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	chunks, differ, err := db.DocsizeMismatches(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d chunks: %d with an index length other than their token count", chunks, len(differ))
+	if len(differ) > 0 {
+		t.Errorf("index length differs from the token count for chunks %v", differ[:min(len(differ), 20)])
+	}
+	counted := &search.Engine{Store: db}
+	text := &search.Engine{Store: sqlite.TextCounted{DB: db}}
+	for _, q := range searchbench.Queries {
+		req := search.Request{Query: q.Q, Limit: 20, Mode: search.ModeLexical, Window: 2000}
+		a, err := counted.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := text.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := len(a.Hits) == len(b.Hits) && a.LexicalMatches == b.LexicalMatches
+		for i := 0; same && i < len(a.Hits); i++ {
+			same = a.Hits[i].ID == b.Hits[i].ID && a.Hits[i].Explain.BM25 == b.Hits[i].Explain.BM25
+		}
+		if !same {
+			t.Errorf("%s: the index's counts rank %v, the texts %v", q.Q, hitIDs(a.Hits), hitIDs(b.Hits))
+		} else {
+			t.Logf("%s: %d matches ranked, the same top %d: %v", q.Q, a.LexicalMatches, len(a.Hits), hitIDs(a.Hits))
+		}
+	}
+}
+
+func hitIDs(hits []search.Hit) []int64 {
+	var out []int64
+	for _, h := range hits {
+		out = append(out, h.ID)
+	}
+	return out
+}
