@@ -206,11 +206,6 @@ func TestCortexWholeBuildIndexes(t *testing.T) {
 		!strings.Contains(want, "cortex_fts_episode_removed") {
 		t.Fatalf("the migration's indexes: %s", want)
 	}
-	// the word index keeps a whole build's words in memory (migration 00014)
-	var hash int64
-	if err := raw.QueryRow(`SELECT v FROM cortex_fts_config WHERE k = 'hashsize'`).Scan(&hash); err != nil || hash != 16<<20 {
-		t.Errorf("cortex_fts hashsize %d, %v", hash, err)
-	}
 	m, err := fixture.WriteCortex(filepath.Join(dir, ".openclaw"), fixture.CortexOptions{Sessions: 4, Seed: 11})
 	if err != nil {
 		t.Fatal(err)
