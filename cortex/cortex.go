@@ -227,10 +227,10 @@ func (b *Builder) derive(ctx context.Context, in <-chan *batch, out chan<- *step
 			}
 			seg, from, after, fresh = newSegmenter(bt.src, b.Options, r.state, r.seen), r.from, r.after, r.fresh
 		}
-		var lines int64 // not derived before (a short state's open episode is read again)
+		var lines int64 // derived now, not again (a short state's open episode is read again)
 		for i := range bt.lines {
 			seg.add(&bt.lines[i])
-			if bt.lines[i].Offset > bt.src.Offset {
+			if fresh || bt.lines[i].Offset > bt.src.Offset {
 				lines++
 			}
 		}

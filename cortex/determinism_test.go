@@ -82,6 +82,20 @@ func (l *ledger) states() (short, whole int) {
 	return short, whole
 }
 
+// transcriptLines is how many transcript lines the ledger holds.
+func (l *ledger) transcriptLines() (n int64) {
+	l.t.Helper()
+	db, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(l.db.Path, "_pragma=query_only(1)"))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.QueryRow(`SELECT count(*) FROM lines WHERE source_id IN (SELECT id FROM sources WHERE kind = 'transcript')`).Scan(&n); err != nil {
+		l.t.Fatal(err)
+	}
+	return n
+}
+
 // firstDiff is the first line two dumps differ on.
 func firstDiff(a, b string) string {
 	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
@@ -111,17 +125,23 @@ func TestIncrementalEqualsRebuild(t *testing.T) {
 			small := cortex.Options{}
 			b := l.builder(small)
 			b.BatchLines = 7
+			var derived int64 // lines, each counted once (a short state's open episode is read again, not counted)
 			for i, frac := range []int{1, 2, 3, 5} {
 				if err := m.Write(func(s *fixture.CortexSession) int { return len(s.Lines) * frac / 5 }); err != nil {
 					t.Fatal(err)
 				}
 				l.ingest()
-				if _, err := b.Update(context.Background()); err != nil {
+				st, err := b.Update(context.Background())
+				if err != nil {
 					t.Fatal(err)
 				}
+				derived += st.Lines
 				if short, whole := l.states(); i == 0 && (short == 0 || whole > 0) || i > 0 && whole == 0 {
 					t.Fatalf("after update %d: %d short states, %d whole ones", i+1, short, whole)
 				}
+			}
+			if n := l.transcriptLines(); derived != n {
+				t.Errorf("the updates derived %d lines, the ledger holds %d", derived, n)
 			}
 			if st := l.update(small); st != (cortex.Stats{}) {
 				t.Errorf("an update with nothing new did %+v", st)
@@ -135,8 +155,9 @@ func TestIncrementalEqualsRebuild(t *testing.T) {
 			// an index entry naming a session's peer differently
 			renamePeer(t, m, m.Sessions[1])
 			l.ingest()
-			if st := l.update(small); st.Sources != 2 {
-				t.Errorf("the update after a replacement and an index change derived %d transcripts, want 2", st.Sources)
+			if st := l.update(small); st.Sources != 2 || st.Lines < int64(len(replaced)) {
+				t.Errorf("the update after a replacement and an index change derived %d transcripts, %d lines; want 2, at least %d",
+					st.Sources, st.Lines, len(replaced))
 			}
 			if got := l.episodes()[s.ID]; len(got) == 0 || len(got) >= len(full[s.ID]) && len(full[s.ID]) > 1 {
 				t.Errorf("replaced transcript: %d episodes, had %d", len(got), len(full[s.ID]))
