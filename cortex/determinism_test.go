@@ -66,33 +66,30 @@ func (l *ledger) dump() string {
 	return b.String()
 }
 
-// states counts the short states stored (a transcript's open episode
-// derived again when it grows) and the whole ones.
-func (l *ledger) states() (short, whole int) {
+// queryRow scans one row of a query of the ledger.
+func (l *ledger) queryRow(q string, dest ...any) {
 	l.t.Helper()
 	db, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(l.db.Path, "_pragma=query_only(1)"))
 	if err != nil {
 		l.t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.QueryRow(`SELECT count(*) FILTER (WHERE instr(state, '"open":') = 0 AND instr(state, '"reopen":') > 0),
-		count(*) FILTER (WHERE instr(state, '"open":') > 0) FROM cortex_states`).Scan(&short, &whole); err != nil {
+	if err := db.QueryRow(q).Scan(dest...); err != nil {
 		l.t.Fatal(err)
 	}
+}
+
+// states counts the short states stored (a transcript's open episode
+// derived again when it grows) and the whole ones.
+func (l *ledger) states() (short, whole int) {
+	l.queryRow(`SELECT count(*) FILTER (WHERE instr(state, '"open":') = 0 AND instr(state, '"reopen":') > 0),
+		count(*) FILTER (WHERE instr(state, '"open":') > 0) FROM cortex_states`, &short, &whole)
 	return short, whole
 }
 
 // transcriptLines is how many transcript lines the ledger holds.
 func (l *ledger) transcriptLines() (n int64) {
-	l.t.Helper()
-	db, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(l.db.Path, "_pragma=query_only(1)"))
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.QueryRow(`SELECT count(*) FROM lines WHERE source_id IN (SELECT id FROM sources WHERE kind = 'transcript')`).Scan(&n); err != nil {
-		l.t.Fatal(err)
-	}
+	l.queryRow(`SELECT count(*) FROM lines WHERE source_id IN (SELECT id FROM sources WHERE kind = 'transcript')`, &n)
 	return n
 }
 

@@ -70,9 +70,9 @@ const (
 // and where that was (Reopen). The update that resumes it derives the open
 // episode again from its first line, as the first derivation did, and
 // stores the whole state from then on. A rebuild writes kilobytes a
-// transcript less (a tenth of what it writes, on a ledger of short
-// sessions), and the first update of each transcript after it reads its
-// open episode's lines again.
+// transcript less (on the benchmark tree, 68 MB of states became 0.6 MB:
+// about half the pages a rebuild wrote), and the first update of each
+// transcript after it reads its open episode's lines again.
 type state struct {
 	Version  int                 `json:"v"`
 	Options  string              `json:"opts"`
