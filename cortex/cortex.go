@@ -82,11 +82,13 @@ type batch struct {
 }
 
 // resume is where the derivation of a transcript starts: from its stored
-// state, or from its first line.
+// state (a short one: from its open episode's first line), or from its
+// first line.
 type resume struct {
 	state       *state
 	from        int   // the first stored episode the derivation changes
 	after, seen int64 // the offset of the last line derived, and how many were
+	fresh       bool  // derived from the start: a short state is stored
 }
 
 // step is what one batch changed.
@@ -172,12 +174,15 @@ func (b *Builder) read(ctx context.Context, srcs []*clawledger.CortexSource, reb
 		limit = DefaultBatchLines
 	}
 	for _, src := range srcs {
-		r := &resume{state: freshState(b.Options), after: -1}
+		r := &resume{state: freshState(b.Options), after: -1, fresh: true}
 		if !rebuild && !src.Stale && src.DerivedSig == src.IndexSig {
 			if s := loadState(src.State, b.Options); s != nil {
-				r.state, r.after, r.seen = s, src.Offset, src.Seen
-				if s.Open != nil {
+				r.state, r.after, r.seen, r.fresh = s, src.Offset, src.Seen, false
+				switch {
+				case s.Open != nil:
 					r.from = s.Open.Ep.Seq
+				case s.Reopen != nil: // a short state: the open episode is read again
+					r.from, r.after, r.seen = s.Reopen.Seq, s.Reopen.Offset-1, s.Reopen.Seen
 				}
 			}
 		}
@@ -205,9 +210,10 @@ func (b *Builder) read(ctx context.Context, srcs []*clawledger.CortexSource, reb
 // state after it.
 func (b *Builder) derive(ctx context.Context, in <-chan *batch, out chan<- *step) error {
 	var (
-		seg         *segmenter
-		from        int
-		after, seen int64
+		seg   *segmenter
+		from  int
+		after int64
+		fresh bool
 	)
 	defer func() {
 		if seg != nil {
@@ -219,22 +225,26 @@ func (b *Builder) derive(ctx context.Context, in <-chan *batch, out chan<- *step
 			if seg != nil {
 				seg.release()
 			}
-			seg, from, after, seen = newSegmenter(bt.src, b.Options, r.state), r.from, r.after, r.seen
+			seg, from, after, fresh = newSegmenter(bt.src, b.Options, r.state, r.seen), r.from, r.after, r.fresh
 		}
+		var lines int64 // derived now, not again (a short state's open episode is read again)
 		for i := range bt.lines {
 			seg.add(&bt.lines[i])
+			if fresh || bt.lines[i].Offset > bt.src.Offset {
+				lines++
+			}
 		}
 		if n := len(bt.lines); n > 0 {
-			after, seen = bt.lines[n-1].Offset, seen+int64(n)
+			after = bt.lines[n-1].Offset
 		}
 		c := seg.change(from)
-		c.Seen, c.Offset, c.IndexSig = seen, after, bt.src.IndexSig
+		c.Seen, c.Offset, c.IndexSig = seg.seen, after, bt.src.IndexSig
 		var err error
-		if c.State, err = seg.encodeState(); err != nil {
+		if c.State, err = seg.encodeState(fresh); err != nil {
 			return fmt.Errorf("cortex: %s: %w", bt.src.Path, err)
 		}
 		select {
-		case out <- &step{src: bt.src, first: bt.resume != nil, lines: int64(len(bt.lines)), change: c}:
+		case out <- &step{src: bt.src, first: bt.resume != nil, lines: lines, change: c}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}

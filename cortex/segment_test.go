@@ -15,7 +15,7 @@ import (
 // segment derives a transcript's episodes, with their facets and links.
 func segment(t *testing.T, lines []string, src *clawledger.CortexSource, opt Options) *clawledger.CortexChange {
 	t.Helper()
-	seg := newSegmenter(src, opt, freshState(opt))
+	seg := newSegmenter(src, opt, freshState(opt), 0)
 	var off int64
 	for i, raw := range lines {
 		l := &clawledger.CortexLine{Line: clawledger.Line{Offset: off, No: int64(i + 1), Raw: []byte(raw)}}

@@ -2,13 +2,14 @@
 # Cortex benchmark (docs/benchmarks.md, "Cortex"), on the ingest benchmark's
 # tree (scripts/bench-ingest.sh): RUNS times, a full ingest (--no-index) of
 # the tree into a fresh ledger, then a rebuild of that ledger's cortex
-# (internal/cmd/cortexbench), each with its wall and CPU time; then the
+# (internal/cmd/cortexbench) and one with `clawledger cortex rebuild`, each
+# with its wall and CPU time; then the
 # incremental cost: ROUNDS times, one user message appended to each of
 # APPEND transcripts, an ingest, and a timed cortex update. The appended
 # lines are cut off the transcripts again at the end. cortexbench runs with
 # the garbage collector settings the clawledger binary gives itself
 # (cmd/clawledger/main.go: GOGC 400, a 64 MiB soft memory limit), as
-# `cortex rebuild` will.
+# `cortex rebuild` does.
 #
 #   scripts/bench-cortex.sh [SIZE] [FILES] [WORKDIR]     (default 600MB 5000 /tmp/clawledger-bench)
 set -euo pipefail
@@ -40,6 +41,8 @@ for i in $(seq "$RUNS"); do
     "$B/clawledger" ingest -q --no-index --state "$TREE" --db "$DB"
   sync
   /usr/bin/time -f "  (the process: wall %e s, cpu %U user + %S sys s, %M KiB)" "$B/cortexbench" -db "$DB"
+  # the command, over the cortex just built (it empties it first)
+  /usr/bin/time -f "cortex rebuild: wall %e s, cpu %U user + %S sys s, %M KiB" "$B/clawledger" cortex rebuild -q --db "$DB"
 done
 
 # the incremental cost per appended entry

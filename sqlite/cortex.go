@@ -265,8 +265,10 @@ func anyString(v any) string {
 // cortexToolCalls adds their tool calls to the assistant messages among
 // lines (ids: their line ids, ascending).
 func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawledger.CortexLine, ids []int64) error {
+	// by the primary key's range, in its order (the index on source_id
+	// would sort in a temporary b-tree and look every row up again)
 	st, err := db.readStmt(ctx, `SELECT line_id, name, arguments FROM tool_calls
-		WHERE line_id BETWEEN ? AND ? AND source_id = ? ORDER BY line_id, idx`)
+		WHERE line_id BETWEEN ? AND ? AND +source_id = ? ORDER BY line_id, idx`)
 	if err != nil {
 		return err
 	}
@@ -351,35 +353,44 @@ func (db *DB) BeginCortex(ctx context.Context, rebuild bool) (clawledger.CortexT
 	return t, nil
 }
 
+// ftsTrigger deletes an episode's summary words with the episode: a whole
+// build empties the word index at once and goes without it until Commit.
+const ftsTrigger = "cortex_fts_episode_removed"
+
 // empty deletes every row of the cortex (vectors aside: they are kept for
 // the episodes that come back with the same summary) and drops the
-// secondary indexes until Commit.
+// secondary indexes, and the trigger that keeps the summaries' word index,
+// until Commit.
 func (t *cortexTx) empty() error {
 	t.whole, t.all, t.written = true, true, map[int64]bool{}
+	idx, err := queryAll(t.ctx, t.tx, func(r scanner) (x index, err error) { return x, r.Scan(&x.kind, &x.name, &x.table, &x.sql) },
+		`SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE (type = 'index' AND sql IS NOT NULL
+		AND tbl_name IN (SELECT value FROM json_each(?)) OR type = 'trigger' AND name = ?) ORDER BY type, name`,
+		jsonStrings(cortexTables), ftsTrigger)
+	if err != nil {
+		return err
+	}
+	for _, x := range idx {
+		if err := t.exec(`DROP ` + strings.ToUpper(x.kind) + ` ` + x.name); err != nil {
+			return err
+		}
+	}
+	t.indexes = idx
+	if err := t.exec(`INSERT INTO cortex_fts(cortex_fts) VALUES('delete-all')`); err != nil {
+		return err
+	}
 	for _, table := range cortexTables {
 		if err := t.exec(`DELETE FROM ` + table); err != nil {
 			return err
 		}
 	}
-	idx, err := queryAll(t.ctx, t.tx, func(r scanner) (x index, err error) { return x, r.Scan(&x.name, &x.table, &x.sql) },
-		`SELECT name, tbl_name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL
-		AND tbl_name IN (SELECT value FROM json_each(?)) ORDER BY name`, jsonStrings(cortexTables))
-	if err != nil {
-		return err
-	}
-	for _, x := range idx {
-		if err := t.exec(`DROP INDEX ` + x.name); err != nil {
-			return err
-		}
-	}
-	t.indexes = idx
 	return nil
 }
 
-// index is an index of the cortex, as the schema holds it.
-type index struct{ name, table, sql string }
+// index is an index or trigger of the cortex, as the schema holds it.
+type index struct{ kind, name, table, sql string }
 
-// createIndexes creates the indexes a whole build dropped: those of the
+// createIndexes creates the indexes (and trigger) a whole build dropped: those of the
 // facet totals (which recount fills) when totals, the others when not.
 func (t *cortexTx) createIndexes(totals bool) error {
 	for _, x := range t.indexes {
@@ -438,6 +449,12 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 		old = map[occurrenceKey]occurrenceTotals{}
 	}
 	if !t.whole || t.written[c.SourceID] {
+		if t.whole { // without the trigger: the replaced episodes' words go first
+			if err := t.exec(`DELETE FROM cortex_fts WHERE rowid IN (SELECT id FROM cortex_episodes WHERE id BETWEEN ? AND ?)`,
+				from, hi); err != nil {
+				return err
+			}
+		}
 		if err := t.deleteEpisodes(from, hi, old); err != nil {
 			return err
 		}
@@ -503,7 +520,9 @@ func (t *cortexTx) putEpisodes(c *clawledger.CortexChange) error {
 		return err
 	}
 	// the summary's words, for search --episodes (deleting an episode
-	// deletes them: a trigger)
+	// deletes them: a trigger), a row to a statement: an INSERT of several
+	// rows opens a savepoint, and FTS5 writes what it holds in memory to
+	// its segments at every savepoint
 	for i, ep := range c.Episodes {
 		if err := t.exec(`INSERT INTO cortex_fts(rowid, text) VALUES(?, ?)`, ep.ID, search.IndexText(texts[i])); err != nil {
 			return err

@@ -176,7 +176,7 @@ func TestCortexWholeBuildIndexes(t *testing.T) {
 		t.Helper()
 		var s string
 		if err := raw.QueryRow(`SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_schema
-			WHERE type = 'index' AND tbl_name LIKE 'cortex%' AND sql IS NOT NULL ORDER BY name)`).Scan(&s); err != nil {
+			WHERE type IN ('index', 'trigger') AND tbl_name LIKE 'cortex%' AND sql IS NOT NULL ORDER BY name)`).Scan(&s); err != nil {
 			t.Fatal(err)
 		}
 		return s
@@ -188,8 +188,22 @@ func TestCortexWholeBuildIndexes(t *testing.T) {
 		}
 		return n
 	}
+	// the summaries' word index: the episodes each word of theirs finds
+	words := func() string {
+		t.Helper()
+		var s string
+		if err := raw.QueryRow(`SELECT (SELECT count(*) FROM cortex_fts) || ' rows: ' || coalesce(group_concat(e.id || ':' || w.term, ' '), '')
+			FROM (SELECT DISTINCT term FROM cortex_terms) w
+			JOIN cortex_fts f ON cortex_fts MATCH '"' || replace(w.term, '"', '') || '"'
+			JOIN cortex_episodes e ON e.id = f.rowid
+			ORDER BY e.id, w.term`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 	want := schema()
-	if !strings.Contains(want, "cortex_terms_term") || !strings.Contains(want, "cortex_facets_rank") {
+	if !strings.Contains(want, "cortex_terms_term") || !strings.Contains(want, "cortex_facets_rank") ||
+		!strings.Contains(want, "cortex_fts_episode_removed") {
 		t.Fatalf("the migration's indexes: %s", want)
 	}
 	m, err := fixture.WriteCortex(filepath.Join(dir, ".openclaw"), fixture.CortexOptions{Sessions: 4, Seed: 11})
@@ -200,9 +214,9 @@ func TestCortexWholeBuildIndexes(t *testing.T) {
 	if got := schema(); got != want {
 		t.Errorf("indexes after the first update:\n%s\nwant\n%s", got, want)
 	}
-	rows := count()
-	if rows == 0 {
-		t.Fatal("nothing derived")
+	rows, found := count(), words()
+	if rows == 0 || found == "" {
+		t.Fatalf("nothing derived (%d rows) or indexed (%q)", rows, found)
 	}
 	tx, err := db.BeginCortex(ctx, true)
 	if err != nil {
@@ -219,6 +233,30 @@ func TestCortexWholeBuildIndexes(t *testing.T) {
 	}
 	if got := schema(); got != want || count() != rows {
 		t.Errorf("after a rebuild: %d rows (had %d), indexes:\n%s", count(), rows, got)
+	}
+	// a rebuild into other episodes, in batches of a few lines (each writes
+	// a transcript's open episode again), then one as before: the word
+	// index finds what it found, and nothing of the episodes in between
+	for _, b := range []*cortex.Builder{
+		{Ledger: db, Store: db, BatchLines: 3, Options: cortex.Options{TurnPairs: true}},
+		{Ledger: db, Store: db, BatchLines: 3},
+	} {
+		if _, err := b.Rebuild(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := words(); got != found {
+		t.Errorf("the word index after rebuilds:\n%s\nwant\n%s", got, found)
+	}
+	if orphans, err := db.Orphans(ctx); err != nil || len(orphans) > 0 {
+		t.Errorf("orphans after rebuilds: %+v, %v", orphans, err)
+	}
+	// the trigger is back: an episode deleted takes its words along
+	if _, err := raw.Exec(`DELETE FROM cortex_episodes`); err != nil {
+		t.Fatal(err)
+	}
+	if got := words(); got != "0 rows: " {
+		t.Errorf("words of deleted episodes: %s", got)
 	}
 }
 
