@@ -433,7 +433,15 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 	if err := c.executeDatabases(ctx, p, rep); err != nil {
 		return err
 	}
-	for _, w := range p.work {
+	// the next file of lines is opened and read while one is stored
+	var next *lineRead
+	var nextErr error
+	defer func() {
+		if next != nil {
+			next.close()
+		}
+	}()
+	for i, w := range p.work {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -441,8 +449,18 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 		switch {
 		case w.found.Compressed:
 			err = c.ingestArchiveFile(ctx, w, rep)
-		case w.src.Kind == clawledger.KindTranscript, w.src.Kind == clawledger.KindCronRuns:
-			err = c.ingestLines(ctx, w, rep)
+		case readsLines(w):
+			r := next
+			if err = nextErr; r == nil && err == nil {
+				r, err = c.openLines(w.src)
+			}
+			next, nextErr = nil, nil
+			if i+1 < len(p.work) && readsLines(p.work[i+1]) {
+				next, nextErr = c.openLines(p.work[i+1].src)
+			}
+			if err == nil {
+				err = c.ingestLines(ctx, w, r, rep)
+			}
 		case w.src.Kind == clawledger.KindIndex:
 			err = c.ingestIndex(ctx, w, rep)
 		case w.src.Kind == clawledger.KindWorkspace:
@@ -493,6 +511,11 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 		return nil
 	}
 	return c.ingestAudit(ctx, p, rep)
+}
+
+// readsLines says whether a work item is a file of lines (ingestLines).
+func readsLines(w *work) bool {
+	return !w.found.Compressed && (w.src.Kind == clawledger.KindTranscript || w.src.Kind == clawledger.KindCronRuns)
 }
 
 func anyCronPresent(p *dirPlan) bool {
