@@ -80,9 +80,9 @@ func prefixMatches(f openclaw.File, cur *clawledger.Cursor) bool {
 
 // lineRead is a transcript or run log opened, its cursor decided and its
 // new lines being read and decoded on a goroutine of their own (reading),
-// before storing them begins: execute opens the next file this way while
-// it stores the current one, so that a file's reading and parsing overlap
-// the storing of the one before it (most files are one batch of lines).
+// before storing them begins: execute opens the next files this way
+// (readAhead) while it stores one, so that their reading and parsing
+// overlap its storing (most files are one batch of lines).
 type lineRead struct {
 	f       openclaw.File
 	fi      fs.FileInfo
@@ -115,7 +115,7 @@ func (c *Collector) openLines(src *clawledger.Source) (*lineRead, error) {
 		return nil, &fileError{err}
 	}
 	lr := newLineReader(f, cur.Offset)
-	return &lineRead{f: f, fi: fi, cur: cur, replace: replace, h: h, lr: lr, rd: startReading(lr, src.Kind, h, true)}, nil
+	return &lineRead{f: f, fi: fi, cur: cur, replace: replace, h: h, lr: lr, rd: startReading(lr, src.Kind, h)}, nil
 }
 
 // close stops the reading and closes the file.
@@ -227,9 +227,9 @@ type reading struct {
 }
 
 // startReading starts reading lr's lines, continuing the running hash h.
-func startReading(lr *lineReader, kind clawledger.SourceKind, h hash.Hash, hashOK bool) *reading {
+func startReading(lr *lineReader, kind clawledger.SourceKind, h hash.Hash) *reading {
 	rd := &reading{batches: make(chan *lineBatch, 2), stop: make(chan struct{})}
-	r := &batchReader{lr: lr, kind: kind, h: prefixHash(marshalHash(h)), hashOK: hashOK}
+	r := &batchReader{lr: lr, kind: kind, h: prefixHash(marshalHash(h)), hashOK: true}
 	go func() {
 		defer close(rd.batches)
 		rd.err = r.run(rd.batches, rd.stop)
