@@ -433,7 +433,9 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 	if err := c.executeDatabases(ctx, p, rep); err != nil {
 		return err
 	}
-	for _, w := range p.work {
+	ahead := &readAhead{c: c, work: p.work, opened: map[int]opened{}}
+	defer ahead.close()
+	for i, w := range p.work {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -441,8 +443,11 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 		switch {
 		case w.found.Compressed:
 			err = c.ingestArchiveFile(ctx, w, rep)
-		case w.src.Kind == clawledger.KindTranscript, w.src.Kind == clawledger.KindCronRuns:
-			err = c.ingestLines(ctx, w, rep)
+		case readsLines(w):
+			var r *lineRead
+			if r, err = ahead.take(i); err == nil {
+				err = c.ingestLines(ctx, w, r, rep)
+			}
 		case w.src.Kind == clawledger.KindIndex:
 			err = c.ingestIndex(ctx, w, rep)
 		case w.src.Kind == clawledger.KindWorkspace:
@@ -493,6 +498,54 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 		return nil
 	}
 	return c.ingestAudit(ctx, p, rep)
+}
+
+// readsLines says whether a work item is a file of lines (ingestLines).
+func readsLines(w *work) bool {
+	return !w.found.Compressed && (w.src.Kind == clawledger.KindTranscript || w.src.Kind == clawledger.KindCronRuns)
+}
+
+// readAheadFiles is how many files of lines are opened and read ahead of
+// the one being stored: reading and parsing a file (a third of storing it)
+// then overlaps the storing of those before it, with enough slack that a
+// small file stored quickly seldom waits for the next one's parse.
+const readAheadFiles = 4
+
+// readAhead opens the files of lines of a plan's work ahead of storing
+// them (openLines), readAheadFiles at a time.
+type readAhead struct {
+	c      *Collector
+	work   []*work
+	next   int // the first work item not looked at yet
+	opened map[int]opened
+}
+
+type opened struct {
+	r   *lineRead
+	err error
+}
+
+// take returns work item i opened (it must be a file of lines), having
+// opened the next readAheadFiles files of lines after it.
+func (a *readAhead) take(i int) (*lineRead, error) {
+	for a.next = max(a.next, i); a.next < len(a.work) && (a.next == i || len(a.opened) <= readAheadFiles); a.next++ {
+		if w := a.work[a.next]; readsLines(w) {
+			r, err := a.c.openLines(w.src)
+			a.opened[a.next] = opened{r, err}
+		}
+	}
+	o := a.opened[i]
+	delete(a.opened, i)
+	return o.r, o.err
+}
+
+// close closes the files opened and not taken.
+func (a *readAhead) close() {
+	for _, o := range a.opened {
+		if o.r != nil {
+			o.r.close()
+		}
+	}
 }
 
 func anyCronPresent(p *dirPlan) bool {

@@ -78,15 +78,28 @@ func prefixMatches(f openclaw.File, cur *clawledger.Cursor) bool {
 	return bytes.Equal(hashRange(f, 0, cur.Offset), want)
 }
 
-// ingestLines reads a transcript or run log from its cursor (or from the
-// start when it must be re-read) and stores every new complete line.
-func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error {
-	src := w.src
+// lineRead is a transcript or run log opened, its cursor decided and its
+// new lines being read and decoded on a goroutine of their own (reading),
+// before storing them begins: execute opens the next files this way
+// (readAhead) while it stores one, so that their reading and parsing
+// overlap its storing (most files are one batch of lines).
+type lineRead struct {
+	f       openclaw.File
+	fi      fs.FileInfo
+	cur     clawledger.Cursor // the cursor to read on from (zero when read again)
+	replace bool              // the source's lines are read again from its start
+	h       hash.Hash         // the running hash of the bytes before cur.Offset
+	lr      *lineReader
+	rd      *reading
+}
+
+// openLines opens a transcript or run log, decides where to read it from
+// (its cursor, or its start when it must be re-read) and starts reading.
+func (c *Collector) openLines(src *clawledger.Source) (*lineRead, error) {
 	f, fi, err := c.open(src)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer f.Close()
 	cur := src.Cursor
 	replace := mustReread(f, fi, &cur)
 	var h hash.Hash
@@ -98,8 +111,25 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 		cur = clawledger.Cursor{}
 	}
 	if _, err := f.Seek(cur.Offset, io.SeekStart); err != nil {
-		return &fileError{err}
+		f.Close()
+		return nil, &fileError{err}
 	}
+	lr := newLineReader(f, cur.Offset)
+	return &lineRead{f: f, fi: fi, cur: cur, replace: replace, h: h, lr: lr, rd: startReading(lr, src.Kind, h)}, nil
+}
+
+// close stops the reading and closes the file.
+func (r *lineRead) close() {
+	r.rd.close()
+	r.lr.release()
+	r.f.Close()
+}
+
+// ingestLines stores every new complete line of a transcript or run log
+// opened by openLines, which it closes.
+func (c *Collector) ingestLines(ctx context.Context, w *work, r *lineRead, rep *Report) error {
+	defer r.close()
+	src, f, fi, cur, replace, lr := w.src, r.f, r.fi, r.cur, r.replace, r.lr
 	// a re-read replaces what the source held, all or nothing; new lines
 	// need no savepoint: when reading stops early (a read error, a
 	// cancellation), the lines stored so far are kept with a cursor that
@@ -113,9 +143,7 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 			tx.Rollback()
 		}
 	}()
-	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, cur: cur, h: h, hashOK: true, fileHeader: true}
-	lr := newLineReader(f, cur.Offset)
-	defer lr.release()
+	sink := &lineSink{src: src, rep: rep, tx: tx, tr: &transcript{s: sess}, cur: cur, h: r.h, hashOK: true, fileHeader: true}
 	// partial commits the lines stored so far with an intermediate cursor,
 	// whose zero mtime makes the next run look again (and whose file id
 	// spares it hashing the whole prefix to know the file is the same)
@@ -129,7 +157,7 @@ func (c *Collector) ingestLines(ctx context.Context, w *work, rep *Report) error
 		return err
 	}
 	var sinceCommit int64
-	err = drain(ctx, lr, sink, rep, func(_ []byte, size int64) error {
+	err = drain(ctx, r.rd, sink, rep, func(_ []byte, size int64) error {
 		c.Progress.Add(size)
 		sinceCommit += size
 		return nil
@@ -188,26 +216,46 @@ func (rep *Report) counted(stored, replaced bool, pending int64) {
 
 var newline = []byte{'\n'}
 
-// drain stores every complete line of lr into sink, moving the cursor's
-// offset and the running hash; line, when set, runs after each line, and
-// batch after each batch of lines (where a commit may cut: the hash is
-// moved once a batch is stored). Reading, hashing and parsing run on a
-// second goroutine, a batch of lines ahead of storing: they are a third of
-// an ingest's work and overlap the database's.
-func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, line func(raw []byte, size int64) error, batch func() error) error {
-	batches := make(chan *lineBatch, 2)
-	stop := make(chan struct{})
-	defer func() {
-		close(stop)
-		for range batches { // let the reader finish
-		}
-	}()
-	var readErr error
-	r := &batchReader{lr: lr, kind: sink.src.Kind, h: prefixHash(marshalHash(sink.h)), hashOK: sink.hashOK}
+// reading is a source's lines read, hashed and decoded on a goroutine of
+// its own, a few batches ahead of storing: they are a third of an
+// ingest's work and overlap the database's.
+type reading struct {
+	batches chan *lineBatch
+	stop    chan struct{}
+	err     error // the read error, once batches is closed
+	closed  bool
+}
+
+// startReading starts reading lr's lines, continuing the running hash h.
+func startReading(lr *lineReader, kind clawledger.SourceKind, h hash.Hash) *reading {
+	rd := &reading{batches: make(chan *lineBatch, 2), stop: make(chan struct{})}
+	r := &batchReader{lr: lr, kind: kind, h: prefixHash(marshalHash(h)), hashOK: true}
 	go func() {
-		defer close(batches)
-		readErr = r.run(batches, stop)
+		defer close(rd.batches)
+		rd.err = r.run(rd.batches, rd.stop)
 	}()
+	return rd
+}
+
+// close stops the reading and waits for its goroutine to end.
+func (rd *reading) close() {
+	if rd.closed {
+		return
+	}
+	rd.closed = true
+	close(rd.stop)
+	for b := range rd.batches { // let the reader finish
+		b.release()
+	}
+}
+
+// drain stores every line rd reads into sink, moving the cursor's offset
+// and the running hash; line, when set, runs after each line, and batch
+// after each batch of lines (where a commit may cut: the hash is moved
+// once a batch is stored). It closes rd.
+func drain(ctx context.Context, rd *reading, sink *lineSink, rep *Report, line func(raw []byte, size int64) error, batch func() error) error {
+	defer rd.close()
+	batches := rd.batches
 	for b := range batches {
 		for i := range b.lines {
 			l := &b.lines[i]
@@ -233,8 +281,8 @@ func drain(ctx context.Context, lr *lineReader, sink *lineSink, rep *Report, lin
 			return err
 		}
 	}
-	if readErr != nil {
-		return &fileError{readErr}
+	if rd.err != nil {
+		return &fileError{rd.err}
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func (c *Collector) ingestStream(ctx context.Context, src *clawledger.Source, r 
 	var print streamPrint
 	lr := newLineReader(r, 0)
 	defer lr.release()
-	if err := drain(ctx, lr, sink, rep, func(line []byte, _ int64) error {
+	if err := drain(ctx, startReading(lr, src.Kind, sink.h), sink, rep, func(line []byte, _ int64) error {
 		print.write(line)
 		print.write(newline)
 		return nil

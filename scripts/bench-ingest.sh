@@ -14,6 +14,11 @@
 # agent database, genstate -kind sqlite-large).
 #
 #   scripts/bench-ingest.sh [SIZE] [FILES] [WORKDIR]     (default 600MB 5000 /tmp/clawledger-bench)
+#
+# RT=1 runs the timed commands at real-time priority (chrt -f 10, as root):
+# on a machine shared with other work, every command then has the cores
+# as on a quiet machine (the kernel still leaves others 5% of each second);
+# without it, on a loaded machine, each time measures the others' load.
 set -euo pipefail
 SIZE=${1:-600MB}
 FILES=${2:-5000}
@@ -24,6 +29,10 @@ go build -o "$WORK/bin/clawledger" ./cmd/clawledger
 go build -o "$WORK/bin/rawfloor" ./internal/cmd/rawfloor
 go build -o "$WORK/bin/genstate" ./internal/cmd/genstate
 B=$WORK/bin
+RUN=()
+if [ "${RT:-}" = 1 ]; then
+  RUN=(chrt -f 10)
+fi
 TREE=$WORK/tree/.openclaw
 if [ ! -d "$TREE" ]; then
   "$B/genstate" -kind large -home "$WORK/tree" -size "$SIZE" -files "$FILES" -agents 3
@@ -33,7 +42,7 @@ echo "tree: $(du -sb "$TREE" | cut -f1) bytes in $(find "$TREE" -name '*.jsonl' 
 echo "load: $(uptime)"
 sync
 
-hyperfine --warmup 1 --runs 3 --export-json "$WORK/full.json" \
+"${RUN[@]}" hyperfine --warmup 1 --runs 3 --export-json "$WORK/full.json" \
   --prepare "rm -f $WORK/floor.db* $WORK/ledger.db*" \
   -n read-floor "rg -c -uu '\"type\"' $TREE" \
   -n storage-floor "$B/rawfloor -db $WORK/floor.db $TREE" \
