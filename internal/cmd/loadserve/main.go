@@ -1,7 +1,10 @@
 // Command loadserve measures clawledger serve: the sessions page over
 // -sessions sessions, then -readers concurrent readers of the JSON API on
 // loopback while an ingest writes to the same ledger, bounded by -requests
-// and -duration. Each reader waits -think (exponentially distributed)
+// and -duration. The ingest runs as serve runs it: a watch in the same
+// process, telling the server of each batch it stores, while lines are
+// appended to the watched tree (-watch=false: ingest rounds the server is
+// not told of, as measured before). Each reader waits -think (exponentially distributed)
 // between requests; -think 0 makes them back to back, which saturates the
 // machine and measures throughput instead of latency. It prints Markdown
 // tables: latencies per endpoint and overall, and the errors (any answer
@@ -46,7 +49,7 @@ func main() {
 	think := flag.Duration("think", 500*time.Millisecond, "mean pause of a reader between requests (0: none)")
 	pageRuns := flag.Int("page-runs", 20, "times the sessions page is fetched")
 	ingestMB := flag.Int("ingest-mb", 40, "MB of transcripts ingested while the readers read (0: no ingest)")
-	watch := flag.Bool("watch", true, "ingest as serve does: a watch in this process tells the server of each batch, which drops the kept answers (false: ingest rounds the server is not told of)")
+	watch := flag.Bool("watch", true, "ingest as serve does: a watch in this process tells the server of each batch (false: ingest rounds the server is not told of)")
 	appendEvery := flag.Duration("append-every", 250*time.Millisecond, "with -watch, how often lines are appended to the tree's transcripts")
 	dir := flag.String("dir", "", "work directory (default: a temporary one, removed)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the readers' run here")
@@ -226,7 +229,7 @@ func main() {
 	fmt.Printf("%d readers (think %v), %d requests in %v (%.0f/s), %d errors; ", *readers, *think, len(samples)+len(errs),
 		took.Round(time.Millisecond), float64(len(samples)+len(errs))/took.Seconds(), len(errs))
 	if *watch {
-		fmt.Printf("the watch stored %d batches meanwhile, each dropping the kept answers\n\n", batches.Load())
+		fmt.Printf("the watch stored %d batches meanwhile, each told to the server\n\n", batches.Load())
 	} else {
 		fmt.Printf("the ingest stored %d lines meanwhile\n\n", ingested.Load())
 	}
