@@ -20,7 +20,10 @@ import (
 // old one is still served while one request computes the new one in the
 // background (no reader waits for a report that sums the whole ledger), so
 // a change another process writes (an ingest) shows within cacheTTL and one
-// computation.
+// computation. Past cacheStale the old answer is still served while its
+// computation runs, up to cacheStaleMax: on a loaded machine a report over
+// the whole ledger takes longer than cacheStale, and every reader of it
+// then waited for it.
 //
 // A change the server's watch stores makes every kept answer old at once.
 // A page's is dropped, so that a live page, which fetches a page after the
@@ -31,6 +34,7 @@ import (
 const (
 	cacheTTL      = time.Second
 	cacheStale    = time.Second
+	cacheStaleMax = 10 * time.Second
 	cacheEntries  = 512
 	cacheMaxBytes = 1 << 20 // larger answers are not kept
 )
@@ -88,7 +92,8 @@ func (c *cache) get(key string) (a *answer, refresh bool) {
 	a = el.Value.(*answer)
 	now := c.now()
 	old := a.gen != c.gen
-	if now.After(a.expires.Add(cacheStale)) || (old && !servesOld(key)) {
+	tooOld := now.After(a.expires.Add(cacheStale)) && !(a.refreshing && now.Before(a.expires.Add(cacheStaleMax)))
+	if tooOld || (old && !servesOld(key)) {
 		c.lru.Remove(el)
 		delete(c.byKey, key)
 		return nil, false

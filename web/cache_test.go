@@ -62,6 +62,21 @@ func TestCache(t *testing.T) {
 	if _, page2 := get(t, s, "/sessions"); calls() != pages+1 || page2 == page || !strings.Contains(page2, "s-live") {
 		t.Errorf("a page after a change: %d calls (want %d), the new session %v", calls(), pages+1, strings.Contains(page2, "s-live"))
 	}
+	// past cacheStale, an answer being computed again is served up to
+	// cacheStaleMax
+	s.cache.put(&answer{key: "/api/v1/slow", body: []byte("slow"), gen: s.cache.gen, expires: now})
+	now = now.Add(time.Millisecond)
+	if a, refresh := s.cache.get("/api/v1/slow"); a == nil || !refresh {
+		t.Fatalf("a stale answer: kept %v, computed again %v", a != nil, refresh)
+	}
+	now = now.Add(cacheStale)
+	if a, refresh := s.cache.get("/api/v1/slow"); a == nil || refresh {
+		t.Errorf("past cacheStale, while it is computed again: kept %v, computed again by this reader %v", a != nil, refresh)
+	}
+	now = now.Add(cacheStaleMax)
+	if a, _ := s.cache.get("/api/v1/slow"); a != nil {
+		t.Errorf("past cacheStaleMax, an answer still being computed was served")
+	}
 	// an answer computed before a change is kept, but old: the next reader
 	// has it computed again
 	gen := s.cache.gen
