@@ -126,6 +126,16 @@ func (c *cache) put(a *answer) {
 	}
 }
 
+// failed says that computing key's answer again failed: the kept one is
+// served no longer than cacheStale, and the next reader computes it again.
+func (c *cache) failed(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[key]; ok {
+		el.Value.(*answer).refreshing = false
+	}
+}
+
 // cacheable reports whether a request's answer may be kept: a read of the
 // ledger, not the live stream, the static files or a write.
 func cacheable(r *http.Request) bool {
@@ -220,6 +230,7 @@ func (c *cache) compute(next http.Handler, key string, r *http.Request) (a *answ
 		}
 		own = rec
 		if rec.status != http.StatusOK {
+			c.failed(key)
 			return (*answer)(nil), nil
 		}
 		a := &answer{key: key, header: rec.header, body: rec.body.Bytes(), expires: c.now().Add(cacheTTL), gen: gen}

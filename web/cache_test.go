@@ -77,6 +77,19 @@ func TestCache(t *testing.T) {
 	if a, _ := s.cache.get("/api/v1/slow"); a != nil {
 		t.Errorf("past cacheStaleMax, an answer still being computed was served")
 	}
+	// a computation that failed leaves the stale answer to cacheStale
+	_, tools := get(t, s, "/api/v1/tools")
+	now = now.Add(cacheTTL + time.Millisecond)
+	f.err = clawledger.Errorf(clawledger.EUNAVAILABLE, "down")
+	if _, stale := get(t, s, "/api/v1/tools"); stale != tools {
+		t.Error("a stale answer was not served")
+	}
+	s.cache.refreshes.Wait()
+	now = now.Add(cacheStale)
+	if res, _ := get(t, s, "/api/v1/tools"); res.StatusCode == 200 {
+		t.Error("past cacheStale, an answer whose computation failed was still served")
+	}
+	f.err = nil
 	// an answer computed before a change is kept, but old: the next reader
 	// has it computed again
 	gen := s.cache.gen
