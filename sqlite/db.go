@@ -128,7 +128,9 @@ var readerParams = []string{"_pragma=busy_timeout(30000)", "_pragma=query_only(1
 // connection, once per query, and that wait was most of the API's p99
 // during an ingest (docs/benchmarks.md, "Web server"). With more, the
 // runtime shares the CPU between them instead; each connection costs its
-// page cache (cache_size) only once it has read that much.
+// page cache (cache_size) only once it has read that much. They are all
+// kept open when idle: a connection closed takes its page cache and its
+// prepared statements with it (database/sql keeps two by default).
 const readConns = 16
 
 // openReaders opens the read pool. A reader of a damaged ledger
@@ -153,6 +155,7 @@ func (db *DB) openReaders(ctx context.Context, opt Options) error {
 	}
 	db.r = &readPool{DB: r}
 	db.r.SetMaxOpenConns(readConns)
+	db.r.SetMaxIdleConns(readConns)
 	if !opt.ReadOnly {
 		return nil
 	}
@@ -164,6 +167,7 @@ func (db *DB) openReaders(ctx context.Context, opt Options) error {
 			r, _ = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(db.Path, append([]string{"mode=ro", "immutable=1"}, params...)...))
 			db.r = &readPool{DB: r}
 			db.r.SetMaxOpenConns(readConns)
+			db.r.SetMaxIdleConns(readConns)
 			err = probe(ctx, db.r.DB)
 		}
 	}
