@@ -4,9 +4,10 @@
 // and -duration. The ingest runs as serve runs it: a watch in the same
 // process, telling the server of each batch it stores, while lines are
 // appended to the watched tree (-watch=false: ingest rounds the server is
-// not told of, as measured before). Each reader waits -think (exponentially distributed)
-// between requests; -think 0 makes them back to back, which saturates the
-// machine and measures throughput instead of latency. It prints Markdown
+// not told of, as measured before). Each reader waits -think
+// (exponentially distributed) between requests; -think 0 makes them back
+// to back, which saturates the machine and measures throughput instead of
+// latency. It prints Markdown
 // tables: latencies per endpoint and overall, and the errors (any answer
 // but 200 or 304, any failed request). Exit 1 when a request failed.
 package main
