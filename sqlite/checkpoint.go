@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/clawledger/clawledger/internal/readfirst"
 	"github.com/clawledger/clawledger/internal/sqlitedriver"
 )
 
@@ -136,8 +137,11 @@ func (c *checkpointer) close() error {
 }
 
 // beginWrite begins a write transaction on the writer connection, after
-// the checkpointer caught up when the WAL is to start over.
+// the checkpointer caught up when the WAL is to start over, and after the
+// process's readers in flight, for a bounded time: a server's readers do
+// not queue behind the CPU of the watch it runs (internal/readfirst).
 func (db *DB) beginWrite(ctx context.Context) (*sql.Tx, error) {
+	readfirst.Default.Wait(ctx)
 	if db.ckpt != nil {
 		db.ckpt.restart()
 	}

@@ -121,6 +121,18 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 // CPU of a mid-frequency search, docs/benchmarks.md).
 var readerParams = []string{"_pragma=busy_timeout(30000)", "_pragma=query_only(1)", "_pragma=temp_store(MEMORY)", "_pragma=cache_size(-32000)"}
 
+// readConns is the read pool's size. A web server's reads are mostly
+// short (a transcript is six queries of a millisecond) beside a few long
+// ones (a report over every tool call, tens of milliseconds): with four
+// connections the short ones queued behind the long ones for a free
+// connection, once per query, and that wait was most of the API's p99
+// during an ingest (docs/benchmarks.md, "Web server"). With more, the
+// runtime shares the CPU between them instead; each connection costs its
+// page cache (cache_size) only once it has read that much. They are all
+// kept open when idle: a connection closed takes its page cache and its
+// prepared statements with it (database/sql keeps two by default).
+const readConns = 16
+
 // openReaders opens the read pool. A reader of a damaged ledger
 // (opt.Damaged) ignores damage to the schema (writable_schema, harmless on
 // a connection that writes nothing) so that doctor can look at the rest.
@@ -142,7 +154,8 @@ func (db *DB) openReaders(ctx context.Context, opt Options) error {
 		return err
 	}
 	db.r = &readPool{DB: r}
-	db.r.SetMaxOpenConns(4)
+	db.r.SetMaxOpenConns(readConns)
+	db.r.SetMaxIdleConns(readConns)
 	if !opt.ReadOnly {
 		return nil
 	}
@@ -153,7 +166,8 @@ func (db *DB) openReaders(ctx context.Context, opt Options) error {
 			db.r.Close()
 			r, _ = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(db.Path, append([]string{"mode=ro", "immutable=1"}, params...)...))
 			db.r = &readPool{DB: r}
-			db.r.SetMaxOpenConns(4)
+			db.r.SetMaxOpenConns(readConns)
+			db.r.SetMaxIdleConns(readConns)
 			err = probe(ctx, db.r.DB)
 		}
 	}

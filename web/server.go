@@ -85,9 +85,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // Changed tells open pages that the ledger changed (a watch batch stored
 // new lines), so that they fetch what is new; the answers kept until then
-// are dropped first.
+// are old first (cache.go).
 func (s *Server) Changed() {
-	s.cache.clear()
+	s.cache.changed()
 	s.changes.publish()
 }
 

@@ -1,9 +1,13 @@
 // Command loadserve measures clawledger serve: the sessions page over
 // -sessions sessions, then -readers concurrent readers of the JSON API on
 // loopback while an ingest writes to the same ledger, bounded by -requests
-// and -duration. Each reader waits -think (exponentially distributed)
-// between requests; -think 0 makes them back to back, which saturates the
-// machine and measures throughput instead of latency. It prints Markdown
+// and -duration. The ingest runs as serve runs it: a watch in the same
+// process, telling the server of each batch it stores, while lines are
+// appended to the watched tree (-watch=false: ingest rounds the server is
+// not told of, as measured before). Each reader waits -think
+// (exponentially distributed) between requests; -think 0 makes them back
+// to back, which saturates the machine and measures throughput instead of
+// latency. It prints Markdown
 // tables: latencies per endpoint and overall, and the errors (any answer
 // but 200 or 304, any failed request). Exit 1 when a request failed.
 package main
@@ -46,8 +50,12 @@ func main() {
 	think := flag.Duration("think", 500*time.Millisecond, "mean pause of a reader between requests (0: none)")
 	pageRuns := flag.Int("page-runs", 20, "times the sessions page is fetched")
 	ingestMB := flag.Int("ingest-mb", 40, "MB of transcripts ingested while the readers read (0: no ingest)")
+	watch := flag.Bool("watch", true, "ingest as serve does: a watch in this process tells the server of each batch (false: ingest rounds the server is not told of)")
+	appendEvery := flag.Duration("append-every", 250*time.Millisecond, "with -watch, how often lines are appended to the tree's transcripts")
 	dir := flag.String("dir", "", "work directory (default: a temporary one, removed)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the readers' run here")
+	mutexProfile := flag.String("mutexprofile", "", "write a mutex contention profile of the readers' run here")
+	blockProfile := flag.String("blockprofile", "", "write a blocking profile of the readers' run here")
 	flag.Parse()
 	work := *dir
 	if work == "" {
@@ -80,7 +88,7 @@ func main() {
 	if _, err := svc.Reindex(ctx); err != nil {
 		log.Fatal(err)
 	}
-	srv, err := web.New(web.Config{Service: svc, Loopback: true, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
+	srv, err := web.New(web.Config{Service: svc, Loopback: true, Watching: *watch, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -130,10 +138,14 @@ func main() {
 	}
 	ingestDone := make(chan error, 1)
 	ictx, stopIngest := context.WithCancel(ctx)
-	var ingested atomic.Int64
+	var ingested, batches atomic.Int64
 	go func() {
-		if *ingestMB == 0 {
+		switch {
+		case *ingestMB == 0:
 			ingestDone <- nil
+			return
+		case *watch:
+			ingestDone <- watchIngest(ictx, svc, srv, rep.StateDir, *appendEvery, &batches)
 			return
 		}
 		// ingest the tree, then keep appending to it and ingesting again
@@ -175,6 +187,14 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *mutexProfile != "" {
+		runtime.SetMutexProfileFraction(5)
+		defer writeProfile("mutex", *mutexProfile)
+	}
+	if *blockProfile != "" {
+		runtime.SetBlockProfileRate(int(time.Millisecond))
+		defer writeProfile("block", *blockProfile)
+	}
 	deadline := time.Now().Add(*duration)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -207,8 +227,13 @@ func main() {
 	if err := <-ingestDone; err != nil {
 		log.Fatalf("ingest: %v", err)
 	}
-	fmt.Printf("%d readers (think %v), %d requests in %v (%.0f/s), %d errors; the ingest stored %d lines meanwhile\n\n",
-		*readers, *think, len(samples)+len(errs), took.Round(time.Millisecond), float64(len(samples)+len(errs))/took.Seconds(), len(errs), ingested.Load())
+	fmt.Printf("%d readers (think %v), %d requests in %v (%.0f/s), %d errors; ", *readers, *think, len(samples)+len(errs),
+		took.Round(time.Millisecond), float64(len(samples)+len(errs))/took.Seconds(), len(errs))
+	if *watch {
+		fmt.Printf("the watch stored %d batches meanwhile, each told to the server\n\n", batches.Load())
+	} else {
+		fmt.Printf("the ingest stored %d lines meanwhile\n\n", ingested.Load())
+	}
 	fmt.Println("| endpoint | requests | p50 | p95 | p99 | max |\n|---|---|---|---|---|---|")
 	var all []time.Duration
 	for e, path := range mix {
@@ -257,6 +282,31 @@ func sessionIDs(ctx context.Context, svc *ledger.Service) ([]string, error) {
 		ids = append(ids, s.SessionID)
 	}
 	return ids, nil
+}
+
+// watchIngest runs the watch serve runs, telling srv of each batch, while
+// lines are appended to the tree every appendEvery, until ctx is done.
+func watchIngest(ctx context.Context, svc *ledger.Service, srv *web.Server, stateDir string, appendEvery time.Duration, batches *atomic.Int64) error {
+	done := make(chan error, 1)
+	go func() {
+		done <- svc.Watch(ctx, ledger.WatchRequest{Interval: 5 * time.Minute, Debounce: 100 * time.Millisecond,
+			Log: slog.New(slog.DiscardHandler), Changed: func() { batches.Add(1); srv.Changed() }})
+	}()
+	tick := time.NewTicker(appendEvery)
+	defer tick.Stop()
+	for round := 0; ; round++ {
+		select {
+		case err := <-done:
+			if ctx.Err() != nil {
+				err = nil
+			}
+			return err
+		case <-tick.C:
+			if err := appendLines(stateDir, round); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // appendLines adds a user message to some of the tree's transcripts, for
@@ -309,6 +359,20 @@ func percentiles(lat []time.Duration, ps ...int) string {
 		out += lat[k].Round(100 * time.Microsecond).String()
 	}
 	return out
+}
+
+// writeProfile writes the named runtime profile to path.
+func writeProfile(name, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		log.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		log.Fatal(err)
+	}
 }
 
 func numCPU() int { return runtime.NumCPU() }
