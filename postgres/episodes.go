@@ -304,16 +304,18 @@ var purgeWait = 10 * time.Second
 var errStillSeen = errors.New("a transaction older than the redaction is still open")
 
 // purge rewrites the events table and its indexes, dropping every dead row
-// version (the text before a redaction or deletion), once no client's
-// snapshot predates the transaction xid (a rewrite keeps the row versions
-// an open snapshot may see; "" waits for none).
+// version (the text before a redaction or deletion), once no snapshot in
+// the database predates the transaction xid (a rewrite keeps the row
+// versions an open snapshot may see; "" waits for none). Every backend
+// counts, not only clients: an autovacuum worker's ANALYZE holds a
+// snapshot too, and the rewrite kept the text for it under a loaded suite.
 func (db *DB) purge(ctx context.Context, xid string) error {
 	var older bool
 	if xid != "" {
 		deadline := time.Now().Add(purgeWait)
 		for {
 			if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database()
-				AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND backend_xmin IS NOT NULL
+				AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
 				AND age(backend_xmin) >= age($1::xid))`, xid).Scan(&older); err != nil {
 				return db.fail(err)
 			}
