@@ -19,6 +19,9 @@ const (
 	KindCompaction = "compaction" // a compaction or branch summary
 	KindMemory     = "memory"     // a workspace memory file (IsMemoryFile)
 	KindWorkspace  = "workspace"  // another workspace file: SOUL.md, IDENTITY.md, AGENTS.md, TOOLS.md, ...
+	// KindMemoryIndex is a chunk of OpenClaw's own memory index, of a file
+	// the ledger does not hold (clawledger.MemoryIndex).
+	KindMemoryIndex = "memory_index"
 	// KindEpisode is a cortex episode's summary, in a search of episodes
 	// (each "chunk" is one episode; its role is its boundary).
 	KindEpisode = "episode"
@@ -29,13 +32,17 @@ const (
 	SourceSessions  = "sessions"
 	SourceMemory    = "memory"
 	SourceWorkspace = "workspace"
-	SourceEpisodes  = "episodes" // a search of episodes' hits
+	// SourceMemoryIndex is OpenClaw's memory index (its chunks' kind).
+	SourceMemoryIndex = KindMemoryIndex
+	SourceEpisodes    = "episodes" // a search of episodes' hits
 )
 
-// FileKind reports whether chunks of a kind are pieces of a workspace
-// file, cut by lines and named by their file and line range (memory and
-// the other workspace files), rather than of a transcript.
-func FileKind(kind string) bool { return kind == KindMemory || kind == KindWorkspace }
+// FileKind reports whether chunks of a kind are pieces of a file, cut by
+// lines and named by their file and line range (memory, the other
+// workspace files, OpenClaw's memory index), rather than of a transcript.
+func FileKind(kind string) bool {
+	return kind == KindMemory || kind == KindWorkspace || kind == KindMemoryIndex
+}
 
 // WorkspaceKind is the kind of a workspace file's chunks: memory for the
 // memory corpus (IsMemoryFile), workspace for the others.

@@ -66,6 +66,12 @@ type MemoryMeta struct {
 	VectorDims   int      `json:"vectorDims"`
 }
 
+// MadeBy reports whether the index's vectors are the endpoint's: the same
+// provider key (endpoint, model, dimensions) and model.
+func (m *MemoryMeta) MadeBy(e OpenAIEndpoint) bool {
+	return m != nil && m.Model == e.Model && e.ProviderKeys()[m.ProviderKey] == m.Provider
+}
+
 // MemoryFileEntry is one indexed file (a memory file, or a session
 // transcript when sessions are a memory source).
 type MemoryFileEntry struct {
@@ -351,7 +357,7 @@ func (d *DB) SeedEmbeddingCache(ctx context.Context, e OpenAIEndpoint, space cla
 	}
 	if m, err := d.MemoryMeta(ctx); err != nil {
 		return 0, err
-	} else if m != nil && keys[m.ProviderKey] == m.Provider && m.Model == e.Model {
+	} else if m.MadeBy(e) {
 		if err := d.MemoryChunks(ctx, func(c *MemoryChunk) error {
 			if c.Model == e.Model {
 				add(c.Hash, c.Embedding)
