@@ -5,8 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"os"
+		"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -44,7 +43,7 @@ func (s *Service) syncMemoryIndexes(ctx context.Context, st clawledger.Store) (s
 	lend, space := s.lender(ctx, st)
 	for _, d := range dirs {
 		for _, p := range memoryIndexes(d.Path) {
-			stamp := fileStamp(p)
+			stamp := memoryStamp(ctx, p)
 			if stamp == "" {
 				continue
 			}
@@ -55,7 +54,7 @@ func (s *Service) syncMemoryIndexes(ctx context.Context, st clawledger.Store) (s
 			}
 			rel, _ := filepath.Rel(d.Path, p)
 			agent := memoryIndexAgent(filepath.ToSlash(rel))
-			has := held[[2]string{d.Path, agent}]
+			has := held.of(d.Path)
 			found = append(found, search.FoundMemoryIndex{StateDir: d.Path, Rel: filepath.ToSlash(rel),
 				Stamp: stamp + " held:" + has.digest() + " vectors:" + space,
 				Read: func(ctx context.Context) ([]search.MemoryIndexDoc, error) {
@@ -85,17 +84,18 @@ func (s *Service) lender(ctx context.Context, st clawledger.Store) (*agentdb.Ope
 	return &agentdb.OpenAIEndpoint{BaseURL: cfg.BaseURL, Model: cfg.Model, Dims: cfg.Dims}, space
 }
 
-// fileStamp is a database's sizes and modification times (its WAL's
-// too), "" when it is not a regular file.
-func fileStamp(p string) string {
-	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() {
+// memoryStamp is what a memory index database holds (agentdb.MemoryStamp),
+// "" when it holds none or cannot be read.
+func memoryStamp(ctx context.Context, p string) string {
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
 		return ""
 	}
-	stamp := fmt.Sprintf("%d:%d", fi.Size(), fi.ModTime().UnixNano())
-	if w, err := os.Stat(p + "-wal"); err == nil {
-		stamp += fmt.Sprintf(" wal %d:%d", w.Size(), w.ModTime().UnixNano())
+	db, err := agentdb.Open(ctx, p)
+	if err != nil {
+		return ""
 	}
+	defer db.Close()
+	stamp, _ := db.MemoryStamp(ctx)
 	return stamp
 }
 
@@ -109,12 +109,12 @@ func memoryIndexAgent(rel string) string {
 	return strings.TrimSuffix(path.Base(rel), ".sqlite")
 }
 
-// heldFiles is what the ledger holds of each agent of each state dir: its
-// workspace files (by their path in the workspace) and its sessions
-// ("session:" and the id).
-type heldFiles map[[2]string]heldSet
+// heldFiles is what the ledger holds of each state dir: its agents'
+// workspace files (agent, then the path in the workspace) and sessions
+// (agent, then "session:" and the id).
+type heldFiles map[string]heldSet
 
-type heldSet map[string]bool
+type heldSet map[[2]string]bool
 
 func ledgerFiles(ctx context.Context, st clawledger.Store) (heldFiles, error) {
 	srcs, err := st.AllSources(ctx)
@@ -132,29 +132,33 @@ func ledgerFiles(ctx context.Context, st clawledger.Store) (heldFiles, error) {
 		default:
 			continue
 		}
-		k := [2]string{src.StateDir, src.AgentID}
-		if out[k] == nil {
-			out[k] = heldSet{}
+		if out[src.StateDir] == nil {
+			out[src.StateDir] = heldSet{}
 		}
-		out[k][key] = true
+		out[src.StateDir][[2]string{src.AgentID, key}] = true
 	}
 	return out, nil
 }
 
-// holds reports whether the ledger holds the file a memory index names.
-func (h heldSet) holds(source, p string) bool {
+func (h heldFiles) of(stateDir string) heldSet { return h[stateDir] }
+
+// holds reports whether the ledger holds the file an agent's memory index
+// names: a file of its workspace, or a transcript (sessions/<agent>/<file>,
+// of the agent the path names).
+func (h heldSet) holds(agent, source, p string) bool {
 	if source == "sessions" {
-		sf := openclaw.ClassifySessionFile(path.Base(p))
-		return sf.SessionID != "" && h["session:"+sf.SessionID]
+		dir, name := path.Split(p)
+		sf := openclaw.ClassifySessionFile(name)
+		return sf.SessionID != "" && h[[2]string{path.Base(dir), "session:" + sf.SessionID}]
 	}
-	return h[path.Clean(p)]
+	return h[[2]string{agent, path.Clean(p)}]
 }
 
 // digest identifies what the set holds.
 func (h heldSet) digest() string {
 	keys := make([]string, 0, len(h))
 	for k := range h {
-		keys = append(keys, k)
+		keys = append(keys, k[0]+"\x00"+k[1])
 	}
 	slices.Sort(keys)
 	sum := sha256.Sum256([]byte(strings.Join(keys, "\n")))
@@ -202,7 +206,7 @@ func readMemoryIndex(ctx context.Context, p, agent string, held heldSet, lend *a
 	at := map[[2]string]int{}
 	err = db.MemoryChunks(ctx, func(c *agentdb.MemoryChunk) error {
 		source := cmp.Or(c.Source, "memory")
-		if held.holds(source, c.Path) {
+		if held.holds(agent, source, c.Path) {
 			return nil
 		}
 		k := [2]string{c.Path, source}

@@ -160,6 +160,33 @@ func (d *DB) MemoryFiles(ctx context.Context) ([]MemoryFileEntry, error) {
 	return out, err
 }
 
+// MemoryStamp identifies the index's content without reading its chunks:
+// a digest of its settings and of every indexed file's path, source,
+// content hash, time and size (OpenClaw rewrites a file's row with its
+// chunks). "" when the database holds no memory index.
+func (d *DB) MemoryStamp(ctx context.Context) (string, error) {
+	if d.MemoryEra() == MemoryNone {
+		return "", nil
+	}
+	h := sha256.New()
+	meta, err := d.MemoryMeta(ctx)
+	if err != nil {
+		return "", err
+	}
+	if meta != nil {
+		b, _ := json.Marshal(meta)
+		h.Write(b)
+	}
+	files, err := d.MemoryFiles(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		fmt.Fprintf(h, "\n%q %q %s %d %d", f.Path, f.Source, f.Hash, f.MtimeMs, f.Size)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // MemoryChunks calls fn with every chunk, by path and line.
 func (d *DB) MemoryChunks(ctx context.Context, fn func(*MemoryChunk) error) error {
 	era := d.MemoryEra()
