@@ -2,11 +2,20 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/clawledger/clawledger/embed"
 
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/search"
@@ -147,4 +156,81 @@ func TestMemoryIndexFollowsChanges(t *testing.T) {
 			t.Errorf("the memory index is gone, its hits stay: %v", got)
 		}
 	}
+}
+
+// TestMemoryIndexVectors: once the stored vectors are those of OpenClaw's
+// endpoint and model, a memory-index chunk takes OpenClaw's vector, also
+// on a query's refresh, which calls no provider; the provider is never
+// asked for it. (The endpoint is a local test server on the fixture's
+// address; skipped when that port is taken.)
+func TestMemoryIndexVectors(t *testing.T) {
+	asked := fakeMemoryEndpoint(t)
+	ctx := context.Background()
+	for _, sqliteEra := range []bool{false, true} {
+		s, m := memoryIndexState(t, sqliteEra)
+		s.Getenv = func(string) string { return "" }
+		if _, err := s.Embed(ctx, EmbedRequest{Config: embed.Config{Provider: embed.ProviderOpenAI, BaseURL: fixture.MemoryBaseURL,
+			Model: fixture.MemoryModel}, CacheMaxMB: DefaultCacheMB}); err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(m.Chunks, func(c fixture.MemoryIndexChunk) bool { return c.Path == fixture.MemoryExtraPath })
+		text := "# Runbook\n\nRenew the staging certificates every month.\n"
+		if err := m.ReplaceChunk(i, text, []float64{0, 0, 1, 0}); err != nil {
+			t.Fatal(err)
+		}
+		req := SearchDefaults()
+		req.Query, req.Source, req.Mode, req.Explain, req.Refresh = "anything", search.SourceMemoryIndex, search.ModeVector, true, QueryRefresh()
+		res, err := s.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the query embeds as (1, 0, 0, 0): OpenClaw's (0, 0, 1, 0) is orthogonal
+		var found bool
+		for _, h := range res.Hits {
+			if h.Path == fixture.MemoryExtraPath {
+				found = true
+				if h.Explain.Vector == nil || h.Explain.Vector.Raw != 0 {
+					t.Errorf("sqlite era %v: the changed chunk's vector is not OpenClaw's: %+v", sqliteEra, h.Explain.Vector)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("sqlite era %v: the changed chunk has no vector: %+v", sqliteEra, res.Hits)
+		}
+		for _, a := range *asked {
+			if strings.Contains(a, "certificates") {
+				t.Errorf("sqlite era %v: the provider was asked to embed %q", sqliteEra, a)
+			}
+		}
+	}
+}
+
+// fakeMemoryEndpoint serves OpenAI-compatible embeddings on the memory
+// fixture's address, (1, 0, 0, 0) for every text, and records the texts.
+func fakeMemoryEndpoint(t *testing.T) *[]string {
+	t.Helper()
+	u, _ := url.Parse(fixture.MemoryBaseURL)
+	l, err := net.Listen("tcp", u.Host)
+	if err != nil {
+		t.Skipf("%s: %v", u.Host, err)
+	}
+	var mu sync.Mutex
+	var asked []string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Input []string }
+		json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		asked = append(asked, req.Input...)
+		mu.Unlock()
+		data := []map[string]any{}
+		for i := range req.Input {
+			data = append(data, map[string]any{"index": i, "embedding": []float32{1, 0, 0, 0}})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &asked
 }
