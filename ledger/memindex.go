@@ -5,7 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-		"os"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
