@@ -207,12 +207,13 @@ func MemoryIndexChunks(d *MemoryIndexDoc) []clawledger.Chunk {
 	return out
 }
 
-// chunksDigest identifies a file's chunks: their lines, content and
-// whether OpenClaw lends their vectors.
+// chunksDigest identifies a file's chunks: their lines, text and whether
+// OpenClaw lends their vectors.
 func chunksDigest(chunks []MemoryIndexChunk) string {
 	h := sha256.New()
 	for _, c := range chunks {
-		fmt.Fprintf(h, "%d:%d:%s:%t\n", c.StartLine, c.EndLine, c.Hash, c.Vector != nil)
+		fmt.Fprintf(h, "%d:%d:%d:%t:", c.StartLine, c.EndLine, len(c.Text), c.Vector != nil)
+		h.Write([]byte(c.Text))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -46,6 +46,7 @@ func Run(t *testing.T, newLedger func(t *testing.T) clawledger.Location) {
 		{"FiltersBeforeLimits", testFiltersBeforeLimits},
 		{"SearchIndex", testSearchIndex},
 		{"Vectors", testVectors},
+		{"MemoryIndex", testMemoryIndex},
 		{"Maintenance", testMaintenance},
 		{"StateDirFilters", testStateDirFilters},
 		{"ForgetStateDir", testForgetStateDir},
