@@ -20,7 +20,7 @@ type SearchRequest struct {
 	Query   string `json:"query"`
 	Agent   string `json:"agent,omitempty"`
 	Session string `json:"session,omitempty"` // a session id, unique prefix or transcript path: all its transcripts
-	Role    string `json:"role,omitempty"`    // user, assistant, compaction, branch_summary, memory, workspace
+	Role    string `json:"role,omitempty"`    // user, assistant, compaction, branch_summary, memory, workspace, memory_index
 	Source  string `json:"source,omitempty"`  // sessions, memory, workspace or memory_index
 	Since   int64  `json:"since,omitempty"`   // epoch ms; 0 = open
 	Until   int64  `json:"until,omitempty"`   // epoch ms, exclusive; 0 = open
