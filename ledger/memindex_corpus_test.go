@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/embed"
+	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/testenv"
+	"github.com/clawledger/clawledger/search"
 )
 
 // TestMemoryIndexCorpus: the genuine memory indexes of both corpora
@@ -50,6 +53,66 @@ func TestMemoryIndexCorpus(t *testing.T) {
 			}
 			if !slices.Equal(got, c.indexes) {
 				t.Errorf("memory indexes read: %v, want %v", got, c.indexes)
+			}
+		})
+	}
+}
+
+// TestMemorySeedCorpus measures, on both corpora, how many of the search
+// index's memory chunks find OpenClaw's vector among the seeds (the same
+// text, cut the same way): the figures in docs/cortex.md.
+func TestMemorySeedCorpus(t *testing.T) {
+	corpus := testenv.Corpus(t)
+	ctx := context.Background()
+	cfg := embed.Config{Provider: embed.ProviderOpenAI, BaseURL: fixture.MemoryBaseURL, Model: fixture.MemoryModel}
+	space := clawledger.EmbeddingSpace{Provider: "openai", Model: fixture.MemoryModel, Key: "k"}
+	for _, c := range []struct {
+		release     string
+		hits, total int
+	}{
+		{"openclaw-2026.2.3", 2, 4}, // before OpenClaw's chunking: 0 of 4
+		{"openclaw-2026.9.6", 6, 13}, // before: 4 of 13
+	} {
+		t.Run(c.release, func(t *testing.T) {
+			state := filepath.Join(corpus, c.release, ".openclaw")
+			s := service(t, filepath.Join(t.TempDir(), "ledger.db"))
+			s.StateDirs = func() ([]string, error) { return []string{state}, nil }
+			if _, err := s.Ingest(ctx, IngestRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			st, err := s.write(ctx, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if _, err := s.seedEmbeddingCache(ctx, st, cfg, space); err != nil {
+				t.Fatal(err)
+			}
+			pending, err := st.UnembeddedChunks(ctx, 0, 1<<30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := make([]int64, len(pending))
+			for i, p := range pending {
+				ids[i] = p.ID
+			}
+			hits, err := st.Hits(ctx, ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hashes [][]byte
+			for _, p := range pending {
+				if h := hits[p.ID]; h != nil && h.Kind == search.KindMemory {
+					hashes = append(hashes, h.Hash)
+				}
+			}
+			seeds, err := st.GetEmbeddings(ctx, space, hashes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d of %d memory chunks find OpenClaw's vector", c.release, len(seeds), len(hashes))
+			if len(seeds) != c.hits || len(hashes) != c.total {
+				t.Errorf("%d of %d memory chunks seeded, want %d of %d", len(seeds), len(hashes), c.hits, c.total)
 			}
 		})
 	}
