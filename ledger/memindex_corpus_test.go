@@ -71,7 +71,7 @@ func TestMemorySeedCorpus(t *testing.T) {
 		hits, total int
 	}{
 		{"openclaw-2026.2.3", 2, 4}, // before OpenClaw's chunking: 0 of 4
-		{"openclaw-2026.9.6", 6, 13}, // before: 4 of 13
+		{"openclaw-2026.9.6", 10, 13}, // before: 4 of 13
 	} {
 		t.Run(c.release, func(t *testing.T) {
 			state := filepath.Join(corpus, c.release, ".openclaw")

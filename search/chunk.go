@@ -104,9 +104,9 @@ type LineChunk struct {
 // seeds our cache): whole lines (a final newline ends with an empty
 // line, kept) up to maxChars characters (UTF-16 units, as JavaScript
 // counts them; a newline each), a line longer than that cut every
-// maxChars; each chunk after the first starts with the previous one's
-// trailing lines, from the last back to the first that brings them to
-// overlapChars or more. Unlike OpenClaw, a chunk never passes maxChars
+// maxChars; each chunk after the first starts with as many of the
+// previous one's trailing lines as fit in overlapChars (as the genuine
+// 2026.9.6 index has them). Unlike OpenClaw, a chunk never passes maxChars
 // (where OpenClaw's would, after a line of more than about maxChars-
 // overlapChars, the overlap loses its first lines), a chunk of blank
 // lines only or one that repeats the previous chunk is dropped, and a
@@ -148,7 +148,7 @@ func ChunkLines(text string, maxChars, overlapChars int) []LineChunk {
 			return
 		}
 		acc, keep := 0, len(cur)
-		for keep > 0 && acc < overlapChars {
+		for keep > 0 && acc+cur[keep-1].size <= overlapChars {
 			keep--
 			acc += cur[keep].size
 		}

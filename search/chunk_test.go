@@ -40,10 +40,9 @@ func TestChunkLines(t *testing.T) {
 				t.Errorf("chunk %d text is not lines %d-%d", i, c.StartLine, c.EndLine)
 			}
 			if i > 0 {
-				// OpenClaw's overlap: the trailing lines back to the first
-				// that brings them to 320 characters, four of 100
-				if prev := got[i-1]; c.StartLine != prev.EndLine-3 {
-					t.Errorf("chunk %d starts at line %d, want %d (4 lines of overlap)", i, c.StartLine, prev.EndLine-3)
+				// three whole lines (300 characters) fit the 320-character overlap
+				if prev := got[i-1]; c.StartLine != prev.EndLine-2 {
+					t.Errorf("chunk %d starts at line %d, want %d (3 lines of overlap)", i, c.StartLine, prev.EndLine-2)
 				}
 			}
 		}
