@@ -70,7 +70,7 @@ func TestMemorySeedCorpus(t *testing.T) {
 		release     string
 		hits, total int
 	}{
-		{"openclaw-2026.2.3", 2, 4}, // before OpenClaw's chunking: 0 of 4
+		{"openclaw-2026.2.3", 2, 4},   // before OpenClaw's chunking: 0 of 4
 		{"openclaw-2026.9.6", 10, 13}, // before: 4 of 13
 	} {
 		t.Run(c.release, func(t *testing.T) {
