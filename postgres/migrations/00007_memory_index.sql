@@ -21,6 +21,12 @@ CREATE TABLE memory_index_files (
   UNIQUE (index_id, path, source)
 );
 
+-- Workspace files are now cut as OpenClaw cuts them (search.ChunkLines),
+-- so that its vectors seed the embedding cache: the next update cuts
+-- every one again.
+DELETE FROM search_sources WHERE source_id IN (SELECT id FROM sources WHERE kind = 'workspace');
+DELETE FROM search_current;
+
 -- +goose Down
 DROP TABLE memory_index_files;
 DROP TABLE memory_indexes;
