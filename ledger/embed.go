@@ -206,6 +206,11 @@ func (s *Service) Reindex(ctx context.Context) (*view.Reindex, error) {
 		}
 		return nil, err
 	}
+	mem, err := s.syncMemoryIndexes(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	stats.Chunks += mem.Chunks
 	if _, err := s.embedNew(ctx, st, derivation{network: true, chunksOnly: true}); err != nil {
 		s.observer().EmbedFailed(err, false)
 	}

@@ -147,10 +147,14 @@ func (s *Service) Watch(ctx context.Context, req WatchRequest) error {
 		Interval:  req.Interval,
 		Log:       req.Log.With("db", s.Location.String()),
 		AfterBatch: func(ctx context.Context, b *collect.Batch) error {
-			if b.Err != nil || !b.Report.Changed() {
+			if b.Err != nil {
 				return nil
 			}
-			if _, err := s.derive(ctx, st, derivation{}); err != nil {
+			if !b.Report.Changed() { // the ledger did not change; OpenClaw's memory index may have
+				if mem, err := s.syncMemoryIndexes(ctx, st); err != nil || !mem.Changed() {
+					return err
+				}
+			} else if _, err := s.derive(ctx, st, derivation{}); err != nil {
 				return err
 			}
 			if req.Changed != nil {

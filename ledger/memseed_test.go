@@ -3,11 +3,6 @@ package ledger
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"path/filepath"
 	"testing"
 
@@ -102,24 +97,7 @@ func TestSeedEmbeddingCache(t *testing.T) {
 // first and says how many vectors it took (the endpoint is a local test
 // server on the fixture's address; skipped when that port is taken).
 func TestEmbedSeeds(t *testing.T) {
-	u, _ := url.Parse(fixture.MemoryBaseURL)
-	l, err := net.Listen("tcp", u.Host)
-	if err != nil {
-		t.Skipf("%s: %v", u.Host, err)
-	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct{ Input []string }
-		json.NewDecoder(r.Body).Decode(&req)
-		data := []map[string]any{}
-		for i := range req.Input {
-			data = append(data, map[string]any{"index": i, "embedding": []float32{1, 0, 0, 0}})
-		}
-		json.NewEncoder(w).Encode(map[string]any{"data": data})
-	}))
-	srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	defer srv.Close()
+	fakeMemoryEndpoint(t)
 	s, idx := memoryState(t)
 	s.Getenv = func(string) string { return "" }
 	out, err := s.Embed(context.Background(), EmbedRequest{Config: embed.Config{Provider: embed.ProviderOpenAI, BaseURL: fixture.MemoryBaseURL,

@@ -168,6 +168,9 @@ func (s *Service) updateSearch(ctx context.Context, st clawledger.Store, d deriv
 	if _, err := search.UpdateIndex(ctx, st, prog); err != nil {
 		return 0, err
 	}
+	if _, err := s.syncMemoryIndexes(ctx, st); err != nil {
+		return 0, err
+	}
 	if _, err := s.embedNew(ctx, st, d); err != nil {
 		s.observer().EmbedFailed(err, d.query)
 	}

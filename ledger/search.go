@@ -20,8 +20,8 @@ type SearchRequest struct {
 	Query   string `json:"query"`
 	Agent   string `json:"agent,omitempty"`
 	Session string `json:"session,omitempty"` // a session id, unique prefix or transcript path: all its transcripts
-	Role    string `json:"role,omitempty"`    // user, assistant, compaction, branch_summary, memory, workspace
-	Source  string `json:"source,omitempty"`  // sessions, memory or workspace
+	Role    string `json:"role,omitempty"`    // user, assistant, compaction, branch_summary, memory, workspace, memory_index
+	Source  string `json:"source,omitempty"`  // sessions, memory, workspace or memory_index
 	Since   int64  `json:"since,omitempty"`   // epoch ms; 0 = open
 	Until   int64  `json:"until,omitempty"`   // epoch ms, exclusive; 0 = open
 	Limit   int    `json:"limit,omitempty"`
@@ -74,14 +74,14 @@ func (r *SearchRequest) Validate() error {
 		return clawledger.FieldErrorf("fusion", "must be weighted or rrf, not %q", r.Fusion)
 	}
 	switch r.Role {
-	case "", "user", "assistant", "compaction", "branch_summary", search.KindMemory, search.KindWorkspace:
+	case "", "user", "assistant", "compaction", "branch_summary", search.KindMemory, search.KindWorkspace, search.KindMemoryIndex:
 	default:
-		return clawledger.FieldErrorf("role", "must be user, assistant, compaction, branch_summary, memory or workspace, not %q", r.Role)
+		return clawledger.FieldErrorf("role", "must be user, assistant, compaction, branch_summary, memory, workspace or memory_index, not %q", r.Role)
 	}
 	switch r.Source {
-	case "", search.SourceSessions, search.SourceMemory, search.SourceWorkspace:
+	case "", search.SourceSessions, search.SourceMemory, search.SourceWorkspace, search.SourceMemoryIndex:
 	default:
-		return clawledger.FieldErrorf("source", "must be sessions, memory or workspace, not %q", r.Source)
+		return clawledger.FieldErrorf("source", "must be sessions, memory, workspace or memory_index, not %q", r.Source)
 	}
 	if r.Episodes && (r.Role != "" || r.Source != "") {
 		return clawledger.FieldErrorf("episodes", "searches episode summaries: it takes no role or source")

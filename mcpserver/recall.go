@@ -86,7 +86,7 @@ func (s *server) searchTool() tool[searchIn, searchOut] {
 	return tool[searchIn, searchOut]{name: toolSearch, title: "Search past sessions and memory", readOnly: true,
 		description: `Search everything the agents said and remembered: user and assistant messages of every session (archived and deleted ones too), compaction summaries, and memory files. Returns compact hits, best first: for a message its session_id, entry_id and a snippet; for memory its file and lines. Start recall here, then call around(session, entry) on a hit for its context, or get_entry for one entry whole. Matches are full-text (BM25) by default, by meaning too when embeddings are configured.`,
 		adjust: map[string]func(*jsonschema.Schema){
-			"mode": enum(search.ModeLexical, search.ModeVector, search.ModeHybrid), "source": enum(search.SourceSessions, search.SourceMemory),
+			"mode": enum(search.ModeLexical, search.ModeVector, search.ModeHybrid), "source": enum(search.SourceSessions, search.SourceMemory, search.SourceMemoryIndex),
 			"limit": both(bounds(1, maxHits), defaultTo(10)),
 		},
 		handle: s.search}
@@ -113,7 +113,7 @@ func (s *server) search(ctx context.Context, in searchIn) (*searchOut, string, e
 	for i, h := range res.Hits {
 		hits[i] = hit{Rank: h.Rank, Score: h.Score, Source: h.Source, Agent: h.Agent, SessionID: h.SessionID, EntryID: h.EntryID, Line: h.Line,
 			Role: h.Role, Time: h.Time, Flags: h.Flags, Snippet: clipRunes(oneLine(h.Snippet), maxSnippet)}
-		if h.Source == search.SourceMemory {
+		if h.Source == search.SourceMemory || h.Source == search.SourceMemoryIndex {
 			hits[i].Path, hits[i].StartLine, hits[i].EndLine = h.Path, h.StartLine, h.EndLine
 		}
 	}
@@ -138,8 +138,8 @@ func (o *searchOut) render() string {
 		if h.Time != nil {
 			when = " · " + *h.Time
 		}
-		if h.Source == search.SourceMemory {
-			fmt.Fprintf(&b, "%d. [%.3f] %s · memory %s lines %d-%d%s\n", h.Rank, h.Score, h.Agent, h.Path, h.StartLine, h.EndLine, when)
+		if h.Source == search.SourceMemory || h.Source == search.SourceMemoryIndex {
+			fmt.Fprintf(&b, "%d. [%.3f] %s · %s %s lines %d-%d%s\n", h.Rank, h.Score, h.Agent, h.Source, h.Path, h.StartLine, h.EndLine, when)
 		} else {
 			fmt.Fprintf(&b, "%d. [%.3f] %s · %s%s · session %s entry %s (line %d)", h.Rank, h.Score, h.Agent, h.Role, when, h.SessionID, h.EntryID, h.Line)
 			if len(h.Flags) > 0 {

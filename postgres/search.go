@@ -304,6 +304,7 @@ func (db *DB) clearIndex(ctx context.Context, tx pgx.Tx) error {
 		`DELETE FROM search_stale WHERE source_id IN (SELECT id FROM sources WHERE host_id = $1)`,
 		`DELETE FROM search_current WHERE host_id = $1`,
 		`DELETE FROM search_stats WHERE host_id = $1`,
+		`DELETE FROM memory_indexes WHERE host_id = $1`, // their files with them
 	} {
 		if _, err := tx.Exec(ctx, q, db.hostID); err != nil {
 			return db.fail(err)
@@ -333,8 +334,8 @@ func (db *DB) filterSQL(f *clawledger.SearchFilter, p *params) string {
 	}
 	switch f.Source {
 	case search.SourceSessions:
-		conds = append(conds, "c.kind NOT IN ('memory', 'workspace')")
-	case search.SourceMemory, search.SourceWorkspace:
+		conds = append(conds, "c.kind NOT IN ('memory', 'workspace', 'memory_index')")
+	case search.SourceMemory, search.SourceWorkspace, search.SourceMemoryIndex:
 		conds = append(conds, "c.kind = "+p.add(f.Source)) // their chunks' kind
 	}
 	if f.Since > 0 {
@@ -623,7 +624,10 @@ func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*clawledger.Chun
 		}
 		out[c.ID] = h
 	}
-	return out, db.fail(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, db.fail(err)
+	}
+	return out, db.memoryIndexHits(ctx, ids, out)
 }
 
 // LoadVectors adds every stored chunk vector to x, in chunk order, from

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/clawledger/clawledger/openclaw"
@@ -19,6 +20,9 @@ const (
 	KindCompaction = "compaction" // a compaction or branch summary
 	KindMemory     = "memory"     // a workspace memory file (IsMemoryFile)
 	KindWorkspace  = "workspace"  // another workspace file: SOUL.md, IDENTITY.md, AGENTS.md, TOOLS.md, ...
+	// KindMemoryIndex is a chunk of OpenClaw's own memory index, of a file
+	// the ledger does not hold (clawledger.MemoryIndex).
+	KindMemoryIndex = "memory_index"
 	// KindEpisode is a cortex episode's summary, in a search of episodes
 	// (each "chunk" is one episode; its role is its boundary).
 	KindEpisode = "episode"
@@ -29,13 +33,17 @@ const (
 	SourceSessions  = "sessions"
 	SourceMemory    = "memory"
 	SourceWorkspace = "workspace"
-	SourceEpisodes  = "episodes" // a search of episodes' hits
+	// SourceMemoryIndex is OpenClaw's memory index (its chunks' kind).
+	SourceMemoryIndex = KindMemoryIndex
+	SourceEpisodes    = "episodes" // a search of episodes' hits
 )
 
-// FileKind reports whether chunks of a kind are pieces of a workspace
-// file, cut by lines and named by their file and line range (memory and
-// the other workspace files), rather than of a transcript.
-func FileKind(kind string) bool { return kind == KindMemory || kind == KindWorkspace }
+// FileKind reports whether chunks of a kind are pieces of a file, cut by
+// lines and named by their file and line range (memory, the other
+// workspace files, OpenClaw's memory index), rather than of a transcript.
+func FileKind(kind string) bool {
+	return kind == KindMemory || kind == KindWorkspace || kind == KindMemoryIndex
+}
 
 // WorkspaceKind is the kind of a workspace file's chunks: memory for the
 // memory corpus (IsMemoryFile), workspace for the others.
@@ -91,20 +99,29 @@ type LineChunk struct {
 	Text               string
 }
 
-// ChunkLines cuts text into chunks of at most maxChars characters made of
-// whole lines, each starting with up to overlapChars characters of the
-// previous chunk's trailing whole lines (OpenClaw's chunkMarkdown). A line
-// longer than maxChars is cut at word boundaries into pieces that keep its
-// line number. Unlike OpenClaw, a line longer than the overlap is not
-// carried over (OpenClaw then emits the same text twice). Chunks of blank
-// lines only are dropped.
+// ChunkLines cuts text into chunks the way OpenClaw's chunkMarkdown does,
+// so that a chunk's text, and so its hash, is OpenClaw's (its vector
+// seeds our cache): whole lines (a final newline ends with an empty
+// line, kept) up to maxChars characters (UTF-16 units, as JavaScript
+// counts them; a newline each), a line longer than that cut every
+// maxChars; each chunk after the first starts with as many of the
+// previous one's trailing lines as fit in overlapChars (as the genuine
+// 2026.9.6 index has them). Unlike OpenClaw, a chunk never passes maxChars
+// (where OpenClaw's would, after a line of more than about maxChars-
+// overlapChars, the overlap loses its first lines), a chunk of blank
+// lines only or one that repeats the previous chunk is dropped, and a
+// chunk's last line is never the empty one after a final newline.
 func ChunkLines(text string, maxChars, overlapChars int) []LineChunk {
 	type piece struct {
 		text string
 		no   int
-		size int // characters, newline included
+		size int // UTF-16 units, newline included
 	}
-	overlapCap := min(overlapChars, maxChars/2)
+	lines := strings.Split(text, "\n")
+	last := len(lines) // the last line that holds anything
+	if last > 1 && lines[last-1] == "" {
+		last--
+	}
 	var out []LineChunk
 	var cur []piece
 	curSize := 0
@@ -119,28 +136,31 @@ func ChunkLines(text string, maxChars, overlapChars int) []LineChunk {
 			}
 			b.WriteString(p.text)
 		}
-		if s := b.String(); strings.TrimSpace(s) != "" {
-			out = append(out, LineChunk{StartLine: cur[0].no, EndLine: cur[len(cur)-1].no, Text: s})
+		s := b.String()
+		if strings.TrimSpace(s) == "" || len(out) > 0 && out[len(out)-1].Text == s {
+			return
 		}
+		out = append(out, LineChunk{StartLine: cur[0].no, EndLine: max(min(cur[len(cur)-1].no, last), cur[0].no), Text: s})
 	}
 	carry := func() {
+		if overlapChars <= 0 {
+			cur, curSize = nil, 0
+			return
+		}
 		acc, keep := 0, len(cur)
-		for keep > 0 && acc+cur[keep-1].size <= overlapCap {
+		for keep > 0 && acc+cur[keep-1].size <= overlapChars {
 			keep--
 			acc += cur[keep].size
 		}
-		cur = append(cur[:0:0], cur[keep:]...)
-		curSize = acc
+		cur, curSize = append(cur[:0:0], cur[keep:]...), acc
 	}
-	// a final newline ends the last line; it does not start another
-	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		line = strings.TrimSuffix(line, "\r")
-		for _, seg := range splitLong(line, maxChars, 0) {
-			n := utf8.RuneCountInString(seg) + 1
+	for i, line := range lines {
+		for _, seg := range cutUTF16(line, maxChars) {
+			n := utf16Len(seg) + 1
 			if curSize+n > maxChars && len(cur) > 0 {
 				flush()
 				carry()
-				for len(cur) > 0 && curSize+n > maxChars { // a long line leaves no room for overlap
+				for len(cur) > 0 && curSize+n > maxChars { // a long line leaves no room for all the overlap
 					curSize -= cur[0].size
 					cur = cur[1:]
 				}
@@ -151,6 +171,34 @@ func ChunkLines(text string, maxChars, overlapChars int) []LineChunk {
 	}
 	flush()
 	return out
+}
+
+// utf16Len is a string's length as JavaScript counts it.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// cutUTF16 cuts s every max UTF-16 units (never inside a character); ""
+// is one empty piece.
+func cutUTF16(s string, max int) []string {
+	if utf16Len(s) <= max {
+		return []string{s}
+	}
+	var out []string
+	start, n := 0, 0
+	for i, r := range s {
+		if w := utf16.RuneLen(r); n+w > max {
+			out = append(out, s[start:i])
+			start, n = i, w
+		} else {
+			n += w
+		}
+	}
+	return append(out, s[start:])
 }
 
 // splitLong cuts s into pieces of at most maxChars characters, preferring

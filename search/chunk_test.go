@@ -50,7 +50,7 @@ func TestChunkLines(t *testing.T) {
 			t.Errorf("last chunk ends at line %d", last.EndLine)
 		}
 	})
-	t.Run("a long line is cut at words and keeps its number", func(t *testing.T) {
+	t.Run("a long line is cut every 1,600 characters and keeps its number", func(t *testing.T) {
 		var b strings.Builder
 		for i := 0; i < 600; i++ {
 			fmt.Fprintf(&b, "w%04d ", i) // 3,600 characters
@@ -66,12 +66,28 @@ func TestChunkLines(t *testing.T) {
 			if utf8.RuneCountInString(c.Text) > 1600 {
 				t.Errorf("chunk of %d characters", utf8.RuneCountInString(c.Text))
 			}
-			if c.StartLine == 2 && !strings.HasPrefix(c.Text, "w") {
-				t.Errorf("word cut: %q", c.Text)
+			for _, l := range strings.Split(c.Text, "\n") {
+				if l != "intro" && l != "outro" && !strings.Contains(long, l) {
+					t.Errorf("a piece of the long line that is not in it: %q", l)
+				}
 			}
+		}
+		if got[1].Text != long[:1600] { // no room for the overlap beside it
+			t.Errorf("the long line's first piece is not its first 1,600 characters: %q", got[1].Text)
 		}
 		if got[0].StartLine != 1 || got[1].StartLine != 2 || got[len(got)-1].EndLine != 3 {
 			t.Errorf("line numbers: %+v", got)
+		}
+	})
+	t.Run("OpenClaw's text: the final newline kept, characters counted in UTF-16", func(t *testing.T) {
+		got := ChunkLines("# MEMORY\n\n- a\n", 1600, 320)
+		if len(got) != 1 || got[0].Text != "# MEMORY\n\n- a\n" || got[0].StartLine != 1 || got[0].EndLine != 3 {
+			t.Fatalf("got %+v", got)
+		}
+		emoji := strings.Repeat("😀", 20) // 40 UTF-16 units, 41 with its newline
+		got = ChunkLines(emoji+"\n"+emoji+"\n", 80, 0)
+		if len(got) != 2 || got[0].Text != emoji || got[1].Text != emoji+"\n" {
+			t.Fatalf("got %+v", got)
 		}
 	})
 	t.Run("blank text has no chunk", func(t *testing.T) {

@@ -47,7 +47,7 @@ func keep(f *Filter, sources map[int64]bool, m *VectorMeta) bool {
 		if FileKind(m.Kind) {
 			return false
 		}
-	case SourceMemory, SourceWorkspace:
+	case SourceMemory, SourceWorkspace, SourceMemoryIndex:
 		if m.Kind != f.Source { // their chunks' kinds
 			return false
 		}

@@ -266,6 +266,7 @@ func clearSearchIndex(ctx context.Context, tx *sql.Tx) error {
 		`DELETE FROM search_stale`,
 		`DELETE FROM search_current`,
 		`UPDATE search_stats SET chunks = 0, tokens = 0`,
+		clearMemoryIndexes,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
@@ -294,8 +295,8 @@ func filterSQL(f *clawledger.SearchFilter) (string, []any) {
 	}
 	switch f.Source {
 	case search.SourceSessions:
-		conds = append(conds, "c.kind NOT IN ('memory', 'workspace')")
-	case search.SourceMemory, search.SourceWorkspace:
+		conds = append(conds, "c.kind NOT IN ('memory', 'workspace', 'memory_index')")
+	case search.SourceMemory, search.SourceWorkspace, search.SourceMemoryIndex:
 		conds = append(conds, "c.kind = ?") // their chunks' kind
 		args = append(args, f.Source)
 	}
@@ -432,6 +433,7 @@ func ftsError(err error) error {
 // Hits reads chunks with their sources.
 func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*clawledger.ChunkHit, error) {
 	out := make(map[int64]*clawledger.ChunkHit, len(ids))
+	all := ids
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		args := make([]any, n)
@@ -463,7 +465,7 @@ func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*clawledger.Chun
 			return nil, err
 		}
 	}
-	return out, nil
+	return out, db.memoryIndexHits(ctx, all, out)
 }
 
 // LoadVectors adds every stored chunk vector to x, in chunk order. The

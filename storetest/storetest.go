@@ -47,6 +47,7 @@ func Run(t *testing.T, newLedger func(t *testing.T) clawledger.Location) {
 		{"KeysetPages", testKeysetPages},
 		{"SearchIndex", testSearchIndex},
 		{"Vectors", testVectors},
+		{"MemoryIndex", testMemoryIndex},
 		{"Maintenance", testMaintenance},
 		{"StateDirFilters", testStateDirFilters},
 		{"ForgetStateDir", testForgetStateDir},

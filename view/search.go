@@ -25,8 +25,8 @@ type Search struct {
 type Hit struct {
 	Rank      int         `json:"rank"`
 	Score     float64     `json:"score"`
-	Source    string      `json:"source"` // sessions or memory
-	Kind      string      `json:"kind"`   // message, compaction, memory
+	Source    string      `json:"source"` // sessions, memory, workspace, memory_index or episodes
+	Kind      string      `json:"kind"`   // message, compaction, memory, workspace, memory_index or episode
 	Agent     string      `json:"agent"`
 	SessionID string      `json:"session_id,omitempty"`
 	EntryID   string      `json:"entry_id,omitempty"`

@@ -33,7 +33,9 @@ func newSearchCmd(a *app) *cobra.Command {
 OpenClaw's gateway wrapped them in), compaction summaries and every
 workspace file: the memory files (MEMORY.md, memory/**/*.md, USER.md:
 --source memory) and the others (SOUL.md, IDENTITY.md, AGENTS.md, TOOLS.md,
-HEARTBEAT.md, BOOTSTRAP.md, DREAMS.md: --source workspace).
+HEARTBEAT.md, BOOTSTRAP.md, DREAMS.md: --source workspace), and the chunks
+of OpenClaw's own memory index whose files the ledger does not hold (its
+extraPaths, transcripts the ledger never saw: --source memory_index).
 
 QUERY: words (all must match), "quoted phrases", prefix terms (deploy*),
 OR between two terms, -word to exclude. Chinese, Japanese and Korean text
@@ -66,8 +68,8 @@ the chunks when an embedder is configured.`,
 	fl := cmd.Flags()
 	fl.StringVar(&o.Agent, "agent", "", "only this agent")
 	fl.StringVar(&o.Session, "session", "", "only this session (id, unique id prefix, or transcript path)")
-	fl.StringVar(&o.Role, "role", "", "only user, assistant, compaction, branch_summary, memory or workspace text")
-	fl.StringVar(&o.Source, "source", "", "only sessions, memory or workspace files")
+	fl.StringVar(&o.Role, "role", "", "only user, assistant, compaction, branch_summary, memory, workspace or memory_index text")
+	fl.StringVar(&o.Source, "source", "", "only sessions, memory, workspace files or memory_index (OpenClaw's memory index)")
 	fl.StringVar(&o.since, "since", "", "only hits since (YYYY-MM-DD, RFC 3339, or an age like 7d)")
 	fl.StringVar(&o.until, "until", "", "only hits up to this date (inclusive) or before this time")
 	fl.IntVar(&o.Limit, "limit", o.Limit, "at most this many hits")

@@ -373,3 +373,24 @@ func TestSearchSessionPrefixAmbiguous(t *testing.T) {
 		t.Errorf("one session: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestSearchMemoryIndex: the chunks of OpenClaw's memory index whose file
+// the ledger does not hold (an extra path) are memory_index hits, in JSON
+// and in text, on each backend.
+func TestSearchMemoryIndex(t *testing.T) { onBackends(t, testSearchMemoryIndex) }
+
+func testSearchMemoryIndex(t *testing.T, b backend) {
+	e := b.searchEnv(t)
+	if _, err := fixture.WriteMemoryIndexFileEra(filepath.Join(e.state, "memory", "main.sqlite")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := e.run("search", "certificates", "--source", "memory_index", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	e.golden("search_memory_index", out)
+	code, out, _ = e.run("search", "certificates")
+	if code != 0 || !strings.Contains(out, "main · memory_index") || !strings.Contains(out, fixture.MemoryExtraPath+":1-3") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}

@@ -66,6 +66,12 @@ type MemoryMeta struct {
 	VectorDims   int      `json:"vectorDims"`
 }
 
+// MadeBy reports whether the index's vectors are the endpoint's: the same
+// provider key (endpoint, model, dimensions) and model.
+func (m *MemoryMeta) MadeBy(e OpenAIEndpoint) bool {
+	return m != nil && m.Model == e.Model && e.ProviderKeys()[m.ProviderKey] == m.Provider
+}
+
 // MemoryFileEntry is one indexed file (a memory file, or a session
 // transcript when sessions are a memory source).
 type MemoryFileEntry struct {
@@ -152,6 +158,33 @@ func (d *DB) MemoryFiles(ctx context.Context) ([]MemoryFileEntry, error) {
 			return nil
 		})
 	return out, err
+}
+
+// MemoryStamp identifies the index's content without reading its chunks:
+// a digest of its settings and of every indexed file's path, source,
+// content hash, time and size (OpenClaw rewrites a file's row with its
+// chunks). "" when the database holds no memory index.
+func (d *DB) MemoryStamp(ctx context.Context) (string, error) {
+	if d.MemoryEra() == MemoryNone {
+		return "", nil
+	}
+	h := sha256.New()
+	meta, err := d.MemoryMeta(ctx)
+	if err != nil {
+		return "", err
+	}
+	if meta != nil {
+		b, _ := json.Marshal(meta)
+		h.Write(b)
+	}
+	files, err := d.MemoryFiles(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		fmt.Fprintf(h, "\n%q %q %s %d %d", f.Path, f.Source, f.Hash, f.MtimeMs, f.Size)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // MemoryChunks calls fn with every chunk, by path and line.
@@ -351,7 +384,7 @@ func (d *DB) SeedEmbeddingCache(ctx context.Context, e OpenAIEndpoint, space cla
 	}
 	if m, err := d.MemoryMeta(ctx); err != nil {
 		return 0, err
-	} else if m != nil && keys[m.ProviderKey] == m.Provider && m.Model == e.Model {
+	} else if m.MadeBy(e) {
 		if err := d.MemoryChunks(ctx, func(c *MemoryChunk) error {
 			if c.Model == e.Model {
 				add(c.Hash, c.Embedding)

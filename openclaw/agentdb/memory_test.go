@@ -55,7 +55,7 @@ func TestMemoryIndex(t *testing.T) {
 			t.Errorf("%s: meta %+v (%v)", want, meta, err)
 		}
 		files, err := db.MemoryFiles(ctx)
-		if err != nil || len(files) != 3 || files[0].Path != "MEMORY.md" || files[0].Hash != m.Chunks[0].Hash() || files[0].MtimeMs == 0 {
+		if err != nil || len(files) != 4 || files[0].Path != "MEMORY.md" || files[0].Hash != m.Chunks[0].Hash() || files[0].MtimeMs == 0 {
 			t.Errorf("%s: files %+v (%v)", want, files, err)
 		}
 		var chunks []agentdb.MemoryChunk

@@ -1,0 +1,236 @@
+package ledger
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/embed"
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/openclaw/agentdb"
+	"github.com/clawledger/clawledger/search"
+)
+
+// OpenClaw's own memory index chunks every file its memory search reads:
+// the workspace's memory files, the extraPaths of its config (named
+// relative to the workspace, "../notes/x.md" when outside it) and, with
+// the sessions source, the transcripts (sessions/<agent>/<file>). The
+// ledger holds the workspace's files and the transcripts itself, and
+// indexes them; the chunks of the other files (an extra path, a
+// transcript the ledger never saw) become memory-index hits, so that one
+// text is never a hit twice. Their vectors are OpenClaw's when it made
+// them with the configured endpoint and model.
+
+// syncMemoryIndexes brings the search index's memory-index chunks up to
+// date with OpenClaw's memory indexes in the ledger's state dirs.
+func (s *Service) syncMemoryIndexes(ctx context.Context, st clawledger.Store) (search.MemoryIndexStats, error) {
+	if _, ok := st.(clawledger.MemoryIndexStore); !ok {
+		return search.MemoryIndexStats{}, nil
+	}
+	dirs, err := st.StateDirList(ctx)
+	if err != nil {
+		return search.MemoryIndexStats{}, err
+	}
+	var found []search.FoundMemoryIndex
+	var held heldFiles
+	lend, space := s.lender(ctx, st)
+	for _, d := range dirs {
+		for _, p := range memoryIndexes(d.Path) {
+			stamp := memoryStamp(ctx, p)
+			if stamp == "" {
+				continue
+			}
+			if held == nil {
+				if held, err = ledgerFiles(ctx, st); err != nil {
+					return search.MemoryIndexStats{}, err
+				}
+			}
+			rel, _ := filepath.Rel(d.Path, p)
+			agent := memoryIndexAgent(filepath.ToSlash(rel))
+			has := held.of(d.Path)
+			found = append(found, search.FoundMemoryIndex{StateDir: d.Path, Rel: filepath.ToSlash(rel),
+				Stamp: stamp + " held:" + has.digest() + " vectors:" + space,
+				Read: func(ctx context.Context) ([]search.MemoryIndexDoc, error) {
+					return readMemoryIndex(ctx, p, agent, has, lend)
+				}})
+		}
+	}
+	return search.SyncMemoryIndexes(ctx, st, found)
+}
+
+// lender is the endpoint whose vectors OpenClaw's may stand in for, and
+// the space of the stored vectors: when an OpenAI-compatible embedder is
+// configured and the stored vectors are its (nil, "" otherwise).
+func (s *Service) lender(ctx context.Context, st clawledger.Store) (*agentdb.OpenAIEndpoint, string) {
+	cfg, err := s.embedConfig(ctx, st)
+	if err != nil || cfg.Provider != embed.ProviderOpenAI {
+		return nil, ""
+	}
+	e, err := s.openEmbedder(cfg)
+	if err != nil {
+		return nil, ""
+	}
+	space := search.SpaceString(e.Space())
+	if stored, err := st.VectorSpace(ctx); err != nil || stored != space {
+		return nil, ""
+	}
+	return &agentdb.OpenAIEndpoint{BaseURL: cfg.BaseURL, Model: cfg.Model, Dims: cfg.Dims}, space
+}
+
+// memoryStamp is what a memory index database holds (agentdb.MemoryStamp),
+// "" when it holds none or cannot be read.
+func memoryStamp(ctx context.Context, p string) string {
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	db, err := agentdb.Open(ctx, p)
+	if err != nil {
+		return ""
+	}
+	defer db.Close()
+	stamp, _ := db.MemoryStamp(ctx)
+	return stamp
+}
+
+// memoryIndexAgent is the agent a memory index belongs to:
+// memory/<agentId>.sqlite, agents/<agentId>/agent/openclaw-agent.sqlite.
+func memoryIndexAgent(rel string) string {
+	if a, ok := strings.CutPrefix(rel, "agents/"); ok {
+		a, _, _ = strings.Cut(a, "/")
+		return a
+	}
+	return strings.TrimSuffix(path.Base(rel), ".sqlite")
+}
+
+// heldFiles is what the ledger holds of each state dir: its agents'
+// workspace files (agent, then the path in the workspace) and sessions
+// (agent, then "session:" and the id).
+type heldFiles map[string]heldSet
+
+type heldSet map[[2]string]bool
+
+func ledgerFiles(ctx context.Context, st clawledger.Store) (heldFiles, error) {
+	srcs, err := st.AllSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := heldFiles{}
+	for _, src := range srcs {
+		var key string
+		switch {
+		case src.Kind == clawledger.KindWorkspace:
+			key = search.WorkspacePath(src.Rel)
+		case src.Kind == clawledger.KindTranscript && src.SessionID != "":
+			key = "session:" + src.SessionID
+		default:
+			continue
+		}
+		if out[src.StateDir] == nil {
+			out[src.StateDir] = heldSet{}
+		}
+		out[src.StateDir][[2]string{src.AgentID, key}] = true
+	}
+	return out, nil
+}
+
+func (h heldFiles) of(stateDir string) heldSet { return h[stateDir] }
+
+// holds reports whether the ledger holds the file an agent's memory index
+// names: a file of its workspace, or a transcript (sessions/<agent>/<file>,
+// of the agent the path names).
+func (h heldSet) holds(agent, source, p string) bool {
+	if source == "sessions" {
+		dir, name := path.Split(p)
+		sf := openclaw.ClassifySessionFile(name)
+		return sf.SessionID != "" && h[[2]string{path.Base(dir), "session:" + sf.SessionID}]
+	}
+	return h[[2]string{agent, path.Clean(p)}]
+}
+
+// digest identifies what the set holds.
+func (h heldSet) digest() string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k[0]+"\x00"+k[1])
+	}
+	slices.Sort(keys)
+	sum := sha256.Sum256([]byte(strings.Join(keys, "\n")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// readMemoryIndex reads the files of a memory index whose chunks are hits
+// (those the ledger does not hold), with the vectors the endpoint lend
+// made when it is set.
+func readMemoryIndex(ctx context.Context, p, agent string, held heldSet, lend *agentdb.OpenAIEndpoint) ([]search.MemoryIndexDoc, error) {
+	db, err := agentdb.Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if db.MemoryEra() == agentdb.MemoryNone {
+		return []search.MemoryIndexDoc{}, nil
+	}
+	meta, err := db.MemoryMeta(ctx)
+	if err != nil {
+		return nil, err
+	}
+	vectors := map[string][]float32{} // OpenClaw's cache: vectors its chunk rows may lack
+	reuse := lend != nil && meta.MadeBy(*lend)
+	if reuse {
+		keys := lend.ProviderKeys()
+		if err := db.MemoryEmbeddingCache(ctx, func(c *agentdb.MemoryCacheEntry) error {
+			if keys[c.ProviderKey] == c.Provider && c.Model == lend.Model {
+				vectors[c.Hash] = c.Embedding
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	files, err := db.MemoryFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mtime := map[[2]string]int64{}
+	for _, f := range files {
+		mtime[[2]string{f.Path, f.Source}] = f.MtimeMs
+	}
+	var docs []search.MemoryIndexDoc
+	at := map[[2]string]int{}
+	err = db.MemoryChunks(ctx, func(c *agentdb.MemoryChunk) error {
+		source := cmp.Or(c.Source, "memory")
+		if held.holds(agent, source, c.Path) {
+			return nil
+		}
+		k := [2]string{c.Path, source}
+		i, ok := at[k]
+		if !ok {
+			i = len(docs)
+			at[k] = i
+			docs = append(docs, search.MemoryIndexDoc{File: clawledger.MemoryIndexFile{AgentID: agent, Path: c.Path, Source: source}, MtimeMs: mtime[k]})
+		}
+		mc := search.MemoryIndexChunk{StartLine: c.StartLine, EndLine: c.EndLine, Text: c.Text, Hash: c.Hash}
+		if reuse && c.Model == lend.Model {
+			v := c.Embedding
+			if v == nil {
+				v = vectors[c.Hash]
+			}
+			if v != nil && (lend.Dims == 0 || len(v) == lend.Dims) {
+				mc.Vector = v
+			}
+		}
+		docs[i].Chunks = append(docs[i].Chunks, mc)
+		return nil
+	})
+	if docs == nil {
+		docs = []search.MemoryIndexDoc{}
+	}
+	return docs, err
+}

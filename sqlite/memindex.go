@@ -1,0 +1,107 @@
+package sqlite
+
+import (
+	"context"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/search"
+)
+
+// The memory-index chunks' bookkeeping (migration 00013): which OpenClaw
+// memory indexes and files the search index holds chunks of.
+
+var (
+	_ clawledger.MemoryIndexStore = (*DB)(nil)
+	_ clawledger.MemoryIndexTx    = (*indexTx)(nil)
+)
+
+// MemoryIndexes lists the memory indexes the search index holds, with
+// their files.
+func (db *DB) MemoryIndexes(ctx context.Context) ([]clawledger.MemoryIndex, error) {
+	if err := db.Flush(ctx); err != nil {
+		return nil, err
+	}
+	idx, err := queryAll(ctx, db.w, func(r scanner) (m clawledger.MemoryIndex, err error) {
+		return m, r.Scan(&m.ID, &m.StateDir, &m.Rel, &m.Stamp)
+	}, `SELECT id, state_dir, rel_path, stamp FROM memory_indexes ORDER BY state_dir, rel_path`)
+	if err != nil {
+		return nil, err
+	}
+	type file struct {
+		index int64
+		clawledger.MemoryIndexFile
+	}
+	files, err := queryAll(ctx, db.w, func(r scanner) (f file, err error) {
+		return f, r.Scan(&f.index, &f.ID, &f.AgentID, &f.Path, &f.Source, &f.Digest)
+	}, `SELECT index_id, id, agent_id, path, source, digest FROM memory_index_files ORDER BY index_id, path, source`)
+	if err != nil {
+		return nil, err
+	}
+	at := map[int64]int{}
+	for i := range idx {
+		at[idx[i].ID] = i
+	}
+	for _, f := range files {
+		if i, ok := at[f.index]; ok {
+			idx[i].Files = append(idx[i].Files, f.MemoryIndexFile)
+		}
+	}
+	return idx, nil
+}
+
+func (t *indexTx) PutMemoryIndex(ctx context.Context, m *clawledger.MemoryIndex) error {
+	return t.tx.QueryRowContext(ctx, `INSERT INTO memory_indexes(state_dir, rel_path, stamp) VALUES(?, ?, ?)
+		ON CONFLICT(state_dir, rel_path) DO UPDATE SET stamp = excluded.stamp RETURNING id`, m.StateDir, m.Rel, m.Stamp).Scan(&m.ID)
+}
+
+func (t *indexTx) PutMemoryIndexFile(ctx context.Context, indexID int64, f *clawledger.MemoryIndexFile) error {
+	return t.tx.QueryRowContext(ctx, `INSERT INTO memory_index_files(index_id, agent_id, path, source, digest) VALUES(?, ?, ?, ?, ?)
+		ON CONFLICT(index_id, path, source) DO UPDATE SET agent_id = excluded.agent_id, digest = excluded.digest RETURNING id`,
+		indexID, f.AgentID, f.Path, f.Source, f.Digest).Scan(&f.ID)
+}
+
+func (t *indexTx) DeleteMemoryIndexFile(ctx context.Context, id int64) error {
+	return t.exec(ctx, `DELETE FROM memory_index_files WHERE id = ?`, id)
+}
+
+func (t *indexTx) DeleteMemoryIndex(ctx context.Context, id int64) error {
+	return t.exec(ctx, `DELETE FROM memory_indexes WHERE id = ?`, id)
+}
+
+// clearMemoryIndexes forgets every memory index with the chunks (a
+// cleared search index): the next sync reads them again.
+const clearMemoryIndexes = `DELETE FROM memory_index_files; DELETE FROM memory_indexes`
+
+// memoryIndexHits adds to out the memory-index chunks among ids (those
+// Hits found no ledger source for), named by their file as OpenClaw names
+// it, in a state dir the ledger still holds.
+func (db *DB) memoryIndexHits(ctx context.Context, ids []int64, out map[int64]*clawledger.ChunkHit) error {
+	var missing []int64
+	for _, id := range ids {
+		if out[id] == nil {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT c.id, c.kind, c.source_id, c.agent_id, c.role, c.ts_ms, c.start_line, c.end_line, c.part,
+		c.hash, c.text, m.state_dir, f.path
+		FROM search_chunks c JOIN memory_index_files f ON f.id = -c.source_id JOIN memory_indexes m ON m.id = f.index_id
+		JOIN state_dirs d ON d.path = m.state_dir
+		WHERE c.kind = '`+search.KindMemoryIndex+`' AND c.id IN (SELECT value FROM json_each(?))`, idList(missing))
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		h := &clawledger.ChunkHit{}
+		c := &h.Chunk
+		if err := rows.Scan(&c.ID, &c.Kind, &c.SourceID, &c.AgentID, &c.Role, &c.TsMs, &c.StartLine, &c.EndLine, &c.Part,
+			&c.Hash, &c.Text, &h.StateDir, &h.Path); err != nil {
+			rows.Close()
+			return err
+		}
+		out[c.ID] = h
+	}
+	return closeRows(rows)
+}
