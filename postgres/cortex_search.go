@@ -150,9 +150,7 @@ func (x episodeIndex) Hits(ctx context.Context, ids []int64) (map[int64]*clawled
 		if err != nil {
 			return nil, err
 		}
-		h.Chunk = clawledger.Chunk{ID: ep.ID, Kind: search.KindEpisode, SourceID: ep.SourceID, LineID: ep.ID, AgentID: ep.AgentID,
-			SessionID: ep.SessionID, EntryID: ep.StartEntryID, Role: string(ep.Boundary), TsMs: ep.EndMs, StartLine: ep.StartLine,
-			EndLine: ep.EndLine, Hash: hash, Text: ep.SummaryText()}
+		h.Chunk = search.EpisodeChunk(ep, hash)
 		return h, nil
 	}, `SELECT `+episodeColumns+`, e.summary_hash, d.path, s.rel_path, s.class, s.gone_at_ms <> 0
 		FROM cortex_episodes e JOIN sources s ON s.id = e.source_id JOIN state_dirs d ON d.id = s.state_dir_id

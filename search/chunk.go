@@ -10,6 +10,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/redact"
 )
@@ -296,4 +297,12 @@ func IsMemoryFile(rel string) bool {
 		return true
 	}
 	return strings.HasPrefix(p, "memory/") && path.Ext(p) == ".md"
+}
+
+// EpisodeChunk is an episode as a search hit's chunk: its summary is the
+// text, its boundary the role, its last entry's time the chunk's.
+func EpisodeChunk(ep *clawledger.Episode, hash []byte) clawledger.Chunk {
+	return clawledger.Chunk{ID: ep.ID, Kind: KindEpisode, SourceID: ep.SourceID, LineID: ep.ID, AgentID: ep.AgentID,
+		SessionID: ep.SessionID, EntryID: ep.StartEntryID, Role: string(ep.Boundary), TsMs: ep.EndMs, StartLine: ep.StartLine,
+		EndLine: ep.EndLine, Hash: hash, Text: ep.SummaryText()}
 }
