@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 	"github.com/clawledger/clawledger/search"
 	"github.com/jackc/pgx/v5"
 )
@@ -28,26 +29,14 @@ func (db *DB) MemoryIndexes(ctx context.Context) ([]clawledger.MemoryIndex, erro
 	if err != nil {
 		return nil, db.fail(err)
 	}
-	type file struct {
-		index int64
-		clawledger.MemoryIndexFile
-	}
-	files, err := queryAll(ctx, db.pool, func(r pgx.Row) (f file, err error) {
-		return f, r.Scan(&f.index, &f.ID, &f.AgentID, &f.Path, &f.Source, &f.Digest)
+	files, err := queryAll(ctx, db.pool, func(r pgx.Row) (f storekit.MemoryIndexFileRow, err error) {
+		return f, r.Scan(&f.Index, &f.ID, &f.AgentID, &f.Path, &f.Source, &f.Digest)
 	}, `SELECT f.index_id, f.id, f.agent_id, f.path, f.source, f.digest FROM memory_index_files f
 		JOIN memory_indexes m ON m.id = f.index_id WHERE m.host_id = $1 ORDER BY f.index_id, f.path, f.source`, db.hostID)
 	if err != nil {
 		return nil, db.fail(err)
 	}
-	at := map[int64]int{}
-	for i := range idx {
-		at[idx[i].ID] = i
-	}
-	for _, f := range files {
-		if i, ok := at[f.index]; ok {
-			idx[i].Files = append(idx[i].Files, f.MemoryIndexFile)
-		}
-	}
+	storekit.AttachMemoryIndexFiles(idx, files)
 	return idx, nil
 }
 

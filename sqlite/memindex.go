@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/storekit"
 	"github.com/clawledger/clawledger/search"
 )
 
@@ -27,25 +28,13 @@ func (db *DB) MemoryIndexes(ctx context.Context) ([]clawledger.MemoryIndex, erro
 	if err != nil {
 		return nil, err
 	}
-	type file struct {
-		index int64
-		clawledger.MemoryIndexFile
-	}
-	files, err := queryAll(ctx, db.w, func(r scanner) (f file, err error) {
-		return f, r.Scan(&f.index, &f.ID, &f.AgentID, &f.Path, &f.Source, &f.Digest)
+	files, err := queryAll(ctx, db.w, func(r scanner) (f storekit.MemoryIndexFileRow, err error) {
+		return f, r.Scan(&f.Index, &f.ID, &f.AgentID, &f.Path, &f.Source, &f.Digest)
 	}, `SELECT index_id, id, agent_id, path, source, digest FROM memory_index_files ORDER BY index_id, path, source`)
 	if err != nil {
 		return nil, err
 	}
-	at := map[int64]int{}
-	for i := range idx {
-		at[idx[i].ID] = i
-	}
-	for _, f := range files {
-		if i, ok := at[f.index]; ok {
-			idx[i].Files = append(idx[i].Files, f.MemoryIndexFile)
-		}
-	}
+	storekit.AttachMemoryIndexFiles(idx, files)
 	return idx, nil
 }
 

@@ -66,3 +66,24 @@ func SessionStateFields(s *clawledger.Session, models *string) []any {
 		&s.Compactions, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.Cost, models,
 		&s.LastEntryID, &s.LeafID, &s.Provider, &s.Model, &s.API, &s.ThinkingLevel}
 }
+
+// MemoryIndexFileRow is a row of memory_index_files: a file and the
+// memory index it belongs to.
+type MemoryIndexFileRow struct {
+	Index int64
+	clawledger.MemoryIndexFile
+}
+
+// AttachMemoryIndexFiles gives each memory index its files, in the rows'
+// order.
+func AttachMemoryIndexFiles(idx []clawledger.MemoryIndex, files []MemoryIndexFileRow) {
+	at := map[int64]int{}
+	for i := range idx {
+		at[idx[i].ID] = i
+	}
+	for _, f := range files {
+		if i, ok := at[f.Index]; ok {
+			idx[i].Files = append(idx[i].Files, f.MemoryIndexFile)
+		}
+	}
+}
