@@ -29,17 +29,7 @@ func TestMemoryIndexCorpus(t *testing.T) {
 		{"openclaw-2026.9.6", []string{"agents/main/agent/openclaw-agent.sqlite", "agents/ops/agent/openclaw-agent.sqlite"}},
 	} {
 		t.Run(c.release, func(t *testing.T) {
-			state := filepath.Join(corpus, c.release, ".openclaw")
-			s := service(t, filepath.Join(t.TempDir(), "ledger.db"))
-			s.StateDirs = func() ([]string, error) { return []string{state}, nil }
-			if _, err := s.Ingest(ctx, IngestRequest{}); err != nil {
-				t.Fatal(err)
-			}
-			st, err := s.write(ctx, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			_, st := ingestedCorpus(t, filepath.Join(corpus, c.release, ".openclaw"))
 			idx, err := st.(clawledger.MemoryIndexStore).MemoryIndexes(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -74,17 +64,7 @@ func TestMemorySeedCorpus(t *testing.T) {
 		{"openclaw-2026.9.6", 10, 13}, // before: 4 of 13
 	} {
 		t.Run(c.release, func(t *testing.T) {
-			state := filepath.Join(corpus, c.release, ".openclaw")
-			s := service(t, filepath.Join(t.TempDir(), "ledger.db"))
-			s.StateDirs = func() ([]string, error) { return []string{state}, nil }
-			if _, err := s.Ingest(ctx, IngestRequest{}); err != nil {
-				t.Fatal(err)
-			}
-			st, err := s.write(ctx, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			s, st := ingestedCorpus(t, filepath.Join(corpus, c.release, ".openclaw"))
 			if _, err := s.seedEmbeddingCache(ctx, st, cfg, space); err != nil {
 				t.Fatal(err)
 			}
@@ -116,4 +96,22 @@ func TestMemorySeedCorpus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ingestedCorpus ingests a genuine state dir into a new ledger and opens
+// its writer (closed when the test ends).
+func ingestedCorpus(t *testing.T, state string) (*Service, clawledger.Store) {
+	t.Helper()
+	ctx := context.Background()
+	s := service(t, filepath.Join(t.TempDir(), "ledger.db"))
+	s.StateDirs = func() ([]string, error) { return []string{state}, nil }
+	if _, err := s.Ingest(ctx, IngestRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.write(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return s, st
 }
