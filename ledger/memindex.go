@@ -43,7 +43,13 @@ func (s *Service) syncMemoryIndexes(ctx context.Context, st clawledger.Store) (s
 	lend, space := s.lender(ctx, st)
 	for _, d := range dirs {
 		for _, p := range memoryIndexes(d.Path) {
-			stamp := memoryStamp(ctx, p)
+			rel, _ := filepath.Rel(d.Path, p)
+			stamp, err := memoryStamp(ctx, p)
+			if err != nil { // kept as it was, and said
+				found = append(found, search.FoundMemoryIndex{StateDir: d.Path, Rel: filepath.ToSlash(rel), Stamp: "unreadable",
+					Read: func(context.Context) ([]search.MemoryIndexDoc, error) { return nil, err }})
+				continue
+			}
 			if stamp == "" {
 				continue
 			}
@@ -52,7 +58,6 @@ func (s *Service) syncMemoryIndexes(ctx context.Context, st clawledger.Store) (s
 					return search.MemoryIndexStats{}, err
 				}
 			}
-			rel, _ := filepath.Rel(d.Path, p)
 			agent := memoryIndexAgent(filepath.ToSlash(rel))
 			has := held.of(d.Path)
 			found = append(found, search.FoundMemoryIndex{StateDir: d.Path, Rel: filepath.ToSlash(rel),
@@ -62,7 +67,11 @@ func (s *Service) syncMemoryIndexes(ctx context.Context, st clawledger.Store) (s
 				}})
 		}
 	}
-	return search.SyncMemoryIndexes(ctx, st, found)
+	stats, err := search.SyncMemoryIndexes(ctx, st, found)
+	for _, f := range stats.Failed {
+		s.observer().MemoryIndexUnreadable(filepath.Join(f.StateDir, filepath.FromSlash(f.Rel)), f.Err)
+	}
+	return stats, err
 }
 
 // lender is the endpoint whose vectors OpenClaw's may stand in for, and
@@ -86,17 +95,16 @@ func (s *Service) lender(ctx context.Context, st clawledger.Store) (*agentdb.Ope
 
 // memoryStamp is what a memory index database holds (agentdb.MemoryStamp),
 // "" when it holds none or cannot be read.
-func memoryStamp(ctx context.Context, p string) string {
+func memoryStamp(ctx context.Context, p string) (string, error) {
 	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
-		return ""
+		return "", nil
 	}
 	db, err := agentdb.Open(ctx, p)
 	if err != nil {
-		return ""
+		return "", err
 	}
 	defer db.Close()
-	stamp, _ := db.MemoryStamp(ctx)
-	return stamp
+	return db.MemoryStamp(ctx)
 }
 
 // memoryIndexAgent is the agent a memory index belongs to:

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -155,6 +156,44 @@ func TestMemoryIndexFollowsChanges(t *testing.T) {
 		if got := memoryIndexHits(t, s, "month", ""); got != nil {
 			t.Errorf("the memory index is gone, its hits stay: %v", got)
 		}
+	}
+}
+
+// unreadableObserver records the memory indexes said to be unreadable.
+type unreadableObserver struct {
+	NopObserver
+	mu    sync.Mutex
+	paths []string
+}
+
+func (o *unreadableObserver) MemoryIndexUnreadable(path string, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.paths = append(o.paths, path)
+}
+
+// TestMemoryIndexUnreadable: a memory index that can no longer be read
+// (OpenClaw's file damaged) is said, by its path, and its hits are kept as
+// they were rather than dropped as if it had vanished.
+func TestMemoryIndexUnreadable(t *testing.T) {
+	s, m := memoryIndexState(t, false)
+	want := []string{fixture.MemoryExtraPath + ":1-3"}
+	if got := memoryIndexHits(t, s, "certificates", ""); !slices.Equal(got, want) {
+		t.Fatalf("before: %v, want %v", got, want)
+	}
+	if err := os.WriteFile(m.Path, bytes.Repeat([]byte("not a database "), 512), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	obs := &unreadableObserver{}
+	s.Observer = obs
+	if _, err := s.Ingest(context.Background(), IngestRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(obs.paths, m.Path) {
+		t.Errorf("unreadable memory indexes said: %v, want %s", obs.paths, m.Path)
+	}
+	if got := memoryIndexHits(t, s, "certificates", ""); !slices.Equal(got, want) {
+		t.Errorf("after the index became unreadable: %v, want its hits kept %v", got, want)
 	}
 }
 

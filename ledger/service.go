@@ -157,6 +157,9 @@ type Observer interface {
 	// StateDirMissing says a state dir the ledger holds no longer exists:
 	// it is not read, and its data is kept.
 	StateDirMissing(dir string)
+	// MemoryIndexUnreadable says OpenClaw's memory index at path could not
+	// be read: its search hits are kept as they were.
+	MemoryIndexUnreadable(path string, err error)
 }
 
 // Progress follows a long task.
@@ -180,14 +183,15 @@ const (
 // NopObserver shows nothing; embed it to implement part of Observer.
 type NopObserver struct{}
 
-func (NopObserver) Progress(string) Progress         { return nil }
-func (NopObserver) RefreshSkipped(string)            {}
-func (NopObserver) Refreshed(*collect.Report)        {}
-func (NopObserver) EmbedFailed(error, bool)          {}
-func (NopObserver) Captured(*episodes.CaptureReport) {}
-func (NopObserver) UsingSample(string)               {}
-func (NopObserver) SampleDropped(*view.Forget)       {}
-func (NopObserver) StateDirMissing(string)           {}
+func (NopObserver) Progress(string) Progress            { return nil }
+func (NopObserver) RefreshSkipped(string)               {}
+func (NopObserver) Refreshed(*collect.Report)           {}
+func (NopObserver) EmbedFailed(error, bool)             {}
+func (NopObserver) Captured(*episodes.CaptureReport)    {}
+func (NopObserver) UsingSample(string)                  {}
+func (NopObserver) SampleDropped(*view.Forget)          {}
+func (NopObserver) StateDirMissing(string)              {}
+func (NopObserver) MemoryIndexUnreadable(string, error) {}
 
 func (s *Service) observer() Observer {
 	if s.Observer == nil {

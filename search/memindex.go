@@ -47,7 +47,15 @@ type MemoryIndexStats struct {
 	Chunks  int // chunks added
 	Removed int // chunks removed
 	Vectors int // OpenClaw's vectors reused
-	Failed  int // memory indexes that could not be read (kept as they were)
+	// Failed lists the memory indexes that could not be read: their
+	// chunks are kept as they were.
+	Failed []MemoryIndexFailure
+}
+
+// MemoryIndexFailure is a memory index a sync could not read, and why.
+type MemoryIndexFailure struct {
+	StateDir, Rel string
+	Err           error
 }
 
 // Changed reports whether the sync changed the search index.
@@ -84,7 +92,7 @@ func SyncMemoryIndexes(ctx context.Context, st clawledger.SearchIndex, found []F
 			if ctx.Err() != nil {
 				return stats, ctx.Err()
 			}
-			stats.Failed++ // OpenClaw's file, unreadable: its chunks stay as they were
+			stats.Failed = append(stats.Failed, MemoryIndexFailure{StateDir: f.StateDir, Rel: f.Rel, Err: err})
 			continue
 		}
 		stats.Read++

@@ -64,6 +64,10 @@ func (o observer) StateDirMissing(dir string) {
 	o.a.warnf("warning: the ledger holds %s, which no longer exists: not read, its data kept (`clawledger forget %s` removes it)\n", dir, dir)
 }
 
+func (o observer) MemoryIndexUnreadable(path string, err error) {
+	o.a.warnf("warning: OpenClaw's memory index %s cannot be read (%v): its search hits are kept as they were\n", path, err)
+}
+
 func (o observer) UsingSample(dir string) {
 	o.a.warnf("No OpenClaw state directory found (looked for $OPENCLAW_STATE_DIR, ~/.openclaw, ~/.openclaw-*, ~/.clawdbot, ~/.moltbot, ~/.moldbot).\nIngesting the bundled sample state dir instead: %s\n", dir)
 }
