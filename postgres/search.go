@@ -412,7 +412,7 @@ func scanLexical(r pgx.Row) (m clawledger.LexicalMatch, err error) {
 // their bucket entries cost about 3,000 fetches, against 10,000 fetches
 // of every match), not for rarer words. When it pays, the store asks for
 // the newest buckets the estimate says hold the window, then for older
-// ones, four times as many each time, until the window fills.
+// ones until the window fills (widen).
 const (
 	walkCost    = 4
 	bucketShift = 13
