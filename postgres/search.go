@@ -440,9 +440,9 @@ var (
 // together tend to occur together: for the passes through the index the
 // store takes that bound instead (the estimate of a query in which a
 // phrase is a group of its own, times its rarest word's over its own).
-// An overestimate costs passes, four times as many buckets each; whether
-// to walk it still decides by the planner's estimate, so that a rare
-// phrase of common words is never walked for its words' sake.
+// An overestimate costs passes (widen); whether to walk still goes by the
+// planner's estimate, so that a rare phrase of common words is never
+// walked for its words' sake.
 
 // phraseBound is a group of a query that is one phrase of several words,
 // as tsqueries: the phrase and each of its words.

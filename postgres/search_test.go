@@ -176,7 +176,7 @@ func TestNewestBuckets(t *testing.T) {
 // TestPhraseBuckets: a phrase whose words occur together (searchbench's
 // "the deployment failed", in 1% of the messages) is estimated by its
 // rarest word, not as if its words were independent (the planner's
-// product of their frequencies, 100 times too few), so that the store
+// product of their frequencies, far too few), so that the store
 // reads its newest buckets first, not every match; and the newest
 // matches it finds so are the newest of all.
 func TestPhraseBuckets(t *testing.T) {
