@@ -367,7 +367,7 @@ func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *cla
 	var out []clawledger.LexicalMatch
 	var err error
 	if window > 0 {
-		out, err = db.newestMatches(ctx, expr, f, window+1)
+		out, err = db.newestMatches(ctx, expr, phraseBounds(query), f, window+1)
 	} else {
 		var p params
 		out, err = queryAll(ctx, db.pool, scanLexical, `SELECT c.id, c.tokens, c.text FROM search_chunks c WHERE c.words @@ `+
@@ -412,7 +412,7 @@ func scanLexical(r pgx.Row) (m clawledger.LexicalMatch, err error) {
 // their bucket entries cost about 3,000 fetches, against 10,000 fetches
 // of every match), not for rarer words. When it pays, the store asks for
 // the newest buckets the estimate says hold the window, then for older
-// ones, four times as many each time, until the window fills.
+// ones until the window fills (widen).
 const (
 	walkCost    = 4
 	bucketShift = 13
@@ -432,11 +432,59 @@ var (
 	bucketHook func(tsquery string, lo, hi int64)
 )
 
+// A phrase's matches the planner estimates as if its words were
+// independent, the product of their frequencies: "the deployment failed",
+// whose words occur together, 97 chunks of 1,000,000 for 10,032, so that
+// the store read every match rather than the newest buckets. A phrase
+// matches no more chunks than its rarest word does, and words quoted
+// together tend to occur together: for the passes through the index the
+// store takes that bound instead (the estimate of a query in which a
+// phrase is a group of its own, times its rarest word's over its own).
+// An overestimate costs passes (widen); whether to walk still goes by the
+// planner's estimate, so that a rare phrase of common words is never
+// walked for its words' sake.
+
+// phraseBound is a group of a query that is one phrase of several words,
+// as tsqueries: the phrase and each of its words.
+type phraseBound struct {
+	phrase string
+	words  []string
+}
+
+// phraseBounds lists the groups of q that are one phrase of several words.
+func phraseBounds(q *clawledger.SearchQuery) []phraseBound {
+	var out []phraseBound
+	for _, g := range q.Groups {
+		if len(g) != 1 {
+			continue
+		}
+		text, prefix := search.IndexTerm(g[0])
+		if ws := phraseWords(text, prefix); len(ws) > 1 {
+			out = append(out, phraseBound{phrase: phrase(text, prefix), words: ws})
+		}
+	}
+	return out
+}
+
+// planRows is what EXPLAIN (FORMAT JSON) says of a query's rows.
+type planRows []struct {
+	Plan struct {
+		Rows float64 `json:"Plan Rows"`
+	}
+}
+
+func (p planRows) rows() float64 {
+	if len(p) == 0 {
+		return 0
+	}
+	return p[0].Plan.Rows
+}
+
 // newestMatches returns up to want matches of a tsquery passing f, newest
-// first, by the plan that reads less: the estimate in one round trip, then
-// the query (through the index, a pass per range of buckets, each a round
-// trip) in one read-only snapshot of its own that sets the plan.
-func (db *DB) newestMatches(ctx context.Context, expr string, f *clawledger.SearchFilter, want int) ([]clawledger.LexicalMatch, error) {
+// first, by the plan that reads less: the estimates in one round trip,
+// then the query (through the index, a pass per range of buckets, each a
+// round trip) in one read-only snapshot of its own that sets the plan.
+func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBound, f *clawledger.SearchFilter, want int) ([]clawledger.LexicalMatch, error) {
 	var p params
 	from := `FROM search_chunks c WHERE c.words @@ ` + p.add(expr) + `::tsquery` + db.filterSQL(f, &p)
 	conn, err := db.pool.Acquire(ctx)
@@ -448,12 +496,13 @@ func (db *DB) newestMatches(ctx context.Context, expr string, f *clawledger.Sear
 	est.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
 	est.Queue(`EXPLAIN (FORMAT JSON) SELECT c.id `+from, p.args...)
 	est.Queue(`SELECT coalesce(sum(chunks), 0)::bigint, (SELECT coalesce(max(id), 0) FROM search_chunks) FROM search_stats`)
-	res := conn.SendBatch(ctx, est)
-	var plan []struct {
-		Plan struct {
-			Rows float64 `json:"Plan Rows"`
+	for _, ph := range phrases {
+		for _, q := range append([]string{ph.phrase}, ph.words...) {
+			est.Queue(`EXPLAIN (FORMAT JSON) SELECT c.id FROM search_chunks c WHERE c.words @@ $1::tsquery`, q)
 		}
 	}
+	res := conn.SendBatch(ctx, est)
+	var plan planRows
 	var chunks, maxID int64
 	_, err = res.Exec()
 	if err == nil {
@@ -462,6 +511,22 @@ func (db *DB) newestMatches(ctx context.Context, expr string, f *clawledger.Sear
 	if err == nil {
 		err = res.QueryRow().Scan(&chunks, &maxID)
 	}
+	matches := plan.rows()
+	bound := matches // for the passes: phrases by their rarest word
+	for _, ph := range phrases {
+		var own planRows
+		rarest := 0.0
+		for i := 0; i <= len(ph.words) && err == nil; i++ {
+			var p planRows
+			if err = res.QueryRow().Scan(&p); i == 0 {
+				own = p
+			} else if i == 1 || p.rows() < rarest {
+				rarest = p.rows()
+			}
+		}
+		bound *= max(1, rarest/max(own.rows(), 1))
+	}
+	bound = min(bound, float64(chunks))
 	committed := false
 	defer func() {
 		if !committed {
@@ -470,10 +535,6 @@ func (db *DB) newestMatches(ctx context.Context, expr string, f *clawledger.Sear
 	}()
 	if err := errors.Join(err, res.Close()); err != nil {
 		return nil, err
-	}
-	var matches float64
-	if len(plan) > 0 {
-		matches = plan[0].Plan.Rows
 	}
 	density := min(1, matches/float64(max(chunks, 1)))
 	walk := walkCost*density*density*float64(chunks) > float64(want)
@@ -516,16 +577,19 @@ func (db *DB) newestMatches(ctx context.Context, expr string, f *clawledger.Sear
 		return err
 	}
 	// the ids that hold the window, by the matches' density over the ids
-	span := float64(want) * float64(max(maxID, 1)) / max(matches, 1)
-	if walk || span/bucketScanCost+float64(want) >= 0.8*matches {
+	span := float64(want) * float64(max(maxID, 1)) / max(bound, 1)
+	if walk || span/bucketScanCost+float64(want) >= 0.8*bound {
 		err = newest("", nil, true)
 	} else {
-		// the buckets of that span, and one more (the newest is partly
-		// filled)
+		// the buckets of that span and a fifth more (matches are not
+		// spread evenly), and one more (the newest is partly filled): a
+		// pass costs by the buckets it reads, so a second is dearer than
+		// a wider first
 		top := maxID >> bucketShift
-		n := int64(span)>>bucketShift + 2
-		for hi := top; hi >= 0 && len(out) < want && err == nil; hi, n = hi-n, n*4 {
+		n := int64(span*1.2)>>bucketShift + 2
+		for hi := top; hi >= 0 && len(out) < want && err == nil; {
 			lo := max(0, hi-n+1)
+			had := len(out)
 			if bucketHook != nil {
 				bucketHook(expr, lo, hi)
 			}
@@ -537,6 +601,7 @@ func (db *DB) newestMatches(ctx context.Context, expr string, f *clawledger.Sear
 			default:
 				err = newest(` AND `+bucketOf+` @@ ?::tsquery`, buckets(lo, hi), false)
 			}
+			hi, n = lo-1, widen(n, len(out)-had, want-len(out))
 		}
 	}
 	if err == nil && !committed {
@@ -547,6 +612,17 @@ func (db *DB) newestMatches(ctx context.Context, expr string, f *clawledger.Sear
 		return nil, err
 	}
 	return out, nil
+}
+
+// widen says how many buckets the next pass reads, after a pass of n
+// buckets found found matches and need more are wanted: as many as the
+// matches' density in that pass says hold them, and a fifth more; four
+// times n when it found none.
+func widen(n int64, found, need int) int64 {
+	if found == 0 {
+		return n * 4
+	}
+	return max(1, int64(1.2*float64(n)*float64(need)/float64(found))+1)
 }
 
 // buckets renders the tsquery of the buckets lo to hi.

@@ -173,6 +173,40 @@ func TestNewestBuckets(t *testing.T) {
 	}
 }
 
+// TestPhraseBuckets: a phrase whose words occur together (searchbench's
+// "the deployment failed", in 1% of the messages) is estimated by its
+// rarest word, not as if its words were independent (the planner's
+// product of their frequencies, far too few), so that the store
+// reads its newest buckets first, not every match; and the newest
+// matches it finds so are the newest of all.
+func TestPhraseBuckets(t *testing.T) {
+	ctx := context.Background()
+	db, _, _, dsn := searchCorpus(t)
+	defer postgres.SetBucketCost(1e12)()
+	pgtest.Exec(t, dsn, `UPDATE search_chunks SET id = -id`, `UPDATE search_chunks SET id = -id * 97`, `ANALYZE search_chunks`)
+	const phrase = `"the deployment failed"`
+	q, err := search.Parse(phrase)
+	check(t, err)
+	all, _, err := db.Lexical(ctx, q, &clawledger.SearchFilter{}, 0)
+	check(t, err)
+	if len(all) < 20 {
+		t.Fatalf("%s: %d matches", phrase, len(all))
+	}
+	var mu sync.Mutex
+	var passes [][2]int64
+	defer postgres.SetBucketHook(func(tsquery string, lo, hi int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		passes = append(passes, [2]int64{lo, hi})
+	})()
+	_, _, err = db.Lexical(ctx, q, &clawledger.SearchFilter{}, 5)
+	check(t, err)
+	if len(passes) == 0 || passes[0][0] == 0 {
+		t.Errorf("%s (%d matches), window 5: passes through the index %v, want the newest buckets first", phrase, len(all), passes)
+	}
+	newestMatchesAgree(t, db, []string{phrase, `"deployment failed" the`, `"failed the deployment"`})
+}
+
 // TestSearchPlan: the store, not the planner, picks how to find a query's
 // newest matches, from the planner's estimate of them: the commonest
 // words by walking the newest chunks, the rarest through the word index.

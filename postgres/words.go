@@ -115,6 +115,19 @@ func quoteLexeme(w string) string {
 // phrase renders text's words as a tsquery phrase ('a' <-> 'b'), its last
 // word a prefix when prefix is set; "" when text has no word.
 func phrase(text string, prefix bool) string {
+	ws := phraseWords(text, prefix)
+	switch len(ws) {
+	case 0:
+		return ""
+	case 1:
+		return ws[0]
+	}
+	return "(" + strings.Join(ws, " <-> ") + ")"
+}
+
+// phraseWords renders text's words as tsquery operands, the last a prefix
+// when prefix is set.
+func phraseWords(text string, prefix bool) []string {
 	var ws []string
 	search.Words(text, func(w string) {
 		if w == "" { // combining marks alone: nothing to find (the index holds no empty word)
@@ -128,16 +141,10 @@ func phrase(text string, prefix bool) string {
 		}
 		ws = append(ws, quoteLexeme(w))
 	})
-	if len(ws) == 0 {
-		return ""
-	}
-	if prefix {
+	if prefix && len(ws) > 0 {
 		ws[len(ws)-1] += ":*"
 	}
-	if len(ws) == 1 {
-		return ws[0]
-	}
-	return "(" + strings.Join(ws, " <-> ") + ")"
+	return ws
 }
 
 // renderQuery renders a parsed search query as a tsquery: AND between its

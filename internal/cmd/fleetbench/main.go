@@ -4,7 +4,7 @@
 //	fleetbench ingest -db LOC [-host H] [-index] DIR...   one writer ingests the state dirs
 //	fleetbench fleet -db URL DIR...                        a writer per state dir, all at once, each its own host
 //	fleetbench copyfloor -db URL [-streams N] DIR...       every line's bytes by binary COPY into an unindexed table
-//	fleetbench reports -db LOC [-n N] [-query Q] [-only R]  usage daily, sessions and search through the service
+//	fleetbench reports -db LOC [-n N] [-query Q] [-only R] [-cpuprofile F]  usage daily, sessions and search through the service
 //
 // LOC is a ledger location (a SQLite path or a postgres:// URL).
 package main
@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -46,6 +47,7 @@ func main() {
 	runs := fl.Int("n", 20, "reports: runs of each report")
 	query := fl.String("query", "deploy", "reports: the search query")
 	only := fl.String("only", "", "reports: time only these (a comma-separated list of usage, sessions, search)")
+	profile := fl.String("cpuprofile", "", "reports: write a CPU profile of the timed runs to this file")
 	fl.Parse(os.Args[2:])
 	ctx := context.Background()
 	var err error
@@ -57,7 +59,7 @@ func main() {
 	case "copyfloor":
 		err = copyFloor(ctx, *db, *streams, fl.Args())
 	case "reports":
-		err = reports(ctx, *db, *runs, *query, *only)
+		err = reports(ctx, *db, *runs, *query, *only, *profile)
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -234,7 +236,7 @@ func report(what string, d time.Duration, lines, bytes int64) {
 
 // reports times the reports through the service, as the CLI asks them
 // (without a refresh: the ledger is current).
-func reports(ctx context.Context, loc string, n int, query, only string) error {
+func reports(ctx context.Context, loc string, n int, query, only, profile string) error {
 	l, err := clawledger.ParseLocation(loc)
 	if err != nil {
 		return err
@@ -261,6 +263,17 @@ func reports(ctx context.Context, loc string, n int, query, only string) error {
 			_, err := svc.Search(ctx, req)
 			return err
 		}},
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	for _, c := range calls {
 		if only != "" && !slices.Contains(strings.Split(only, ","), strings.Fields(c.name)[0]) {
