@@ -134,7 +134,7 @@ type Neighbor struct {
 
 // Search returns the k chunks most similar to q that pass keep (nil keeps
 // all), most similar first. The scan is split across the CPUs.
-func (x *VectorIndex) Search(q []float32, k int, keep func(*VectorMeta) bool) ([]Neighbor, error) {
+func (x *VectorIndex) Search(q []float32, k int, keep func(int64, *VectorMeta) bool) ([]Neighbor, error) {
 	if len(q) != x.Dims {
 		return nil, fmt.Errorf("query vector has %d dimensions, the index %d%w", len(q), x.Dims, quiet{ErrDimensions})
 	}
@@ -170,10 +170,10 @@ func (x *VectorIndex) Search(q []float32, k int, keep func(*VectorMeta) bool) ([
 	return out, nil
 }
 
-func (x *VectorIndex) scan(q []float32, lo, hi, k int, keep func(*VectorMeta) bool, h *neighborHeap) {
+func (x *VectorIndex) scan(q []float32, lo, hi, k int, keep func(int64, *VectorMeta) bool, h *neighborHeap) {
 	d := x.Dims
 	for i := lo; i < hi; i++ {
-		if keep != nil && !keep(&x.meta[i]) {
+		if keep != nil && !keep(x.ids[i], &x.meta[i]) {
 			continue
 		}
 		s := Dot(q, x.data[i*d:(i+1)*d])
