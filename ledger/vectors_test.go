@@ -38,7 +38,6 @@ func TestVectorMatrixKept(t *testing.T) {
 	}
 	req := SearchDefaults()
 	req.Query, req.Mode = "kubernetes", search.ModeHybrid
-	req.Now = 1 // the answers hold the time their next page counts decay from
 	check := func(loads int) {
 		t.Helper()
 		got, err := s.Search(ctx, req)

@@ -88,7 +88,9 @@ type Request struct {
 // stay out; a hit deleted since simply no longer appears.
 type Page struct {
 	MaxID  int64       `json:"m,omitempty"` // chunks with higher ids stay out
-	Now    int64       `json:"n"`           // epoch ms decay counts from
+	Now    int64       `json:"n,omitempty"` // epoch ms decay counts from (0 without decay)
+	Since  int64       `json:"a,omitempty"` // the filter's time range, as the first page resolved it
+	Until  int64       `json:"b,omitempty"`
 	Corpus Corpus      `json:"c"`           // the BM25 totals (MaxID unused)
 	DFs    []TermCount `json:"d,omitempty"` // each phrase's document frequency, in the query's order
 	Pool   int         `json:"p"`           // the first pool's candidates per lane
@@ -268,9 +270,15 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		snap = &Page{MaxID: c.MaxID, Now: req.Now}
+		snap = &Page{MaxID: c.MaxID, Since: req.Filter.Since, Until: req.Filter.Until}
+		if req.Decay {
+			snap.Now = req.Now // only decay counts from it: a cursor without is the same at every hour
+		}
 	}
-	req.Filter.MaxID, req.Now = snap.MaxID, snap.Now
+	req.Filter.MaxID, req.Filter.Since, req.Filter.Until = snap.MaxID, snap.Since, snap.Until
+	if req.Page != nil {
+		req.Now = snap.Now
+	}
 	var lex []laneHit
 	if res.Mode != ModeVector {
 		if lex, err = e.lexical(ctx, p, &req, snap, res); err != nil {
