@@ -88,6 +88,7 @@ type Request struct {
 // stay out; a hit deleted since simply no longer appears.
 type Page struct {
 	MaxID  int64       `json:"m,omitempty"` // chunks with higher ids stay out
+	Mode   string      `json:"k,omitempty"` // the mode the first page ranked in
 	Now    int64       `json:"n,omitempty"` // epoch ms decay counts from (0 without decay)
 	Since  int64       `json:"a,omitempty"` // the filter's time range, as the first page resolved it
 	Until  int64       `json:"b,omitempty"`
@@ -251,6 +252,13 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		return nil, fmt.Errorf("%w: %s%w", ErrNoVectors, e.notEmbedded(), quiet{ErrNotEmbedded})
 	}
 
+	if req.Page != nil && req.Mode == "" && res.Mode != req.Page.Mode {
+		// the first page chose the mode: the pages keep it
+		if req.Page.Mode != ModeLexical {
+			return nil, clawledger.FieldErrorf("cursor", "ranks by meaning, and this ledger's vectors are gone since: search again")
+		}
+		res.Mode = ModeLexical
+	}
 	var qvec []float32
 	if res.Mode != ModeLexical {
 		vs, err := e.Embedder.Embed(ctx, []string{req.Query})
@@ -270,7 +278,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		snap = &Page{MaxID: c.MaxID, Since: req.Filter.Since, Until: req.Filter.Until}
+		snap = &Page{MaxID: c.MaxID, Mode: res.Mode, Since: req.Filter.Since, Until: req.Filter.Until}
 		if req.Decay {
 			snap.Now = req.Now // only decay counts from it: a cursor without is the same at every hour
 		}
@@ -322,7 +330,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		}
 		st.add(fs, info)
 		exhausted = len(lexK) == len(lex) && len(vec) < pool
-		if len(st.hits) >= want || exhausted {
+		if len(st.hits) >= max(want, st.start(snap)+req.Limit) || exhausted {
 			break
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawledger/clawledger/embed"
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/search"
 )
@@ -177,5 +178,30 @@ func TestSearchPagesKeepTheirSnapshot(t *testing.T) {
 				t.Error("a new search does not see the appended messages")
 			}
 		})
+	}
+}
+
+// The pages keep the mode the first page chose: vectors made between the
+// pages do not turn a full-text ranking hybrid.
+func TestSearchPagesKeepTheirMode(t *testing.T) {
+	l, _ := pagedLedger(t)
+	m, err := embed.LoadStatic(tinyModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &search.Engine{Store: l.db, Embedder: m}
+	req := search.Request{Query: "car list", Limit: 5}
+	first := page(t, e, req, nil)
+	if first.Mode != search.ModeLexical || first.Next == nil {
+		t.Fatalf("before any vector: mode %s, next %v", first.Mode, first.Next)
+	}
+	all := whole(t, e, req, first.Next)
+	l.embedAll(96)
+	e = &search.Engine{Store: l.db, Embedder: m}
+	if got := rest(t, e, req, first.Next); !slices.Equal(hitIDs(got), hitIDs(all[5:])) {
+		t.Fatalf("after embedding: %v\nwant %v", hitIDs(got), hitIDs(all[5:]))
+	}
+	if res := page(t, e, req, nil); res.Mode != search.ModeHybrid {
+		t.Errorf("a new search: mode %s", res.Mode)
 	}
 }
