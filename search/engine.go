@@ -92,7 +92,7 @@ type Page struct {
 	Now    int64       `json:"n,omitempty"` // epoch ms decay counts from (0 without decay)
 	Since  int64       `json:"a,omitempty"` // the filter's time range, as the first page resolved it
 	Until  int64       `json:"b,omitempty"`
-	Corpus Corpus      `json:"c"`           // the BM25 totals (MaxID unused)
+	Corpus Corpus      `json:"c"`           // the BM25 totals
 	DFs    []TermCount `json:"d,omitempty"` // each phrase's document frequency, in the query's order
 	Pool   int         `json:"p"`           // the first pool's candidates per lane
 	Offset int         `json:"o,omitempty"` // hits shown so far
@@ -297,6 +297,9 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	// and the per-session cap, or the lanes run dry; each pool adds its
 	// new hits to the stream.
 	keep := keeper(&req.Filter)
+	if vx != nil && keepsAll(&req.Filter) && vx.maxID() <= req.Filter.MaxID {
+		keep = nil // every vector loaded is of the snapshot: no test per vector
+	}
 	k := snap.Pool
 	if k <= 0 {
 		if k = CandidateFactor * req.Limit; req.PerSession == 0 {
@@ -401,7 +404,6 @@ func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, snap *Pag
 		if dfs, corpus, err = e.Store.TermCounts(ctx, terms, newest); err != nil {
 			return nil, err
 		}
-		corpus.MaxID = 0
 		snap.DFs, snap.Corpus = dfs, corpus
 	} else if len(dfs) != len(terms) {
 		return nil, clawledger.FieldErrorf("cursor", "not one of this query")

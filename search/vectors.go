@@ -38,6 +38,15 @@ func NewVectorIndex(dims int) *VectorIndex {
 // Len is the number of vectors held.
 func (x *VectorIndex) Len() int { return len(x.ids) }
 
+// maxID is the highest chunk id the index holds a vector of (0 if none).
+func (x *VectorIndex) maxID() int64 {
+	var m int64
+	for _, id := range x.ids {
+		m = max(m, id)
+	}
+	return m
+}
+
 func (x *VectorIndex) intern(s string) string {
 	if v, ok := x.seen[s]; ok {
 		return v

@@ -132,11 +132,15 @@ func TestSearchPagesAreOneRanking(t *testing.T) {
 // An ingest between the pages that appends matching messages changes
 // nothing; a replaced transcript's hits vanish without shifting the others.
 func TestSearchPagesKeepTheirSnapshot(t *testing.T) {
-	for _, replace := range []bool{false, true} {
-		t.Run(fmt.Sprintf("replace=%v", replace), func(t *testing.T) {
+	for _, c := range []struct{ replace, hybrid bool }{{false, false}, {true, false}, {false, true}} {
+		replace := c.replace
+		t.Run(fmt.Sprintf("replace=%v,hybrid=%v", replace, c.hybrid), func(t *testing.T) {
 			l, trs := pagedLedger(t)
 			e := &search.Engine{Store: l.db}
 			req := search.Request{Query: "car OR list OR deploy", Limit: 5, Now: fixture.Base.UnixMilli()}
+			if c.hybrid {
+				e.Embedder, req.Query = l.embedAll(96), "car list"
+			}
 			first := page(t, e, req, nil)
 			all := whole(t, e, req, first.Next)
 			// appended messages that would rank first and last
@@ -169,6 +173,12 @@ func TestSearchPagesKeepTheirSnapshot(t *testing.T) {
 			}
 			if st := l.ingest(); st.Docs == 0 || replace != (st.Removed > 0) {
 				t.Fatalf("ingest: %+v", st)
+			}
+			if c.hybrid {
+				if _, err := search.EmbedPending(context.Background(), l.db, e.Embedder, nil); err != nil {
+					t.Fatal(err)
+				}
+				e.Matrix = nil // the vectors made since are loaded
 			}
 			got := rest(t, e, req, first.Next)
 			if !slices.Equal(hitIDs(got), hitIDs(want)) {
