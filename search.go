@@ -34,6 +34,9 @@ type SearchFilter struct {
 	Source    string  // "sessions", "memory", or "" for both
 	Since     int64   // epoch ms, inclusive; 0 = open
 	Until     int64   // epoch ms, exclusive; 0 = open
+	// MaxID keeps the chunks with ids up to it (0 = all): a paged search's
+	// snapshot, so that chunks an ingest appends between pages stay out.
+	MaxID int64
 }
 
 // LexicalMatch is a chunk the word index matched, with what BM25 needs:
@@ -58,6 +61,7 @@ type DocFrequency struct {
 type Corpus struct {
 	Chunks float64 // documents in the index
 	AvgLen float64 // mean document length in tokens
+	MaxID  int64   // the highest chunk id
 }
 
 // Chunk is one indexed piece of a document.

@@ -2,6 +2,9 @@ package ledger
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,6 +52,21 @@ type SearchRequest struct {
 	// (absolute paths, as the ledger holds them); empty: every state dir.
 	StateDirs []string `json:"state_dirs,omitempty"`
 	Refresh   Refresh  `json:"-"`
+	// Cursor is where the page starts: a next_cursor of the page before,
+	// of the same request (the limit may differ). A search of episodes
+	// does not page.
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// hash names what a search ranks: every field but the page's (limit,
+// cursor), how it is shown, the time range, which the first page resolves
+// (--since 7d) and its cursor keeps, and the state dirs of the process
+// that answers (serve's --state), so that the CLI's cursor pages the API.
+func (r SearchRequest) hash() string {
+	r.Limit, r.Cursor, r.Explain, r.Since, r.Until, r.StateDirs = 0, "", false, 0, 0, nil
+	b, _ := json.Marshal(r)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }
 
 // SearchDefaults is a request with the defaults every surface shows.
@@ -139,6 +157,12 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 	if !req.Exhaustive {
 		sr.Window = LexicalWindow
 	}
+	if sr.Page, err = view.SearchAfter(req.Cursor, req.hash()); err != nil {
+		return nil, err
+	}
+	if sr.Page != nil && req.Episodes {
+		return nil, clawledger.FieldErrorf("cursor", "a search of episodes does not page")
+	}
 	if req.Session != "" {
 		sel, err := resolve(ctx, r, req.Session, req.Agent, a.dirs)
 		if err != nil {
@@ -178,5 +202,9 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 			behind, req.Refresh.IndexBacklog)
 		res.Note = strings.TrimPrefix(res.Note+"; "+note, "; ")
 	}
-	return view.NewSearch(req.Query, res, req.Explain), nil
+	out := view.NewSearch(req.Query, res, req.Explain)
+	if res.Next != nil && !req.Episodes { // episodes change in place: no snapshot of them
+		out.NextCursor = view.SearchCursor(res.Next, req.hash())
+	}
+	return out, nil
 }

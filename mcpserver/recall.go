@@ -50,17 +50,19 @@ type searchIn struct {
 	Session string `json:"session,omitempty" jsonschema:"only this session: its id, a unique prefix of it, or its transcript path"`
 	Source  string `json:"source,omitempty" jsonschema:"sessions (transcripts) or memory (MEMORY.md, USER.md, memory/*.md); default both"`
 	span
-	Limit int `json:"limit,omitempty" jsonschema:"at most this many hits"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many hits"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"the next_cursor of an answer to the same search: its next hits"`
 	budgeted
 }
 
 // searchOut is search's answer: compact hits, each naming its source.
 type searchOut struct {
-	Query     string `json:"query"`
-	Mode      string `json:"mode" jsonschema:"how the hits were ranked: lexical, vector or hybrid"`
-	Note      string `json:"note,omitempty" jsonschema:"why the mode is not the one asked for, or the index is behind"`
-	Hits      []hit  `json:"hits"`
-	Truncated *Cut   `json:"truncated,omitempty"`
+	Query      string `json:"query"`
+	Mode       string `json:"mode" jsonschema:"how the hits were ranked: lexical, vector or hybrid"`
+	Note       string `json:"note,omitempty" jsonschema:"why the mode is not the one asked for, or the index is behind"`
+	Hits       []hit  `json:"hits"`
+	NextCursor string `json:"next_cursor,omitempty" jsonschema:"call again with it as cursor (the same arguments) for the next hits"`
+	Truncated  *Cut   `json:"truncated,omitempty"`
 }
 
 // hit is one search hit: a message or summary of a session (session_id,
@@ -98,7 +100,7 @@ func (s *server) search(ctx context.Context, in searchIn) (*searchOut, string, e
 		return nil, "", err
 	}
 	req := ledger.SearchDefaults()
-	req.Query, req.Mode, req.Session, req.Source, req.Refresh = in.Query, in.Mode, in.Session, in.Source, ledger.QueryRefresh()
+	req.Query, req.Mode, req.Session, req.Source, req.Cursor, req.Refresh = in.Query, in.Mode, in.Session, in.Source, in.Cursor, ledger.QueryRefresh()
 	if in.Limit != 0 {
 		req.Limit = in.Limit
 	}
@@ -118,8 +120,9 @@ func (s *server) search(ctx context.Context, in searchIn) (*searchOut, string, e
 		}
 	}
 	out, text := fit(budget, len(hits), func(k int, cut bool) (*searchOut, string) {
-		o := &searchOut{Query: res.Query, Mode: res.Mode, Note: res.Note, Hits: hits[:k]}
+		o := &searchOut{Query: res.Query, Mode: res.Mode, Note: res.Note, Hits: hits[:k], NextCursor: res.NextCursor}
 		if cut {
+			o.NextCursor = "" // it would skip the hits cut
 			o.Truncated = &Cut{Kept: k, Total: len(hits), Unit: "hits", BudgetBytes: budget, Next: "ask for fewer hits (limit), narrow the search, or raise max_bytes"}
 		}
 		return o, o.render()
@@ -151,6 +154,9 @@ func (o *searchOut) render() string {
 	}
 	if len(o.Hits) > 0 {
 		b.WriteString("next: around(session, entry) for a hit's context; read a memory file as clawledger://memory/<path>\n")
+	}
+	if o.NextCursor != "" {
+		fmt.Fprintf(&b, "more hits: call search again with cursor %s\n", o.NextCursor)
 	}
 	if o.Truncated != nil {
 		b.WriteString(o.Truncated.line())

@@ -353,3 +353,51 @@ func TestPanicIsNoCrash(t *testing.T) {
 		t.Errorf("after the panic: %s", text(res))
 	}
 }
+
+// TestSearchCursor: search pages with the next_cursor it answers, through
+// a real client: the pages hold the hits of one search, once each.
+func TestSearchCursor(t *testing.T) {
+	svc, _ := sample(t)
+	cs := connect(t, svc, Options{})
+	type answer struct {
+		Hits []struct {
+			Rank    int    `json:"rank"`
+			Snippet string `json:"snippet"`
+		} `json:"hits"`
+		NextCursor string `json:"next_cursor"`
+	}
+	get := func(args map[string]any) answer {
+		t.Helper()
+		res := call(t, cs, toolSearch, args)
+		var a answer
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &a); err != nil || res.IsError {
+			t.Fatalf("search %v: %s", args, text(res))
+		}
+		return a
+	}
+	whole := get(map[string]any{"query": "backup OR disk OR release", "mode": "lexical", "limit": maxHits})
+	var pages []string
+	args := map[string]any{"query": "backup OR disk OR release", "mode": "lexical", "limit": 1}
+	for n := 0; ; n++ {
+		a := get(args)
+		for _, h := range a.Hits {
+			pages = append(pages, fmt.Sprint(h.Rank, h.Snippet))
+		}
+		if a.NextCursor == "" || n > len(whole.Hits) {
+			break
+		}
+		args["cursor"] = a.NextCursor
+	}
+	var want []string
+	for _, h := range whole.Hits {
+		want = append(want, fmt.Sprint(h.Rank, h.Snippet))
+	}
+	if len(want) < 3 || !reflect.DeepEqual(pages, want) {
+		t.Errorf("pages of 1:\n%q\none search:\n%q", pages, want)
+	}
+	args["query"] = "backup"
+	if res := call(t, cs, toolSearch, args); !res.IsError || !strings.Contains(text(res), "cursor") {
+		t.Errorf("another query's cursor: %s", text(res))
+	}
+}

@@ -347,6 +347,9 @@ func (db *DB) filterSQL(f *clawledger.SearchFilter, p *params) string {
 	if f.SourceIDs != nil {
 		conds = append(conds, "c.source_id = ANY("+p.add(f.SourceIDs)+")")
 	}
+	if f.MaxID > 0 {
+		conds = append(conds, "c.id <= "+p.add(f.MaxID))
+	}
 	out := db.onHost("c.host_id", p)
 	if len(conds) > 0 {
 		out += " AND " + strings.Join(conds, " AND ")
@@ -649,7 +652,7 @@ func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, new
 		FROM search_stats WHERE true`+db.onHost("host_id", &p), p.args...).Scan(&chunks, &tokens, &maxID); err != nil {
 		return nil, c, db.fail(err)
 	}
-	c.Chunks = float64(chunks)
+	c.Chunks, c.MaxID = float64(chunks), maxID
 	if chunks > 0 {
 		c.AvgLen = float64(tokens) / float64(chunks)
 	}

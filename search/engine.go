@@ -13,8 +13,8 @@ import (
 
 // keeper returns a filter as a predicate for the vector scan; nil when it
 // keeps everything.
-func keeper(f *Filter) func(*VectorMeta) bool {
-	if keepsAll(f) {
+func keeper(f *Filter) func(int64, *VectorMeta) bool {
+	if keepsAll(f) && f.MaxID == 0 {
 		return nil
 	}
 	var sources map[int64]bool
@@ -25,10 +25,10 @@ func keeper(f *Filter) func(*VectorMeta) bool {
 		}
 	}
 	g := *f
-	return func(m *VectorMeta) bool { return keep(&g, sources, m) }
+	return func(id int64, m *VectorMeta) bool { return (g.MaxID == 0 || id <= g.MaxID) && keep(&g, sources, m) }
 }
 
-// keepsAll reports whether a filter keeps every chunk.
+// keepsAll reports whether a filter keeps every chunk (up to its MaxID).
 func keepsAll(f *Filter) bool {
 	return f.AgentID == "" && f.Role == "" && f.Source == "" && f.Since == 0 && f.Until == 0 && f.SourceIDs == nil
 }
@@ -73,7 +73,38 @@ type Request struct {
 	MinScore     float64
 	Window       int   // lexical lane: rank at most this many newest matches (0 = all)
 	Now          int64 // epoch ms, for decay
+	// Page continues a paged search where its last page ended (nil: the
+	// first page). It pins what the first page ranked with, so that the
+	// pages together are one ranking of that snapshot.
+	Page *Page
 }
+
+// Page pins a paged search to the snapshot its first page ranked: the
+// chunks that existed then, the corpus statistics and the time decay
+// counted from, and the first candidate pool. A search's hits are one
+// stream: the ranking of that pool, then, when more are wanted than it
+// holds, the new hits of a pool four times as large, and so on; a page is
+// the next Limit hits of the stream. Chunks appended since the first page
+// stay out; a hit deleted since simply no longer appears.
+type Page struct {
+	MaxID  int64       `json:"m,omitempty"` // chunks with higher ids stay out
+	Mode   string      `json:"k,omitempty"` // the mode the first page ranked in
+	Now    int64       `json:"n,omitempty"` // epoch ms decay counts from (0 without decay)
+	Since  int64       `json:"a,omitempty"` // the filter's time range, as the first page resolved it
+	Until  int64       `json:"b,omitempty"`
+	Corpus Corpus      `json:"c"`           // the BM25 totals
+	DFs    []TermCount `json:"d,omitempty"` // each phrase's document frequency, in the query's order
+	Pool   int         `json:"p"`           // the first pool's candidates per lane
+	Offset int         `json:"o,omitempty"` // hits shown so far
+	// Last holds the last hits shown of up to pageAnchors sources, the
+	// latest first: the page starts after the first still found. Chunks
+	// are deleted a source at a time (a replaced transcript, a changed
+	// file), so that hits deleted before the page do not shift it.
+	Last []int64 `json:"l,omitempty"`
+}
+
+// pageAnchors is how many sources' last hits a Page holds.
+const pageAnchors = 3
 
 // Hit is one result.
 type Hit struct {
@@ -110,6 +141,7 @@ type Result struct {
 	LexicalComplete bool   // false: only the newest Window matches were ranked
 	VectorChunks    int    // vectors scanned
 	Hits            []Hit
+	Next            *Page // where the next page starts; nil on the last
 }
 
 // Store is the part of a store's search index (clawledger.SearchReader)
@@ -220,6 +252,13 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		return nil, fmt.Errorf("%w: %s%w", ErrNoVectors, e.notEmbedded(), quiet{ErrNotEmbedded})
 	}
 
+	if req.Page != nil && req.Mode == "" && res.Mode != req.Page.Mode {
+		// the first page chose the mode: the pages keep it
+		if req.Page.Mode != ModeLexical {
+			return nil, clawledger.FieldErrorf("cursor", "ranks by meaning, and this ledger's vectors are gone since: search again")
+		}
+		res.Mode = ModeLexical
+	}
 	var qvec []float32
 	if res.Mode != ModeLexical {
 		vs, err := e.Embedder.Embed(ctx, []string{req.Query})
@@ -232,28 +271,53 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 			qvec = vs[0]
 		}
 	}
+	snap := req.Page
+	if snap == nil {
+		// the snapshot: every lane reads the chunks that exist now
+		_, c, err := e.Store.TermCounts(ctx, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		snap = &Page{MaxID: c.MaxID, Mode: res.Mode, Since: req.Filter.Since, Until: req.Filter.Until}
+		if req.Decay {
+			snap.Now = req.Now // only decay counts from it: a cursor without is the same at every hour
+		}
+	}
+	req.Filter.MaxID, req.Filter.Since, req.Filter.Until = snap.MaxID, snap.Since, snap.Until
+	if req.Page != nil {
+		req.Now = snap.Now
+	}
 	var lex []laneHit
 	if res.Mode != ModeVector {
-		if lex, err = e.lexical(ctx, p, &req, res); err != nil {
+		if lex, err = e.lexical(ctx, p, &req, snap, res); err != nil {
 			return nil, err
 		}
 	}
 	// Widen the candidate pool until enough hits survive de-duplication
-	// and the per-session cap, or the lanes run dry.
+	// and the per-session cap, or the lanes run dry; each pool adds its
+	// new hits to the stream.
 	keep := keeper(&req.Filter)
-	k := CandidateFactor * req.Limit
-	if req.PerSession == 0 {
-		k = min(k, max(maxCandidateHits, req.Limit))
+	if vx != nil && keepsAll(&req.Filter) && vx.maxID() <= req.Filter.MaxID {
+		keep = nil // every vector loaded is of the snapshot: no test per vector
 	}
-	for {
-		res.Candidates = k
+	k := snap.Pool
+	if k <= 0 {
+		if k = CandidateFactor * req.Limit; req.PerSession == 0 {
+			k = min(k, max(maxCandidateHits, req.Limit))
+		}
+	}
+	st := newStream(req.PerSession)
+	want := snap.Offset + req.Limit
+	var exhausted bool
+	for pool := k; ; pool *= 4 {
+		res.Candidates = pool
 		var vec []laneHit
 		if qvec != nil {
 			var near []Neighbor
 			if server {
-				near, err = ns.Nearest(ctx, qvec, k, &req.Filter)
+				near, err = ns.Nearest(ctx, qvec, pool, &req.Filter)
 			} else {
-				near, err = vx.Search(qvec, k, keep)
+				near, err = vx.Search(qvec, pool, keep)
 			}
 			if err != nil {
 				return nil, err
@@ -262,18 +326,40 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 				vec = append(vec, laneHit{id: n.ID, raw: n.Cosine, score: math.Max(0, n.Cosine)})
 			}
 		}
-		lexK := lex[:min(k, len(lex))]
-		hits, err := e.rank(ctx, p, &req, res.Mode, lexK, vec)
+		lexK := lex[:min(pool, len(lex))]
+		fs, info, err := e.rank(ctx, &req, res.Mode, lexK, vec)
 		if err != nil {
 			return nil, err
 		}
-		exhausted := len(lexK) == len(lex) && len(vec) < k
-		if len(hits) >= req.Limit || exhausted {
-			res.Hits = hits[:min(len(hits), req.Limit)]
-			return res, nil
+		st.add(fs, info)
+		exhausted = len(lexK) == len(lex) && len(vec) < pool
+		if len(st.hits) >= max(want, st.start(snap)+req.Limit) || exhausted {
+			break
 		}
-		k *= 4
 	}
+	start := min(st.start(snap), len(st.hits))
+	page := st.hits[start:min(len(st.hits), start+req.Limit)]
+	if end := start + len(page); end < len(st.hits) || !exhausted && len(page) == req.Limit {
+		next := *snap
+		next.Pool, next.Offset, next.Last = k, end, st.anchors(end)
+		res.Next = &next
+	}
+	groups := map[string]int{}
+	if req.PerSession > 0 {
+		page = group(page, st.info, groups)
+	}
+	ms := matchers(p)
+	res.Hits = make([]Hit, len(page))
+	for i, f := range page {
+		h := st.info[f.id]
+		res.Hits[i] = Hit{HitInfo: h, Rank: start + i + 1, Score: f.score, Snippet: Snippet(h.Text, ms), Explain: Explain{
+			LexicalRank: f.lexRank, BM25: f.lex.raw, TextScore: f.lex.score,
+			VectorRank: f.vecRank, Cosine: f.vec.raw, VectorScore: f.vec.score,
+			Decay: f.decay, MMRPick: f.mmrPicked, FusedScore: f.fusedScore, Fusion: req.Fusion,
+			SessionGroup: groups[groupKey(h)],
+		}}
+	}
+	return res, nil
 }
 
 func (e *Engine) notEmbedded() string {
@@ -291,7 +377,7 @@ func (q quiet) Unwrap() error { return q.err }
 
 // lexical runs the lexical lane: the matches (the newest Window of them
 // for a broad query), ranked by BM25.
-func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, res *Result) ([]laneHit, error) {
+func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, snap *Page, res *Result) ([]laneHit, error) {
 	matches, complete, err := e.Store.Lexical(ctx, p, &req.Filter, req.Window)
 	if err != nil || len(matches) == 0 {
 		return nil, err
@@ -313,9 +399,14 @@ func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, res *Resu
 		}
 		newest = [][]int64{ids}
 	}
-	dfs, corpus, err := e.Store.TermCounts(ctx, terms, newest)
-	if err != nil {
-		return nil, err
+	dfs, corpus := snap.DFs, snap.Corpus
+	if req.Page == nil {
+		if dfs, corpus, err = e.Store.TermCounts(ctx, terms, newest); err != nil {
+			return nil, err
+		}
+		snap.DFs, snap.Corpus = dfs, corpus
+	} else if len(dfs) != len(terms) {
+		return nil, clawledger.FieldErrorf("cursor", "not one of this query")
 	}
 	out := make([]laneHit, len(matches))
 	tfs := make([]int, len(ps))
@@ -337,8 +428,9 @@ func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, res *Resu
 	return out, nil
 }
 
-// rank fuses the lanes' candidates and turns the best into hits.
-func (e *Engine) rank(ctx context.Context, p *Parsed, req *Request, mode string, lex, vec []laneHit) ([]Hit, error) {
+// rank fuses the lanes' candidates and orders them: decay, one chunk per
+// document, MMR, the minimum score.
+func (e *Engine) rank(ctx context.Context, req *Request, mode string, lex, vec []laneHit) ([]*fused, map[int64]*HitInfo, error) {
 	vw, tw := VectorWeight, TextWeight
 	switch mode {
 	case ModeLexical:
@@ -353,7 +445,7 @@ func (e *Engine) rank(ctx context.Context, p *Parsed, req *Request, mode string,
 	}
 	info, err := e.Store.Hits(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	kept := fs[:0]
 	for _, f := range fs {
@@ -364,14 +456,11 @@ func (e *Engine) rank(ctx context.Context, p *Parsed, req *Request, mode string,
 		if req.Decay && !(FileKind(h.Kind) && Evergreen(h.Path)) {
 			f.decay = decayFactor(req.Now-h.TsMs, req.HalfLifeDays)
 		}
+		f.fusedScore = f.score
+		f.score *= f.decay
 		kept = append(kept, f)
 	}
 	fs = kept
-	fusedScore := map[int64]float64{}
-	for _, f := range fs {
-		fusedScore[f.id] = f.score
-		f.score *= f.decay
-	}
 	sortFused(fs)
 	fs = distinct(fs, info)
 	if req.MMR {
@@ -390,25 +479,7 @@ func (e *Engine) rank(ctx context.Context, p *Parsed, req *Request, mode string,
 		}
 		fs = kept
 	}
-	groups := map[string]int{}
-	if req.PerSession > 0 {
-		fs = perSession(fs, info, req.PerSession, req.Limit, groups)
-	}
-	ms := matchers(p)
-	hits := make([]Hit, 0, min(len(fs), req.Limit))
-	for i, f := range fs {
-		if i == req.Limit {
-			break
-		}
-		h := info[f.id]
-		hits = append(hits, Hit{HitInfo: h, Rank: i + 1, Score: f.score, Snippet: Snippet(h.Text, ms), Explain: Explain{
-			LexicalRank: f.lexRank, BM25: f.lex.raw, TextScore: f.lex.score,
-			VectorRank: f.vecRank, Cosine: f.vec.raw, VectorScore: f.vec.score,
-			Decay: f.decay, MMRPick: f.mmrPicked, FusedScore: fusedScore[f.id], Fusion: req.Fusion,
-			SessionGroup: groups[groupKey(h)],
-		}})
-	}
-	return hits, nil
+	return fs, info, nil
 }
 
 // distinct keeps the best chunk of each message or summary (a long one
@@ -417,18 +488,26 @@ func distinct(fs []*fused, info map[int64]*HitInfo) []*fused {
 	seen := map[string]bool{}
 	out := fs[:0]
 	for _, f := range fs {
-		h := info[f.id]
-		if !FileKind(h.Kind) {
-			doc := fmt.Sprintf("d:%d", h.LineID)
-			dup := fmt.Sprintf("e:%s:%x", h.EntryID, h.Hash)
-			if seen[doc] || h.EntryID != "" && seen[dup] {
-				continue
-			}
-			seen[doc], seen[dup] = true, true
+		if firstOfDoc(seen, info[f.id]) {
+			out = append(out, f)
 		}
-		out = append(out, f)
 	}
 	return out
+}
+
+// firstOfDoc reports whether a hit is the first of its message or summary
+// (and of its entry's copies) seen, and marks it seen.
+func firstOfDoc(seen map[string]bool, h *HitInfo) bool {
+	if FileKind(h.Kind) {
+		return true
+	}
+	doc := fmt.Sprintf("d:%d", h.LineID)
+	dup := fmt.Sprintf("e:%s:%x", h.EntryID, h.Hash)
+	if seen[doc] || h.EntryID != "" && seen[dup] {
+		return false
+	}
+	seen[doc], seen[dup] = true, true
+	return true
 }
 
 func groupKey(h *HitInfo) string {
@@ -438,27 +517,80 @@ func groupKey(h *HitInfo) string {
 	return fmt.Sprintf("session:%d", h.SourceID)
 }
 
-// perSession keeps at most n hits per session (memory files count as one
-// group each) and orders the hits by group, groups by their best hit.
-func perSession(fs []*fused, info map[int64]*HitInfo, n, limit int, groups map[string]int) []*fused {
-	var order []string
-	members := map[string][]*fused{}
-	total := 0
+// stream is a search's hits in order: each pool's ranking adds the hits
+// not in it yet, at most perSession of a session (memory files count as
+// one group each; 0 = no cap).
+type stream struct {
+	perSession int
+	hits       []*fused
+	info       map[int64]*HitInfo
+	pos        map[int64]int
+	docs       map[string]bool
+	groups     map[string]int
+}
+
+func newStream(perSession int) *stream {
+	return &stream{perSession: perSession, info: map[int64]*HitInfo{}, pos: map[int64]int{},
+		docs: map[string]bool{}, groups: map[string]int{}}
+}
+
+func (s *stream) add(fs []*fused, info map[int64]*HitInfo) {
 	for _, f := range fs {
-		k := groupKey(info[f.id])
-		if len(members[k]) >= n {
+		h := info[f.id]
+		if _, ok := s.pos[f.id]; ok {
 			continue
 		}
+		g := groupKey(h)
+		if s.perSession > 0 && s.groups[g] >= s.perSession || !firstOfDoc(s.docs, h) {
+			continue
+		}
+		s.groups[g]++
+		s.pos[f.id] = len(s.hits)
+		s.hits = append(s.hits, f)
+		s.info[f.id] = h
+	}
+}
+
+// start is where a page starts: after the first of its anchors still in
+// the stream, else at its offset.
+func (s *stream) start(p *Page) int {
+	for _, id := range p.Last {
+		if i, ok := s.pos[id]; ok {
+			return i + 1
+		}
+	}
+	return p.Offset
+}
+
+// anchors are the last hits before end of up to pageAnchors sources, the
+// latest first.
+func (s *stream) anchors(end int) []int64 {
+	var out []int64
+	seen := map[int64]bool{}
+	for i := end - 1; i >= 0 && len(out) < pageAnchors; i-- {
+		h := s.info[s.hits[i].id]
+		if !seen[h.SourceID] {
+			seen[h.SourceID] = true
+			out = append(out, h.ID)
+		}
+	}
+	return out
+}
+
+// group orders a page's hits by session (memory files count as one group
+// each), groups by their best hit, and numbers the groups.
+func group(fs []*fused, info map[int64]*HitInfo, groups map[string]int) []*fused {
+	var order []string
+	members := map[string][]*fused{}
+	for _, f := range fs {
+		k := groupKey(info[f.id])
 		if members[k] == nil {
 			order = append(order, k)
 			groups[k] = len(order)
 		}
 		members[k] = append(members[k], f)
-		if total++; total == limit {
-			break
-		}
 	}
-	out := make([]*fused, 0, total)
+	out := make([]*fused, 0, len(fs))
 	for _, k := range order {
 		out = append(out, members[k]...)
 	}

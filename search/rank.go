@@ -44,13 +44,14 @@ type laneHit struct {
 
 // fused is a candidate after fusion.
 type fused struct {
-	id        int64
-	score     float64
-	lexRank   int // 1-based; 0 when the lane did not find it
-	vecRank   int
-	lex, vec  laneHit
-	decay     float64 // multiplier applied (1 = none)
-	mmrPicked int     // position MMR chose, 1-based; 0 without MMR
+	id         int64
+	score      float64
+	lexRank    int // 1-based; 0 when the lane did not find it
+	vecRank    int
+	lex, vec   laneHit
+	decay      float64 // multiplier applied (1 = none)
+	fusedScore float64 // the score before decay
+	mmrPicked  int     // position MMR chose, 1-based; 0 without MMR
 }
 
 // fuse merges the lanes: weighted (0.7 vector + 0.3 text) or reciprocal

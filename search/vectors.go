@@ -38,6 +38,15 @@ func NewVectorIndex(dims int) *VectorIndex {
 // Len is the number of vectors held.
 func (x *VectorIndex) Len() int { return len(x.ids) }
 
+// maxID is the highest chunk id the index holds a vector of (0 if none).
+func (x *VectorIndex) maxID() int64 {
+	var m int64
+	for _, id := range x.ids {
+		m = max(m, id)
+	}
+	return m
+}
+
 func (x *VectorIndex) intern(s string) string {
 	if v, ok := x.seen[s]; ok {
 		return v
@@ -134,7 +143,7 @@ type Neighbor struct {
 
 // Search returns the k chunks most similar to q that pass keep (nil keeps
 // all), most similar first. The scan is split across the CPUs.
-func (x *VectorIndex) Search(q []float32, k int, keep func(*VectorMeta) bool) ([]Neighbor, error) {
+func (x *VectorIndex) Search(q []float32, k int, keep func(int64, *VectorMeta) bool) ([]Neighbor, error) {
 	if len(q) != x.Dims {
 		return nil, fmt.Errorf("query vector has %d dimensions, the index %d%w", len(q), x.Dims, quiet{ErrDimensions})
 	}
@@ -170,10 +179,10 @@ func (x *VectorIndex) Search(q []float32, k int, keep func(*VectorMeta) bool) ([
 	return out, nil
 }
 
-func (x *VectorIndex) scan(q []float32, lo, hi, k int, keep func(*VectorMeta) bool, h *neighborHeap) {
+func (x *VectorIndex) scan(q []float32, lo, hi, k int, keep func(int64, *VectorMeta) bool, h *neighborHeap) {
 	d := x.Dims
 	for i := lo; i < hi; i++ {
-		if keep != nil && !keep(&x.meta[i]) {
+		if keep != nil && !keep(x.ids[i], &x.meta[i]) {
 			continue
 		}
 		s := Dot(q, x.data[i*d:(i+1)*d])

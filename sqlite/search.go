@@ -352,6 +352,10 @@ func (db *DB) lexical(ctx context.Context, query *clawledger.SearchQuery, f *cla
 			from = `search_fts f`
 		}
 	}
+	if f.MaxID > 0 { // on the word index's rowid: no join for it
+		where += ` AND f.rowid <= ?`
+		args = append(args, f.MaxID)
+	}
 	q := `SELECT f.rowid, ` + cols + ` FROM ` + from + ` WHERE search_fts MATCH ?` + where + ` ORDER BY ` + order + ` DESC`
 	args = append([]any{expr}, args...)
 	if window > 0 {
@@ -402,7 +406,7 @@ func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, new
 		Scan(&chunks, &tokens, &maxID); err != nil {
 		return nil, c, err
 	}
-	c.Chunks = float64(chunks)
+	c.Chunks, c.MaxID = float64(chunks), maxID
 	if chunks > 0 {
 		c.AvgLen = float64(tokens) / float64(chunks)
 	}

@@ -84,6 +84,20 @@ func testSearchIndex(t *testing.T, h *harness) {
 			t.Errorf("needle filtered by %+v in a window of 1: %+v, want the ops chunk", f, m)
 		}
 	}
+	// a paged search's snapshot: the chunks up to an id, filtered or not,
+	// windowed or not
+	for _, f := range []clawledger.SearchFilter{{MaxID: chunks[2].ID}, {MaxID: chunks[2].ID, AgentID: "main"}} {
+		for _, window := range []int{0, 1} {
+			m, _ := h.lexical(w, "needle", f, window)
+			want := 3 - len(f.AgentID)/4 // the main chunks, or every chunk
+			if window > 0 {
+				want = window
+			}
+			if len(m) != want || m[0].ID != chunks[2].ID {
+				t.Errorf("needle up to chunk %d, %+v, window %d: %+v, want %d matches from it down", chunks[2].ID, f, window, m, want)
+			}
+		}
+	}
 	if m, _ := h.lexical(w, "needle", clawledger.SearchFilter{SourceIDs: []int64{}}, 0); len(m) != 0 {
 		t.Errorf("an empty set of sources matched %d chunks", len(m))
 	}
@@ -110,7 +124,7 @@ func testSearchIndex(t *testing.T, h *harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if corpus.Chunks != 5 || counts[0].DF != 5 || counts[1].DF != 1 || !counts[0].Exact {
+	if corpus.Chunks != 5 || corpus.MaxID != chunks[4].ID || counts[0].DF != 5 || counts[1].DF != 1 || !counts[0].Exact {
 		t.Errorf("term counts %+v, corpus %+v", counts, corpus)
 	}
 

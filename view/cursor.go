@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/search"
 )
 
 // Cursor is where the next page of a long list starts, as every surface
@@ -64,6 +65,41 @@ type Paged interface {
 func (v *CronRuns) Next() string     { return v.NextCursor }
 func (v *ToolFailures) Next() string { return v.NextCursor }
 func (v *EventQuery) Next() string   { return v.NextCursor }
+func (v *Search) Next() string       { return v.NextCursor }
 
 // NextCursor is the cursor of the page after one ending with the row at k.
 func NextCursor(k clawledger.Keyset) string { return Cursor{Ts: k.Ts, ID: k.ID}.String() }
+
+// searchCursor is a search's cursor: the snapshot its pages rank (see
+// search.Page) and the request it pages, as a hash.
+type searchCursor struct {
+	Request string       `json:"q"`
+	Page    *search.Page `json:"s"`
+}
+
+// SearchCursor is the cursor of a search's page p, for the request whose
+// hash is request.
+func SearchCursor(p *search.Page, request string) string {
+	b, _ := json.Marshal(searchCursor{request, p})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// SearchAfter is where a search's page starts (nil without a cursor); a
+// cursor of another request, or of no search, is refused.
+func SearchAfter(cursor, request string) (*search.Page, error) {
+	if cursor == "" {
+		return nil, nil
+	}
+	var c searchCursor
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	switch {
+	case err != nil || c.Page == nil || c.Page.Offset < 0 || c.Page.Pool <= 0:
+		return nil, clawledger.FieldErrorf("cursor", "%q is not one this ledger gave out", cursor)
+	case c.Request != request:
+		return nil, clawledger.FieldErrorf("cursor", "is the cursor of another search (its query, mode or filters differ)")
+	}
+	return c.Page, nil
+}

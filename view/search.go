@@ -14,6 +14,9 @@ type Search struct {
 	Note    string         `json:"note,omitempty"`
 	Hits    []Hit          `json:"hits"`
 	Explain *SearchExplain `json:"explain,omitempty"`
+	// NextCursor, given as cursor, is the next page of the same ranking
+	// ("" on the last).
+	NextCursor string `json:"next_cursor,omitempty"`
 	// Result is the engine's whole answer: exact scores, snippets with
 	// their match marks (search.MarkStart, search.MarkEnd) for a surface
 	// to highlight its own way, session groups.

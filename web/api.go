@@ -43,7 +43,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	api("GET /api/v1/sessions", s.apiSessions)
 	api("GET /api/v1/sessions/{session}", s.apiShow)
 	api("GET /api/v1/search", read(s, func(p *params, _ *http.Request) ledger.SearchRequest {
-		p.only("q", "mode", "agent", "session", "role", "source", "since", "until", "limit", "per_session")
+		p.only("q", "mode", "agent", "session", "role", "source", "since", "until", "limit", "per_session", "cursor")
 		req := p.searchRequest()
 		if req.Query == "" {
 			p.fail(clawledger.FieldErrorf("q", "is needed: the words to search for"))

@@ -272,6 +272,15 @@ func (f *fakeService) Search(_ context.Context, q ledger.SearchRequest) (*view.S
 		return nil, err
 	}
 	res := &search.Result{Mode: "lexical"}
+	var skip int // pages by offset, as a page of the ledger's ranking
+	if q.Cursor != "" {
+		c, err := view.ParseCursor(q.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		skip = c.Offset
+	}
+	offset := skip
 	word := strings.ToLower(q.Query)
 	for _, s := range f.sessions {
 		s.entries(func(v *clawledger.EntryView) error {
@@ -281,18 +290,29 @@ func (f *fakeService) Search(_ context.Context, q ledger.SearchRequest) (*view.S
 			}
 			text := e.Message.Text
 			i := strings.Index(strings.ToLower(text), word)
-			if i < 0 || len(res.Hits) == q.Limit {
+			if i < 0 || len(res.Hits) == q.Limit+1 {
+				return nil
+			}
+			if skip > 0 {
+				skip--
 				return nil
 			}
 			snippet := text[:i] + search.MarkStart + text[i:i+len(word)] + search.MarkEnd + text[i+len(word):]
-			res.Hits = append(res.Hits, search.Hit{Rank: len(res.Hits) + 1, Score: 1, Snippet: snippet,
+			res.Hits = append(res.Hits, search.Hit{Rank: offset + len(res.Hits) + 1, Score: 1, Snippet: snippet,
 				HitInfo: &search.HitInfo{Chunk: search.Chunk{Kind: search.KindMessage, AgentID: s.view.Agent, SessionID: s.view.SessionID,
 					EntryID: v.EntryID, Role: e.Message.Role, StartLine: v.Line.No, EndLine: v.Line.No, TsMs: 1773478800000},
 					StateDir: s.view.StateDir, Path: s.view.Path, Class: "live"}})
 			return nil
 		})
 	}
-	return view.NewSearch(q.Query, res, false), nil
+	var next string
+	if len(res.Hits) > q.Limit {
+		res.Hits = res.Hits[:q.Limit]
+		next = view.Cursor{Offset: offset + q.Limit}.String()
+	}
+	out := view.NewSearch(q.Query, res, false)
+	out.NextCursor = next
+	return out, nil
 }
 
 func (f *fakeService) Usage(_ context.Context, q ledger.UsageRequest) (*view.Usage, error) {

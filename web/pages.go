@@ -588,10 +588,11 @@ func (s *Server) pageRaw(w http.ResponseWriter, r *http.Request) error {
 // Search.
 
 type searchView struct {
-	Form   url.Values
-	Query  string
-	Result *view.Search
-	Groups []hitGroup
+	Form    url.Values
+	Query   string
+	Result  *view.Search
+	Groups  []hitGroup
+	NextURL string // the next page of the same ranking
 }
 
 type hitGroup struct {
@@ -625,6 +626,9 @@ func (s *Server) pageSearch(w http.ResponseWriter, r *http.Request) error {
 		}
 		v.Result = res
 		v.Groups = groupHits(res)
+		if res.NextCursor != "" {
+			v.NextURL = withParam(r, "cursor", res.NextCursor)
+		}
 	}
 	s.render(w, r, http.StatusOK, "search", page{Title: "Search", Nav: "search", Q: q.Query, Data: v})
 	return nil

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/base64"
 	"fmt"
+	"html"
 	"regexp"
 	"strings"
 	"testing"
@@ -165,6 +166,17 @@ func TestSearchPage(t *testing.T) {
 	}
 	if res, _ := get(t, s, "/search"); res.StatusCode != 200 {
 		t.Errorf("the empty search page: %d", res.StatusCode)
+	}
+	// more hits than a page holds: a link to the next page of the ranking
+	_, body = get(t, s, "/search?q=the&limit=1")
+	link := regexp.MustCompile(`<a rel="next" href="([^"]+)">More results →</a>`).FindStringSubmatch(body)
+	if link == nil || !strings.Contains(link[1], "cursor=") || !strings.Contains(link[1], "q=the") {
+		t.Fatalf("no link to the next page: %.2000s", body)
+	}
+	_, next := get(t, s, html.UnescapeString(link[1]))
+	hit := regexp.MustCompile(`class="snippet">(.*?)</p>`)
+	if a, b := hit.FindStringSubmatch(body), hit.FindStringSubmatch(next); a == nil || b == nil || a[1] == b[1] {
+		t.Errorf("the next page's hit %q, the first's %q", b, a)
 	}
 }
 

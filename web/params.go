@@ -130,7 +130,7 @@ func (p *params) searchRequest() ledger.SearchRequest {
 	r := ledger.SearchDefaults()
 	r.Query, r.Mode, r.Agent, r.Session = p.str("q"), p.str("mode"), p.str("agent"), p.str("session")
 	r.Role, r.Source, r.Refresh = p.str("role"), p.str("source"), p.refresh
-	r.Limit, r.PerSession = p.int("limit", r.Limit), p.int("per_session", 0)
+	r.Limit, r.PerSession, r.Cursor = p.int("limit", r.Limit), p.int("per_session", 0), p.str("cursor")
 	r.Since, r.Until = p.timeRange(time.Local)
 	return r
 }

@@ -84,6 +84,7 @@ the chunks when an embedder is configured.`,
 	fl.BoolVar(&o.Explain, "explain", false, "show each lane's rank and score")
 	fl.BoolVar(&o.Exhaustive, "exhaustive", false, "rank every lexical match, not only the newest 2,000")
 	fl.BoolVar(&o.Episodes, "episodes", false, "search the cortex's episode summaries: one hit per episode")
+	fl.StringVar(&o.Cursor, "cursor", "", "the next page of the search that gave this next_cursor")
 	fl.BoolVar(&o.refresh.off, "no-refresh", false, noRefreshHelp)
 	o.by.register(fl)
 	return cmd
@@ -129,6 +130,9 @@ func searchRun(ctx context.Context, o *searchOptions) error {
 		return o.printJSON(res)
 	}
 	o.printSearch(o.Query, res.Result, o.Explain)
+	if res.NextCursor != "" {
+		o.printf("\nmore hits: --cursor %s shows the next page\n", res.NextCursor)
+	}
 	return nil
 }
 

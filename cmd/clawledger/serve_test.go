@@ -165,10 +165,30 @@ func testCursorPagesEqualCLI(t *testing.T, b backend) {
 	}{
 		{[]string{"cron", "runs"}, "/api/v1/cron/runs", "runs"},
 		{[]string{"tools", "failures"}, "/api/v1/tools/failures", "failures"},
+		{[]string{"search", "the"}, "/api/v1/search?q=the", "hits"},
+		{[]string{"search", "the", "--per-session", "1"}, "/api/v1/search?q=the&per_session=1", "hits"},
 	} {
 		checkCursorPages(t, tc.args, tc.path, tc.list, cli, func(path string) string { return apiGet(t, ts, path) })
 		if _, errOut, code := c.run(append(tc.args, "--no-refresh", "--cursor", "bogus")...); code != exitUsage || !strings.Contains(errOut, "cursor") {
 			t.Errorf("%v --cursor bogus: exit %d: %s", tc.args, code, errOut)
+		}
+	}
+	// a search's cursor pages that search only: another query's, mode's or
+	// filter's is a 400 naming the cursor
+	var first struct {
+		NextCursor string `json:"next_cursor"`
+	}
+	json.Unmarshal([]byte(apiGet(t, ts, "/api/v1/search?q=the&limit=2")), &first)
+	for _, other := range []string{"q=the&limit=3", "q=the&role=user", "q=the&mode=lexical", "q=the&per_session=1", "q=a"} {
+		res, err := http.Get(ts.URL + "/api/v1/search?" + other + "&cursor=" + first.NextCursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		wantOK := other == "q=the&limit=3" // the page's size may change
+		if wantOK != (res.StatusCode == 200) || !wantOK && !strings.Contains(string(body), `"code":"invalid"`) || !wantOK && !strings.Contains(string(body), "cursor") {
+			t.Errorf("%s with the cursor of q=the: %d %s", other, res.StatusCode, body)
 		}
 	}
 	_, db := b.episodesDB(t)
