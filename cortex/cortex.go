@@ -20,6 +20,10 @@ import (
 	"github.com/clawledger/clawledger"
 )
 
+// CommitRows is how many rows a store's cortex update writes before it
+// commits (with its progress); a whole build commits once.
+const CommitRows = 20000
+
 // Progress receives progress in ledger lines.
 type Progress interface {
 	Start(total int64)

@@ -15,16 +15,13 @@ import (
 // The cortex (migration 00006), as the SQLite ledger keeps it
 // (sqlite/cortex.go): each host's writer derives its own transcripts, and
 // keeps its own facet totals and "current" mark; reports sum the hosts'
-// (a view reads its host's). Episode vectors are not kept here yet.
+// (a view reads its host's). The episodes' words, vectors and LLM
+// summaries are in cortex_search.go.
 
 var (
 	_ clawledger.CortexStore  = (*DB)(nil)
 	_ clawledger.CortexReader = (*DB)(nil)
 )
-
-// cortexCommitRows is how many rows an update writes before it commits
-// (with its progress); a whole build commits once.
-const cortexCommitRows = 20000
 
 // cortexIndexSig renders the index fields the cortex derives facets from,
 // for the newest index entry i naming a session.
@@ -230,7 +227,7 @@ func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawl
 }
 
 // cortexTx writes cortex changes in a transaction of its own (the host's
-// writer lock held meanwhile), of about cortexCommitRows rows, or in one
+// writer lock held meanwhile), of about cortex.CommitRows rows, or in one
 // when it writes the host's whole cortex (a rebuild, or the first build
 // of a cortex that holds nothing). Rows wait in COPY buffers (pend) until
 // a statement or a read needs them written. The facet totals of every
@@ -398,7 +395,7 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 		return nil
 	}
 	t.pending += 1 + len(c.Episodes)*4 + len(c.Facets) + len(c.Links)
-	if t.pending >= cortexCommitRows {
+	if t.pending >= cortex.CommitRows {
 		return t.commit()
 	}
 	return nil

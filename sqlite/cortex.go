@@ -20,10 +20,6 @@ var (
 	_ clawledger.CortexSearch = (*DB)(nil)
 )
 
-// cortexCommitRows is how many rows an update writes before it commits
-// (with its progress); a rebuild commits once.
-const cortexCommitRows = 20000
-
 // cortexIndexSig renders the index fields the cortex derives facets from,
 // for the newest index entry i naming a session (see sessionSelect).
 const cortexIndexSig = `coalesce(i.session_key, '') || char(31) || coalesce(i.chat_type, '') || char(31) ||
@@ -298,7 +294,7 @@ func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawl
 }
 
 // cortexTx writes cortex changes on the writer connection, in transactions
-// of about cortexCommitRows rows, or in one when it writes the whole cortex
+// of about cortex.CommitRows rows, or in one when it writes the whole cortex
 // (a rebuild, or the first build of a cortex that holds nothing). The facet
 // totals of every facet a transaction touched are brought up to date
 // before it commits.
@@ -497,7 +493,7 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 		return nil
 	}
 	t.pending += 1 + len(c.Episodes)*4 + len(c.Facets) + len(c.Links)
-	if t.pending >= cortexCommitRows {
+	if t.pending >= cortex.CommitRows {
 		return t.commit()
 	}
 	return nil
