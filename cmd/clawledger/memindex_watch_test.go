@@ -57,3 +57,31 @@ func TestWatchMemoryIndex(t *testing.T) {
 	}
 	until("the removed index takes its chunks", func() bool { return strings.Contains(hits("month"), "no hits") })
 }
+
+// TestWatchMemoryIndexUnreadable: a memory index that cannot be read is a
+// warning record of the watch's log (not a line of text among its JSON
+// records), said once however many batches meet it.
+func TestWatchMemoryIndexUnreadable(t *testing.T) {
+	e := newSearchEnv(t)
+	c := newCLI(t, filepath.Join(e.dir, "home"))
+	bad := filepath.Join(e.state, "memory", "main.sqlite")
+	if err := os.MkdirAll(filepath.Dir(bad), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(strings.Repeat("not a database, not SQLite at all\n", 200)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := startWatchProc(t, c, "--db", e.db, "--state", e.state, "--debounce", "30ms", "--interval", "100ms")
+	for range 4 { // a batch reads the index at start, then each rescan
+		w.nextBatch()
+	}
+	var warned []string
+	for _, line := range strings.Split(w.logText(), "\n") {
+		if strings.Contains(line, "cannot be read") {
+			warned = append(warned, line)
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], `"level":"WARN"`) || !strings.Contains(warned[0], bad) {
+		t.Fatalf("want one WARN record naming %s, got %q\n%s", bad, warned, w.logText())
+	}
+}

@@ -65,7 +65,8 @@ func (o observer) StateDirMissing(dir string) {
 }
 
 func (o observer) MemoryIndexUnreadable(path string, err error) {
-	o.a.warnf("warning: OpenClaw's memory index %s cannot be read (%v): its search hits are kept as they were\n", path, err)
+	o.a.warnOnce("memory index "+path+": "+err.Error(),
+		"warning: OpenClaw's memory index %s cannot be read (%v): its search hits are kept as they were\n", path, err)
 }
 
 func (o observer) UsingSample(dir string) {

@@ -44,19 +44,19 @@ func TestInteractive(t *testing.T) {
 	defer file.Close()
 	for _, c := range []struct {
 		name string
-		a    app
+		a    *app
 		want bool
 	}{
-		{"terminal", app{stderr: tty}, true},
-		{"not a terminal", app{stderr: file}, false},
-		{"--json", app{stderr: tty, json: true}, false},
-		{"-q", app{stderr: tty, quiet: true}, false},
-		{"watch", app{stderr: tty, watching: true}, false},
+		{"terminal", &app{stderr: tty}, true},
+		{"not a terminal", &app{stderr: file}, false},
+		{"--json", &app{stderr: tty, json: true}, false},
+		{"-q", &app{stderr: tty, quiet: true}, false},
+		{"watch", &app{stderr: tty, watching: true}, false},
 	} {
 		if got := c.a.interactive(); got != c.want {
 			t.Errorf("%s: interactive() = %v, want %v", c.name, got, c.want)
 		}
-		if bar := (observer{&c.a}).Progress(ledger.TaskIndex); (bar != nil) != c.want {
+		if bar := (observer{c.a}).Progress(ledger.TaskIndex); (bar != nil) != c.want {
 			t.Errorf("%s: Progress = %v, want a bar: %v", c.name, bar, c.want)
 		}
 	}

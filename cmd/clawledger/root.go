@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -45,6 +49,12 @@ type app struct {
 	exitCode       int
 	command        string // the subcommand running, as a writer names itself to a second writer
 	watching       bool   // a watch runs: stderr is its log, no progress is drawn
+	// log, when set, is the log of a long-running command (watch, serve):
+	// warnings are its records, not lines of text among them.
+	log *slog.Logger
+	// said holds the warnings said once per run (see warnOnce).
+	saidMu sync.Mutex
+	said   map[string]bool
 	// parsed, when set, is given the options a command line parsed to
 	// instead of running the command (tests of flags alone).
 	parsed func(opts any) error
@@ -248,7 +258,25 @@ func (a *app) printf(format string, args ...any) {
 }
 
 func (a *app) warnf(format string, args ...any) {
-	if !a.quiet {
+	if a.log != nil {
+		a.log.Warn(strings.TrimSpace(fmt.Sprintf(format, args...)))
+	} else if !a.quiet {
 		fprintf(a.stderr, format, args...)
 	}
+}
+
+// warnOnce is warnf, said once per run for a key: a long-running command
+// meets the same state at each batch.
+func (a *app) warnOnce(key, format string, args ...any) {
+	a.saidMu.Lock()
+	if a.said[key] {
+		a.saidMu.Unlock()
+		return
+	}
+	if a.said == nil {
+		a.said = map[string]bool{}
+	}
+	a.said[key] = true
+	a.saidMu.Unlock()
+	a.warnf(format, args...)
 }

@@ -126,7 +126,7 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	if !o.noWatch {
-		o.watching = true // stderr is the log: no progress is drawn
+		o.watching, o.log = true, log // stderr is the log: no progress is drawn
 		w := serveWatch
 		w.Log, w.Changed = log, srv.Changed
 		wg.Go(func() {

@@ -69,7 +69,7 @@ func watchRun(ctx context.Context, o *watchOptions) error {
 	if err != nil {
 		return err
 	}
-	o.watching = true // stderr is the log: no progress is drawn
+	o.watching, o.log = true, o.Log // stderr is the log: no progress is drawn
 	return svc.Watch(ctx, o.WatchRequest)
 }
 
