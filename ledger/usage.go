@@ -3,6 +3,7 @@ package ledger
 import (
 	"cmp"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,6 +86,7 @@ func (s *Service) Usage(ctx context.Context, req UsageRequest) (*view.Usage, err
 			return nil, err
 		}
 	}
+	orderUsageGroups(groups)
 	rep := report.NewUsageReport()
 	rowSession := map[string]*clawledger.Session{}
 	for i := range groups {
@@ -96,6 +98,20 @@ func (s *Service) Usage(ctx context.Context, req UsageRequest) (*view.Usage, err
 		rep.Add(key, g)
 	}
 	return view.NewUsage(req.Period, rep, rowSession, cron, loc.String()), nil
+}
+
+// orderUsageGroups puts groups in one order whatever order the store's
+// plan gave them in: costs are floats, whose sums depend on the order they
+// are added in.
+func orderUsageGroups(groups []clawledger.UsageGroup) {
+	if !slices.IsSortedFunc(groups, compareUsageGroups) {
+		slices.SortFunc(groups, compareUsageGroups)
+	}
+}
+
+func compareUsageGroups(a, b clawledger.UsageGroup) int {
+	return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.SourceID, b.SourceID), cmp.Compare(a.Model, b.Model),
+		cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.First, b.First), cmp.Compare(a.Cost, b.Cost))
 }
 
 // usageKey is the row a group of messages counts in: its period, its
