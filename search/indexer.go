@@ -7,8 +7,14 @@ import (
 	"github.com/clawledger/clawledger"
 )
 
-// indexBatch is how many documents one index transaction takes.
+// indexBatch is how many documents are read at a time.
 const indexBatch = 2000
+
+// commitBatch is about how many documents one index transaction takes:
+// FTS5 writes its in-memory word lists out as a segment at each commit
+// and merges segments as they pile up, so few large commits cost far less
+// than many small ones.
+const commitBatch = 50000
 
 // UpdateIndex brings the search index up to date with the ledger:
 // transcripts whose lines were replaced are rebuilt, appended messages and
@@ -175,7 +181,7 @@ func (ix *indexer) transcript(s *clawledger.IndexSource) error {
 		if err := ix.tx.TranscriptIndexed(ix.ctx, s.ID, lineCount, after); err != nil {
 			return err
 		}
-		if ix.pending += len(docs); ix.pending >= indexBatch && !ix.whole {
+		if ix.pending += len(docs); ix.pending >= commitBatch && !ix.whole {
 			if err := ix.commit(); err != nil {
 				return err
 			}

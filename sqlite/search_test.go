@@ -641,3 +641,19 @@ func TestWorkspaceFilesIndexedAfterUpgrade(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchIndexHashsize: FTS5 gathers up to 16 MiB of words before it
+// writes a segment (migration 00014), so that the indexer's large
+// transactions write few segments and merge little.
+func TestSearchIndexHashsize(t *testing.T) {
+	l := newLedger(t)
+	raw, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(l.db.Path, "mode=ro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var size int64
+	if err := raw.QueryRow(`SELECT v FROM search_fts_config WHERE k = 'hashsize'`).Scan(&size); err != nil || size != 16<<20 {
+		t.Fatalf("hashsize %d (%v), want %d", size, err, 16<<20)
+	}
+}
