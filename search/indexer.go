@@ -40,8 +40,8 @@ func RebuildIndex(ctx context.Context, st clawledger.SearchIndex, progress Progr
 }
 
 func index(ctx context.Context, st clawledger.SearchIndex, progress Progress, rebuild bool) (IndexStats, error) {
-	ix := &indexer{st: st, ctx: ctx, whole: rebuild}
-	defer ix.rollback()
+	ix := &indexer{st: st, ctx: ctx, whole: rebuild, progress: progress}
+	defer ix.close()
 	if err := ix.begin(); err != nil {
 		return ix.stats, err
 	}
@@ -62,6 +62,7 @@ func index(ctx context.Context, st clawledger.SearchIndex, progress Progress, re
 		progress.Start(total)
 		defer progress.Finish()
 	}
+	ix.chunker = newChunker()
 	for i := range srcs {
 		s := &srcs[i]
 		if err := ctx.Err(); err != nil {
@@ -73,13 +74,12 @@ func index(ctx context.Context, st clawledger.SearchIndex, progress Progress, re
 			err = ix.transcript(s)
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return ix.stats, ctx.Err() // the statement was interrupted
-			}
-			return ix.stats, fmt.Errorf("search index: %s: %w", s.Rel, err)
+			return ix.stats, err
 		}
-		if progress != nil {
-			progress.Add(s.Behind)
+	}
+	for ix.chunker.inFlight > 0 {
+		if err := ix.write(); err != nil {
+			return ix.stats, err
 		}
 	}
 	// every change is in: say so with the last batch
@@ -92,16 +92,136 @@ func index(ctx context.Context, st clawledger.SearchIndex, progress Progress, re
 	return ix.stats, ix.commit()
 }
 
-// indexer writes chunks in transactions of about indexBatch documents,
-// many small sources to one transaction, a large one over several; with
-// whole, everything in one.
+// indexer reads a source's documents and writes their chunks in
+// transactions of about commitBatch documents, many small sources to one
+// transaction, a large one over several; with whole, everything in one.
+// The documents read are chunked on a goroutine of their own (chunker)
+// while the chunks of those read before are written.
 type indexer struct {
-	st      clawledger.SearchIndex
-	ctx     context.Context
-	stats   IndexStats
-	whole   bool
-	tx      clawledger.IndexTx
-	pending int // documents in the open transaction
+	st       clawledger.SearchIndex
+	ctx      context.Context
+	stats    IndexStats
+	whole    bool
+	progress Progress
+	tx       clawledger.IndexTx
+	pending  int // documents in the open transaction
+	chunker  *chunker
+}
+
+// batch is some documents of one source, read together, and their chunks.
+type batch struct {
+	src    *clawledger.IndexSource
+	first  bool // the source's first: its chunks are replaced (a stale transcript, a workspace file)
+	last   bool // the source's last: it is then indexed
+	docs   []Doc
+	after  int64  // a transcript's offset of the last line looked at
+	digest string // a workspace file's content digest
+	chunks [][]Chunk
+	tokens [][]int
+}
+
+// chunk cuts the batch's documents into chunks and counts their tokens.
+func (b *batch) chunk() {
+	b.chunks, b.tokens = make([][]Chunk, len(b.docs)), make([][]int, len(b.docs))
+	for i := range b.docs {
+		b.chunks[i] = ChunkDoc(&b.docs[i])
+		b.tokens[i] = make([]int, len(b.chunks[i]))
+		for j := range b.chunks[i] {
+			b.tokens[i][j] = TokenCount(b.chunks[i][j].Text)
+		}
+	}
+}
+
+// chunkAhead is how many batches are read ahead of the one written.
+const chunkAhead = 4
+
+// chunker chunks batches on a goroutine of its own, in order.
+type chunker struct {
+	in, out  chan *batch
+	inFlight int // batches sent and not yet taken back
+}
+
+func newChunker() *chunker {
+	c := &chunker{in: make(chan *batch, chunkAhead), out: make(chan *batch, chunkAhead)}
+	go func() {
+		defer close(c.out)
+		for b := range c.in {
+			b.chunk()
+			c.out <- b
+		}
+	}()
+	return c
+}
+
+// close stops the goroutine: what is in flight is chunked and dropped
+// (both channels hold every batch in flight, so it never blocks).
+func (c *chunker) close() { close(c.in) }
+
+// queue hands a batch read to the chunker, and writes the oldest one in
+// flight when chunkAhead are.
+func (ix *indexer) queue(b *batch) error {
+	ix.chunker.in <- b
+	ix.chunker.inFlight++
+	if ix.chunker.inFlight < chunkAhead {
+		return nil
+	}
+	return ix.write()
+}
+
+// write stores the oldest batch in flight: a source's old chunks go with
+// its first, its progress with each (an interrupted update resumes past
+// it), and the transaction commits once it holds commitBatch documents.
+func (ix *indexer) write() error {
+	b := <-ix.chunker.out
+	ix.chunker.inFlight--
+	if err := ix.begin(); err != nil {
+		return err
+	}
+	if err := ix.writeBatch(b); err != nil {
+		return ix.failed(b.src, err)
+	}
+	if b.last && ix.progress != nil {
+		ix.progress.Add(b.src.Behind)
+	}
+	if ix.pending += len(b.docs); ix.pending >= commitBatch && !ix.whole {
+		return ix.commit()
+	}
+	return nil
+}
+
+func (ix *indexer) writeBatch(b *batch) error {
+	if b.first && (b.src.Stale || b.src.Kind == clawledger.KindWorkspace) {
+		n, err := ix.tx.DeleteChunks(ix.ctx, b.src.ID)
+		if err != nil {
+			return err
+		}
+		ix.stats.Removed += n
+	}
+	for i := range b.chunks {
+		ix.stats.Docs++
+		for j := range b.chunks[i] {
+			if err := ix.tx.AddChunk(ix.ctx, &b.chunks[i][j], b.tokens[i][j]); err != nil {
+				return err
+			}
+			ix.stats.Chunks++
+		}
+	}
+	if b.src.Kind == clawledger.KindWorkspace {
+		return ix.tx.WorkspaceIndexed(ix.ctx, b.src.ID, b.digest)
+	}
+	lineCount := b.src.LineCount
+	if !b.last {
+		lineCount = -1 // in progress: an interrupted update resumes past after
+	}
+	return ix.tx.TranscriptIndexed(ix.ctx, b.src.ID, lineCount, b.after)
+}
+
+// failed names the source of an error, unless the update was cancelled.
+func (ix *indexer) failed(s *clawledger.IndexSource, err error) error {
+	if ix.ctx.Err() != nil {
+		return ix.ctx.Err() // the statement was interrupted
+	}
+	return fmt.Errorf("search index: %s: %w", s.Rel, err)
 }
 
 func (ix *indexer) begin() error {
@@ -126,95 +246,56 @@ func (ix *indexer) commit() error {
 	return tx.Commit()
 }
 
-func (ix *indexer) rollback() {
+// close rolls back what is left uncommitted and stops the chunker.
+func (ix *indexer) close() {
 	if ix.tx != nil {
 		ix.tx.Rollback()
 		ix.tx = nil
 	}
-}
-
-// add chunks a document and stores its chunks.
-func (ix *indexer) add(d *Doc) error {
-	ix.stats.Docs++
-	for _, c := range ChunkDoc(d) {
-		if err := ix.tx.AddChunk(ix.ctx, &c, TokenCount(c.Text)); err != nil {
-			return err
-		}
-		ix.stats.Chunks++
+	if ix.chunker != nil {
+		ix.chunker.close()
 	}
-	return nil
 }
 
-// transcript indexes a transcript's user and assistant messages and its
+// transcript reads a transcript's user and assistant messages and its
 // summaries past what is indexed (all of them when it is stale).
 func (ix *indexer) transcript(s *clawledger.IndexSource) error {
-	if err := ix.begin(); err != nil {
-		return err
-	}
 	after := s.MaxOffset
 	if s.Stale {
-		n, err := ix.tx.DeleteChunks(ix.ctx, s.ID)
-		if err != nil {
-			return err
-		}
-		ix.stats.Removed += n
 		after = -1
 	}
-	for {
-		docs, offsets, err := ix.tx.TranscriptDocs(ix.ctx, s, after, indexBatch)
-		if err != nil {
+	for first := true; ; first = false {
+		if err := ix.begin(); err != nil { // a write may have committed
 			return err
 		}
-		for i := range docs {
-			if err := ix.add(&docs[i]); err != nil {
-				return err
-			}
+		docs, offsets, err := ix.tx.TranscriptDocs(ix.ctx, s, after, indexBatch)
+		if err != nil {
+			return ix.failed(s, err)
 		}
-		done := len(docs) < indexBatch
 		if len(docs) > 0 {
 			after = offsets[len(offsets)-1]
 		}
-		lineCount := s.LineCount
-		if !done {
-			lineCount = -1 // in progress: an interrupted update resumes past after
-		}
-		if err := ix.tx.TranscriptIndexed(ix.ctx, s.ID, lineCount, after); err != nil {
+		last := len(docs) < indexBatch
+		if err := ix.queue(&batch{src: s, first: first, last: last, docs: docs, after: after}); err != nil {
 			return err
 		}
-		if ix.pending += len(docs); ix.pending >= commitBatch && !ix.whole {
-			if err := ix.commit(); err != nil {
-				return err
-			}
-			if err := ix.begin(); err != nil {
-				return err
-			}
-		}
-		if done {
+		if last {
 			return nil
 		}
 	}
 }
 
-// workspaceFile re-chunks a changed workspace file: a memory file as
-// memory, any other as a workspace file.
+// workspaceFile reads a changed workspace file, to be chunked again: a
+// memory file as memory, any other as a workspace file.
 func (ix *indexer) workspaceFile(s *clawledger.IndexSource) error {
 	if err := ix.begin(); err != nil {
 		return err
 	}
 	d, digest, err := ix.tx.WorkspaceDoc(ix.ctx, s)
 	if err != nil {
-		return err
+		return ix.failed(s, err)
 	}
-	n, err := ix.tx.DeleteChunks(ix.ctx, s.ID)
-	if err != nil {
-		return err
-	}
-	ix.stats.Removed += n
 	d.Kind = WorkspaceKind(s.Rel)
 	d.Role = d.Kind
-	if err := ix.add(&d); err != nil {
-		return err
-	}
-	ix.pending++
-	return ix.tx.WorkspaceIndexed(ix.ctx, s.ID, digest)
+	return ix.queue(&batch{src: s, first: true, last: true, docs: []Doc{d}, digest: digest})
 }
