@@ -41,7 +41,7 @@ func RebuildIndex(ctx context.Context, st clawledger.SearchIndex, progress Progr
 
 func index(ctx context.Context, st clawledger.SearchIndex, progress Progress, rebuild bool) (IndexStats, error) {
 	ix := &indexer{st: st, ctx: ctx, whole: rebuild, progress: progress}
-	defer ix.close()
+	defer ix.rollback()
 	if err := ix.begin(); err != nil {
 		return ix.stats, err
 	}
@@ -62,25 +62,23 @@ func index(ctx context.Context, st clawledger.SearchIndex, progress Progress, re
 		progress.Start(total)
 		defer progress.Finish()
 	}
-	ix.chunker = newChunker()
-	for i := range srcs {
-		s := &srcs[i]
-		if err := ctx.Err(); err != nil {
-			return ix.stats, err
+	// the documents are read and chunked on a goroutine of their own,
+	// ahead of the writer
+	rctx, stop := context.WithCancel(ctx)
+	batches := make(chan *batch, readAhead)
+	go readBatches(rctx, st, srcs, batches)
+	defer func() {
+		stop()
+		for range batches { // until the reader is gone
 		}
-		if s.Kind == clawledger.KindWorkspace {
-			err = ix.workspaceFile(s)
-		} else {
-			err = ix.transcript(s)
-		}
-		if err != nil {
-			return ix.stats, err
+	}()
+	for b := range batches {
+		if err := ix.write(b); err != nil {
+			return ix.stats, ix.failed(b.src, err)
 		}
 	}
-	for ix.chunker.inFlight > 0 {
-		if err := ix.write(); err != nil {
-			return ix.stats, err
-		}
+	if err := ctx.Err(); err != nil {
+		return ix.stats, err // the reader stopped short
 	}
 	// every change is in: say so with the last batch
 	if err := ix.begin(); err != nil {
@@ -92,30 +90,18 @@ func index(ctx context.Context, st clawledger.SearchIndex, progress Progress, re
 	return ix.stats, ix.commit()
 }
 
-// indexer reads a source's documents and writes their chunks in
-// transactions of about commitBatch documents, many small sources to one
-// transaction, a large one over several; with whole, everything in one.
-// The documents read are chunked on a goroutine of their own (chunker)
-// while the chunks of those read before are written.
-type indexer struct {
-	st       clawledger.SearchIndex
-	ctx      context.Context
-	stats    IndexStats
-	whole    bool
-	progress Progress
-	tx       clawledger.IndexTx
-	pending  int // documents in the open transaction
-	chunker  *chunker
-}
+// readAhead is how many batches the reader reads ahead of the writer.
+const readAhead = 4
 
-// batch is some documents of one source, read together, and their chunks.
+// batch is documents of one source, read together, and their chunks.
 type batch struct {
-	src    *clawledger.IndexSource
-	first  bool // the source's first: its chunks are replaced (a stale transcript, a workspace file)
-	last   bool // the source's last: it is then indexed
-	docs   []Doc
-	after  int64  // a transcript's offset of the last line looked at
-	digest string // a workspace file's content digest
+	src   *clawledger.IndexSource
+	err   error // the reader's, instead of documents
+	first bool  // the source's first: its old chunks go (a stale transcript, a workspace file)
+	last  bool  // the source's last: the source is then indexed
+	docs  []Doc
+	after int64 // a transcript's offset of the last line looked at
+	// the documents' chunks and their lengths in tokens
 	chunks [][]Chunk
 	tokens [][]int
 }
@@ -132,96 +118,64 @@ func (b *batch) chunk() {
 	}
 }
 
-// chunkAhead is how many batches are read ahead of the one written.
-const chunkAhead = 4
-
-// chunker chunks batches on a goroutine of its own, in order.
-type chunker struct {
-	in, out  chan *batch
-	inFlight int // batches sent and not yet taken back
-}
-
-func newChunker() *chunker {
-	c := &chunker{in: make(chan *batch, chunkAhead), out: make(chan *batch, chunkAhead)}
-	go func() {
-		defer close(c.out)
-		for b := range c.in {
-			b.chunk()
-			c.out <- b
+// readBatches reads and chunks the transcripts' documents past what is
+// indexed (all of them for a stale one), indexBatch at a time; a
+// workspace file is read by the writer, in its transaction. It stops at
+// the first error (sent as a batch) or when ctx is done, and closes out.
+func readBatches(ctx context.Context, st clawledger.SearchIndex, srcs []clawledger.IndexSource, out chan<- *batch) {
+	defer close(out)
+	send := func(b *batch) bool {
+		select {
+		case out <- b:
+			return b.err == nil
+		case <-ctx.Done():
+			return false
 		}
-	}()
-	return c
-}
-
-// close stops the goroutine: what is in flight is chunked and dropped
-// (both channels hold every batch in flight, so it never blocks).
-func (c *chunker) close() { close(c.in) }
-
-// queue hands a batch read to the chunker, and writes the oldest one in
-// flight when chunkAhead are.
-func (ix *indexer) queue(b *batch) error {
-	ix.chunker.in <- b
-	ix.chunker.inFlight++
-	if ix.chunker.inFlight < chunkAhead {
-		return nil
 	}
-	return ix.write()
-}
-
-// write stores the oldest batch in flight: a source's old chunks go with
-// its first, its progress with each (an interrupted update resumes past
-// it), and the transaction commits once it holds commitBatch documents.
-func (ix *indexer) write() error {
-	b := <-ix.chunker.out
-	ix.chunker.inFlight--
-	if err := ix.begin(); err != nil {
-		return err
-	}
-	if err := ix.writeBatch(b); err != nil {
-		return ix.failed(b.src, err)
-	}
-	if b.last && ix.progress != nil {
-		ix.progress.Add(b.src.Behind)
-	}
-	if ix.pending += len(b.docs); ix.pending >= commitBatch && !ix.whole {
-		return ix.commit()
-	}
-	return nil
-}
-
-func (ix *indexer) writeBatch(b *batch) error {
-	if b.first && (b.src.Stale || b.src.Kind == clawledger.KindWorkspace) {
-		n, err := ix.tx.DeleteChunks(ix.ctx, b.src.ID)
-		if err != nil {
-			return err
-		}
-		ix.stats.Removed += n
-	}
-	for i := range b.chunks {
-		ix.stats.Docs++
-		for j := range b.chunks[i] {
-			if err := ix.tx.AddChunk(ix.ctx, &b.chunks[i][j], b.tokens[i][j]); err != nil {
-				return err
+	for i := range srcs {
+		s := &srcs[i]
+		if s.Kind == clawledger.KindWorkspace {
+			if !send(&batch{src: s, first: true, last: true}) {
+				return
 			}
-			ix.stats.Chunks++
+			continue
+		}
+		after := s.MaxOffset
+		if s.Stale {
+			after = -1
+		}
+		for first := true; ; first = false {
+			docs, offsets, err := st.TranscriptDocs(ctx, s, after, indexBatch)
+			if err != nil {
+				send(&batch{src: s, err: err})
+				return
+			}
+			if len(docs) > 0 {
+				after = offsets[len(offsets)-1]
+			}
+			b := &batch{src: s, first: first, last: len(docs) < indexBatch, docs: docs, after: after}
+			b.chunk()
+			if !send(b) {
+				return
+			}
+			if b.last {
+				break
+			}
 		}
 	}
-	if b.src.Kind == clawledger.KindWorkspace {
-		return ix.tx.WorkspaceIndexed(ix.ctx, b.src.ID, b.digest)
-	}
-	lineCount := b.src.LineCount
-	if !b.last {
-		lineCount = -1 // in progress: an interrupted update resumes past after
-	}
-	return ix.tx.TranscriptIndexed(ix.ctx, b.src.ID, lineCount, b.after)
 }
 
-// failed names the source of an error, unless the update was cancelled.
-func (ix *indexer) failed(s *clawledger.IndexSource, err error) error {
-	if ix.ctx.Err() != nil {
-		return ix.ctx.Err() // the statement was interrupted
-	}
-	return fmt.Errorf("search index: %s: %w", s.Rel, err)
+// indexer writes chunks in transactions of about commitBatch documents,
+// many small sources to one transaction, a large one over several; with
+// whole, everything in one.
+type indexer struct {
+	st       clawledger.SearchIndex
+	ctx      context.Context
+	stats    IndexStats
+	whole    bool
+	progress Progress
+	tx       clawledger.IndexTx
+	pending  int // documents in the open transaction
 }
 
 func (ix *indexer) begin() error {
@@ -246,56 +200,103 @@ func (ix *indexer) commit() error {
 	return tx.Commit()
 }
 
-// close rolls back what is left uncommitted and stops the chunker.
-func (ix *indexer) close() {
+func (ix *indexer) rollback() {
 	if ix.tx != nil {
 		ix.tx.Rollback()
 		ix.tx = nil
 	}
-	if ix.chunker != nil {
-		ix.chunker.close()
-	}
 }
 
-// transcript reads a transcript's user and assistant messages and its
-// summaries past what is indexed (all of them when it is stale).
-func (ix *indexer) transcript(s *clawledger.IndexSource) error {
-	after := s.MaxOffset
-	if s.Stale {
-		after = -1
+// failed names the source of an error, unless the update was cancelled.
+func (ix *indexer) failed(s *clawledger.IndexSource, err error) error {
+	if ix.ctx.Err() != nil {
+		return ix.ctx.Err() // the statement was interrupted
 	}
-	for first := true; ; first = false {
-		if err := ix.begin(); err != nil { // a write may have committed
-			return err
-		}
-		docs, offsets, err := ix.tx.TranscriptDocs(ix.ctx, s, after, indexBatch)
-		if err != nil {
-			return ix.failed(s, err)
-		}
-		if len(docs) > 0 {
-			after = offsets[len(offsets)-1]
-		}
-		last := len(docs) < indexBatch
-		if err := ix.queue(&batch{src: s, first: first, last: last, docs: docs, after: after}); err != nil {
-			return err
-		}
-		if last {
-			return nil
-		}
-	}
+	return fmt.Errorf("search index: %s: %w", s.Rel, err)
 }
 
-// workspaceFile reads a changed workspace file, to be chunked again: a
-// memory file as memory, any other as a workspace file.
-func (ix *indexer) workspaceFile(s *clawledger.IndexSource) error {
+// write stores a batch: a source's old chunks go with its first, its
+// progress with each (an interrupted update resumes past it), and the
+// transaction commits once it holds commitBatch documents.
+func (ix *indexer) write(b *batch) error {
+	if b.err != nil {
+		return b.err
+	}
 	if err := ix.begin(); err != nil {
 		return err
 	}
+	if b.src.Kind == clawledger.KindWorkspace {
+		return ix.workspaceFile(b.src)
+	}
+	if b.first && b.src.Stale {
+		if err := ix.deleteChunks(b.src); err != nil {
+			return err
+		}
+	}
+	if err := ix.add(b); err != nil {
+		return err
+	}
+	lineCount := b.src.LineCount
+	if !b.last {
+		lineCount = -1 // in progress: an interrupted update resumes past after
+	}
+	if err := ix.tx.TranscriptIndexed(ix.ctx, b.src.ID, lineCount, b.after); err != nil {
+		return err
+	}
+	return ix.done(b)
+}
+
+// workspaceFile re-chunks a changed workspace file: a memory file as
+// memory, any other as a workspace file.
+func (ix *indexer) workspaceFile(s *clawledger.IndexSource) error {
 	d, digest, err := ix.tx.WorkspaceDoc(ix.ctx, s)
 	if err != nil {
-		return ix.failed(s, err)
+		return err
+	}
+	if err := ix.deleteChunks(s); err != nil {
+		return err
 	}
 	d.Kind = WorkspaceKind(s.Rel)
 	d.Role = d.Kind
-	return ix.queue(&batch{src: s, first: true, last: true, docs: []Doc{d}, digest: digest})
+	b := &batch{src: s, last: true, docs: []Doc{d}}
+	b.chunk()
+	if err := ix.add(b); err != nil {
+		return err
+	}
+	if err := ix.tx.WorkspaceIndexed(ix.ctx, s.ID, digest); err != nil {
+		return err
+	}
+	return ix.done(b)
+}
+
+func (ix *indexer) deleteChunks(s *clawledger.IndexSource) error {
+	n, err := ix.tx.DeleteChunks(ix.ctx, s.ID)
+	ix.stats.Removed += n
+	return err
+}
+
+// add stores a batch's chunks.
+func (ix *indexer) add(b *batch) error {
+	for i := range b.chunks {
+		ix.stats.Docs++
+		for j := range b.chunks[i] {
+			if err := ix.tx.AddChunk(ix.ctx, &b.chunks[i][j], b.tokens[i][j]); err != nil {
+				return err
+			}
+			ix.stats.Chunks++
+		}
+	}
+	return nil
+}
+
+// done counts a batch written: its source's progress once it is the
+// last, and a commit once the transaction holds commitBatch documents.
+func (ix *indexer) done(b *batch) error {
+	if b.last && ix.progress != nil {
+		ix.progress.Add(b.src.Behind)
+	}
+	if ix.pending += len(b.docs); ix.pending >= commitBatch && !ix.whole {
+		return ix.commit()
+	}
+	return nil
 }

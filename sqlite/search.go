@@ -141,9 +141,10 @@ func (t *indexTx) Behind(ctx context.Context) ([]clawledger.IndexSource, error) 
 
 // TranscriptDocs reads up to limit documents of a transcript past a line
 // offset: user and assistant messages with text, and summaries, in file
-// order, with their offsets.
-func (t *indexTx) TranscriptDocs(ctx context.Context, src *clawledger.IndexSource, after int64, limit int) ([]clawledger.SearchDoc, []int64, error) {
-	q, err := t.stmt(ctx, transcriptDocs)
+// order, with their offsets. It reads on a reader connection, so that
+// the indexer reads while it writes.
+func (db *DB) TranscriptDocs(ctx context.Context, src *clawledger.IndexSource, after int64, limit int) ([]clawledger.SearchDoc, []int64, error) {
+	q, err := db.readStmt(ctx, transcriptDocs)
 	if err != nil {
 		return nil, nil, err
 	}
