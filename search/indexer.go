@@ -12,14 +12,16 @@ const indexBatch = 2000
 
 // commitBatch is about how many documents one index transaction takes:
 // FTS5 writes its in-memory word lists out as a segment at each commit
-// and merges segments as they pile up, so few large commits cost far less
-// than many small ones.
+// (and past its hashsize, 16 MiB: migration 00014) and merges segments as
+// they pile up, so few large commits cost far less than many small ones
+// (on the 600 MB benchmark tree, commits every 2,000 documents made half
+// of the FTS5 inserts' time).
 const commitBatch = 50000
 
 // UpdateIndex brings the search index up to date with the ledger:
 // transcripts whose lines were replaced are rebuilt, appended messages and
 // summaries added, changed memory files re-chunked. It reads only what
-// changed, in transactions of about indexBatch documents, each committing
+// changed, in transactions of about commitBatch documents, each committing
 // with its progress, so an interrupted update resumes where it stopped; the
 // last one marks the index current, so an update after an ingest that
 // stored nothing reads one row. progress, when set, is told how many
