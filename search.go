@@ -194,6 +194,12 @@ type SearchIndex interface {
 	// BeginIndex starts a write transaction on the index. Searches see the
 	// index as of its last commit.
 	BeginIndex(ctx context.Context) (IndexTx, error)
+	// TranscriptDocs returns up to limit documents of a transcript past a
+	// line offset (user and assistant messages with text, and summaries),
+	// in file order, each with its line's offset. It reads the committed
+	// ledger, outside any index transaction, so the indexer reads (on a
+	// goroutine of its own) while it writes.
+	TranscriptDocs(ctx context.Context, src *IndexSource, after int64, limit int) ([]SearchDoc, []int64, error)
 	// ClearSearchIndex empties the index (vectors included; the embedding
 	// cache and settings stay), so the next update rebuilds it.
 	ClearSearchIndex(ctx context.Context) error
@@ -224,10 +230,6 @@ type IndexTx interface {
 	Clear(ctx context.Context) error
 	// Behind lists the sources whose index is behind the ledger, in id order.
 	Behind(ctx context.Context) ([]IndexSource, error)
-	// TranscriptDocs returns up to limit documents of a transcript past a
-	// line offset (user and assistant messages with text, and summaries),
-	// in file order, each with its line's offset.
-	TranscriptDocs(ctx context.Context, src *IndexSource, after int64, limit int) ([]SearchDoc, []int64, error)
 	// WorkspaceDoc returns a workspace file as a document, with the digest
 	// of its content.
 	WorkspaceDoc(ctx context.Context, src *IndexSource) (SearchDoc, string, error)

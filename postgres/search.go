@@ -144,9 +144,9 @@ func (t *indexTx) Behind(ctx context.Context) ([]clawledger.IndexSource, error) 
 
 // TranscriptDocs reads up to limit documents of a transcript past a line
 // offset: user and assistant messages with text, and summaries, in file
-// order, with their offsets.
-func (t *indexTx) TranscriptDocs(ctx context.Context, src *clawledger.IndexSource, after int64, limit int) ([]clawledger.SearchDoc, []int64, error) {
-	rows, err := t.exec(ctx, `SELECT l.id, l.byte_offset, l.line_no, coalesce(l.entry_id, ''), l.role, coalesce(l.msg_ts_ms, 0), l.text
+// order, with their offsets, outside the index's transaction.
+func (db *DB) TranscriptDocs(ctx context.Context, src *clawledger.IndexSource, after int64, limit int) ([]clawledger.SearchDoc, []int64, error) {
+	rows, err := db.pool.Query(ctx, `SELECT l.id, l.byte_offset, l.line_no, coalesce(l.entry_id, ''), l.role, coalesce(l.msg_ts_ms, 0), l.text
 		FROM lines l
 		WHERE l.source_id = $1 AND l.byte_offset > $2 AND l.role IN ('user', 'assistant') AND l.text <> ''
 		UNION ALL
@@ -155,7 +155,7 @@ func (t *indexTx) TranscriptDocs(ctx context.Context, src *clawledger.IndexSourc
 		WHERE c.source_id = $1 AND l.byte_offset > $2 AND c.summary <> ''
 		ORDER BY 2 LIMIT $3`, src.ID, after, limit)
 	if err != nil {
-		return nil, nil, t.db.fail(err)
+		return nil, nil, db.fail(err)
 	}
 	defer rows.Close()
 	var out []clawledger.SearchDoc
@@ -164,7 +164,7 @@ func (t *indexTx) TranscriptDocs(ctx context.Context, src *clawledger.IndexSourc
 		d := clawledger.SearchDoc{Kind: search.KindMessage, SourceID: src.ID, AgentID: src.AgentID, SessionID: src.SessionID}
 		var off int64
 		if err := rows.Scan(&d.LineID, &off, &d.LineNo, &d.EntryID, &d.Role, &d.TsMs, &d.Text); err != nil {
-			return nil, nil, t.db.fail(err)
+			return nil, nil, db.fail(err)
 		}
 		if d.Role != "user" && d.Role != "assistant" {
 			d.Kind = search.KindCompaction
@@ -172,7 +172,7 @@ func (t *indexTx) TranscriptDocs(ctx context.Context, src *clawledger.IndexSourc
 		out = append(out, d)
 		offsets = append(offsets, off)
 	}
-	return out, offsets, t.db.fail(rows.Err())
+	return out, offsets, db.fail(rows.Err())
 }
 
 // WorkspaceDoc reads a workspace file as a document.

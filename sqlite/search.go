@@ -85,33 +85,52 @@ func (db *DB) BeginIndex(ctx context.Context) (clawledger.IndexTx, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := tx.PrepareContext(ctx, `INSERT INTO search_chunks(kind, source_id, line_id, agent_id, session_id, entry_id, role,
-		ts_ms, start_line, end_line, part, hash, tokens, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		tx.Rollback()
-		return nil, err
-	}
-	f, err := tx.PrepareContext(ctx, `INSERT INTO search_fts(rowid, text) VALUES(?, ?)`)
-	if err != nil {
-		c.Close()
-		tx.Rollback()
-		return nil, err
-	}
-	return &indexTx{db: db, tx: tx, chunk: c, fts: f}, nil
+	return &indexTx{db: db, tx: tx, stmts: map[string]*sql.Stmt{}}, nil
 }
 
 // indexTx is one write transaction on the search index. The chunks it adds
 // join the corpus totals (search_stats) when it commits.
 type indexTx struct {
-	db             *DB
-	tx             *sql.Tx
-	chunk, fts     *sql.Stmt
+	db *DB
+	tx *sql.Tx
+	// its statements, prepared at first use: an index build runs each
+	// thousands of times (once per source or chunk)
+	stmts          map[string]*sql.Stmt
 	chunks, tokens int64
 }
 
+// stmt returns the transaction's prepared statement of query.
+func (t *indexTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if s := t.stmts[query]; s != nil {
+		return s, nil
+	}
+	s, err := t.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	t.stmts[query] = s
+	return s, nil
+}
+
 func (t *indexTx) exec(ctx context.Context, query string, args ...any) error {
-	_, err := t.tx.ExecContext(ctx, query, args...)
+	_, err := t.execResult(ctx, query, args...)
 	return err
+}
+
+func (t *indexTx) execResult(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	s, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(ctx, args...)
+}
+
+// closeStmts closes the transaction's statements.
+func (t *indexTx) closeStmts() {
+	for _, s := range t.stmts {
+		s.Close()
+	}
+	clear(t.stmts)
 }
 
 func (t *indexTx) Clear(ctx context.Context) error { return clearSearchIndex(ctx, t.tx) }
@@ -122,16 +141,14 @@ func (t *indexTx) Behind(ctx context.Context) ([]clawledger.IndexSource, error) 
 
 // TranscriptDocs reads up to limit documents of a transcript past a line
 // offset: user and assistant messages with text, and summaries, in file
-// order, with their offsets.
-func (t *indexTx) TranscriptDocs(ctx context.Context, src *clawledger.IndexSource, after int64, limit int) ([]clawledger.SearchDoc, []int64, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT l.id, l.offset, l.line_no, coalesce(l.entry_id, ''), l.role, coalesce(l.msg_ts_ms, 0), l.text
-		FROM lines l
-		WHERE l.source_id = ?1 AND l.offset > ?2 AND l.role IN ('user', 'assistant') AND l.text <> ''
-		UNION ALL
-		SELECT c.line_id, l.offset, l.line_no, coalesce(l.entry_id, ''), c.kind, c.ts_ms, c.summary
-		FROM compactions c JOIN lines l ON l.id = c.line_id
-		WHERE c.source_id = ?1 AND l.offset > ?2 AND c.summary <> ''
-		ORDER BY 2 LIMIT ?3`, src.ID, after, limit)
+// order, with their offsets. It reads on a reader connection, so that
+// the indexer reads while it writes.
+func (db *DB) TranscriptDocs(ctx context.Context, src *clawledger.IndexSource, after int64, limit int) ([]clawledger.SearchDoc, []int64, error) {
+	q, err := db.readStmt(ctx, transcriptDocs)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := q.QueryContext(ctx, src.ID, after, limit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,6 +169,17 @@ func (t *indexTx) TranscriptDocs(ctx context.Context, src *clawledger.IndexSourc
 	}
 	return out, offsets, rows.Err()
 }
+
+// transcriptDocs selects a transcript's documents past an offset (?2),
+// at most ?3 of them.
+const transcriptDocs = `SELECT l.id, l.offset, l.line_no, coalesce(l.entry_id, ''), l.role, coalesce(l.msg_ts_ms, 0), l.text
+		FROM lines l
+		WHERE l.source_id = ?1 AND l.offset > ?2 AND l.role IN ('user', 'assistant') AND l.text <> ''
+		UNION ALL
+		SELECT c.line_id, l.offset, l.line_no, coalesce(l.entry_id, ''), c.kind, c.ts_ms, c.summary
+		FROM compactions c JOIN lines l ON l.id = c.line_id
+		WHERE c.source_id = ?1 AND l.offset > ?2 AND c.summary <> ''
+		ORDER BY 2 LIMIT ?3`
 
 // WorkspaceDoc reads a workspace file as a document.
 func (t *indexTx) WorkspaceDoc(ctx context.Context, src *clawledger.IndexSource) (clawledger.SearchDoc, string, error) {
@@ -179,7 +207,7 @@ func (t *indexTx) DeleteChunks(ctx context.Context, sourceID int64) (int, error)
 			return 0, err
 		}
 	}
-	res, err := t.tx.ExecContext(ctx, `DELETE FROM search_chunks WHERE source_id = ?`, sourceID)
+	res, err := t.execResult(ctx, `DELETE FROM search_chunks WHERE source_id = ?`, sourceID)
 	if err != nil {
 		return 0, err
 	}
@@ -190,7 +218,9 @@ func (t *indexTx) DeleteChunks(ctx context.Context, sourceID int64) (int, error)
 // AddChunk stores a chunk and its words: the FTS5 table takes the text
 // with CJK runs as bigrams (search.IndexText).
 func (t *indexTx) AddChunk(ctx context.Context, c *clawledger.Chunk, tokens int) error {
-	res, err := t.chunk.ExecContext(ctx, c.Kind, c.SourceID, c.LineID, c.AgentID, c.SessionID, c.EntryID, c.Role,
+	res, err := t.execResult(ctx, `INSERT INTO search_chunks(kind, source_id, line_id, agent_id, session_id, entry_id, role,
+		ts_ms, start_line, end_line, part, hash, tokens, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.Kind, c.SourceID, c.LineID, c.AgentID, c.SessionID, c.EntryID, c.Role,
 		c.TsMs, c.StartLine, c.EndLine, c.Part, c.Hash, tokens, c.Text)
 	if err != nil {
 		return err
@@ -198,7 +228,7 @@ func (t *indexTx) AddChunk(ctx context.Context, c *clawledger.Chunk, tokens int)
 	if c.ID, err = res.LastInsertId(); err != nil {
 		return err
 	}
-	if _, err := t.fts.ExecContext(ctx, c.ID, search.IndexText(c.Text)); err != nil {
+	if err := t.exec(ctx, `INSERT INTO search_fts(rowid, text) VALUES(?, ?)`, c.ID, search.IndexText(c.Text)); err != nil {
 		return err
 	}
 	t.chunks++
@@ -227,8 +257,7 @@ func (t *indexTx) MarkCurrent(ctx context.Context) error {
 }
 
 func (t *indexTx) Commit() error {
-	t.chunk.Close()
-	t.fts.Close()
+	t.closeStmts()
 	if _, err := t.tx.Exec(`UPDATE search_stats SET chunks = chunks + ?, tokens = tokens + ?`, t.chunks, t.tokens); err != nil {
 		t.tx.Rollback()
 		return err
@@ -237,8 +266,7 @@ func (t *indexTx) Commit() error {
 }
 
 func (t *indexTx) Rollback() error {
-	t.chunk.Close()
-	t.fts.Close()
+	t.closeStmts()
 	return t.tx.Rollback()
 }
 

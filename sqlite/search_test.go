@@ -277,6 +277,39 @@ func TestInterruptedRebuildKeepsTheIndex(t *testing.T) {
 	}
 }
 
+// TestInterruptedUpdateResumes: an update cancelled while its reader is
+// ahead of its writer (readAhead batches) is not marked current, and the
+// next one indexes every document once.
+func TestInterruptedUpdateResumes(t *testing.T) {
+	l := newLedger(t)
+	for i := range 6 {
+		l.transcript("main", fixture.Base.Add(time.Duration(i)*time.Hour), fmt.Sprintf("walrus %d question", i), fmt.Sprintf("walrus %d answer", i))
+	}
+	ctx := context.Background()
+	if _, err := (&collect.Collector{Store: l.db, FS: openclaw.OS}).Run(ctx, []string{l.state}); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := &progressFunc{add: cancel}
+	if _, err := search.UpdateIndex(cctx, l.db, p); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled update: %v", err)
+	}
+	if current, err := l.db.SearchIndexCurrent(ctx); current || err != nil {
+		t.Fatalf("the cancelled update marked the index current (%v)", err)
+	}
+	st, err := search.UpdateIndex(ctx, l.db, nil)
+	if err != nil || st.Docs != 12 || st.Chunks != 12 {
+		t.Fatalf("resumed update: %+v %v", st, err)
+	}
+	if n, _, _ := l.db.SearchIndexCounts(ctx); n != 12 {
+		t.Errorf("%d chunks, want 12", n)
+	}
+	if hits := l.search(search.Request{Query: "walrus", Limit: 20}, nil); len(hits) != 12 {
+		t.Errorf("walrus: %d hits, want 12", len(hits))
+	}
+}
+
 func TestSecretsAreRedactedBeforeIndexing(t *testing.T) {
 	l := newLedger(t)
 	key := "sk-proj-" + strings.Repeat("Zq9x", 12)
@@ -639,5 +672,21 @@ func TestWorkspaceFilesIndexedAfterUpgrade(t *testing.T) {
 		if dated := h.Path == "workspace/memory/2020-01-01.md"; dated != (h.Explain.Decay < 1) {
 			t.Errorf("%s (%s): decay %f", h.Path, h.Kind, h.Explain.Decay)
 		}
+	}
+}
+
+// TestSearchIndexHashsize: FTS5 gathers up to 16 MiB of words before it
+// writes a segment (migration 00014), so that the indexer's large
+// transactions write few segments and merge little.
+func TestSearchIndexHashsize(t *testing.T) {
+	l := newLedger(t)
+	raw, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(l.db.Path, "mode=ro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var size int64
+	if err := raw.QueryRow(`SELECT v FROM search_fts_config WHERE k = 'hashsize'`).Scan(&size); err != nil || size != 16<<20 {
+		t.Fatalf("hashsize %d (%v), want %d", size, err, 16<<20)
 	}
 }
