@@ -29,6 +29,7 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/cortex"
+	"github.com/clawledger/clawledger/internal/memlimit"
 	"github.com/clawledger/clawledger/internal/sqlitedriver"
 	"github.com/clawledger/clawledger/sqlite"
 )
@@ -41,6 +42,7 @@ func main() {
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the rebuilds here")
 	memProfile := flag.String("memprofile", "", "write a profile of what the rebuilds allocated here")
 	flag.Parse()
+	memlimit.Tune() // the collector as the clawledger binary tunes it
 	if *dbPath == "" || flag.NArg() != 0 {
 		fmt.Fprintln(os.Stderr, "usage: cortexbench -db LEDGER [-runs N] [-update] [-digest] [-cpuprofile FILE] [-memprofile FILE]")
 		os.Exit(2)
