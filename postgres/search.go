@@ -363,18 +363,27 @@ func (db *DB) RenderQuery(q *clawledger.SearchQuery) string { return renderQuery
 // Lexical returns the chunks a query matches that pass f, newest first, at
 // most window of them; ranking is the caller's.
 func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *clawledger.SearchFilter, window int) ([]clawledger.LexicalMatch, bool, error) {
+	return db.lexical(ctx, query, f, window, newCounter(query))
+}
+
+// lexical is Lexical with each match's counts from k (nil: its text).
+func (db *DB) lexical(ctx context.Context, query *clawledger.SearchQuery, f *clawledger.SearchFilter, window int, k *counter) ([]clawledger.LexicalMatch, bool, error) {
 	expr := renderQuery(query)
 	if expr == "" {
 		return nil, true, nil
 	}
+	var text []int64 // the matches whose counts need their text
 	var out []clawledger.LexicalMatch
 	var err error
 	if window > 0 {
-		out, err = db.newestMatches(ctx, expr, phraseBounds(query), f, window+1)
+		out, err = db.newestMatches(ctx, expr, phraseBounds(query), f, window+1, k, &text)
 	} else {
 		var p params
-		out, err = queryAll(ctx, db.pool, scanLexical, `SELECT c.id, c.tokens, c.text FROM search_chunks c WHERE c.words @@ `+
-			p.add(expr)+`::tsquery`+db.filterSQL(f, &p)+` ORDER BY c.id DESC`, p.args...)
+		where := `c.words @@ ` + p.add(expr) + `::tsquery` + db.filterSQL(f, &p)
+		out, err = queryAll(ctx, db.pool, k.scanner(&text), `SELECT `+k.cols(&p)+` FROM search_chunks c WHERE `+where+` ORDER BY c.id DESC`, p.args...)
+	}
+	if err == nil {
+		err = db.withTexts(ctx, out, text)
 	}
 	if err != nil {
 		return nil, false, db.fail(err)
@@ -384,10 +393,6 @@ func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *cla
 		out = out[:window]
 	}
 	return out, complete, nil
-}
-
-func scanLexical(r pgx.Row) (m clawledger.LexicalMatch, err error) {
-	return m, r.Scan(&m.ID, &m.Tokens, &m.Text)
 }
 
 // Finding the newest matches of a query: PostgreSQL has two plans, and
@@ -417,15 +422,15 @@ func scanLexical(r pgx.Row) (m clawledger.LexicalMatch, err error) {
 // the newest buckets the estimate says hold the window, then for older
 // ones until the window fills (widen).
 const (
-	walkCost    = 4
 	bucketShift = 13
 	// bucketOf is the index's second column: the chunk's bucket as a lexeme
 	bucketOf = `array_to_tsvector(ARRAY['~' || (c.id >> 13)::text])`
 )
 
 // bucketScanCost is how many chunks' bucket entries the word index reads
-// in the time the heap gives one match (a variable for the tests).
-var bucketScanCost = 64.0
+// in the time the heap gives one match, walkCost how many chunks the walk
+// tests in that time (variables for the tests).
+var bucketScanCost, walkCost = 64.0, 4.0
 
 // planHook, in tests, learns the plan newestMatches chose for a query;
 // bucketHook the buckets each of its passes through the index read (lo
@@ -487,7 +492,7 @@ func (p planRows) rows() float64 {
 // first, by the plan that reads less: the estimates in one round trip,
 // then the query (through the index, a pass per range of buckets, each a
 // round trip) in one read-only snapshot of its own that sets the plan.
-func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBound, f *clawledger.SearchFilter, want int) ([]clawledger.LexicalMatch, error) {
+func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBound, f *clawledger.SearchFilter, want int, k *counter, text *[]int64) ([]clawledger.LexicalMatch, error) {
 	var p params
 	from := `FROM search_chunks c WHERE c.words @@ ` + p.add(expr) + `::tsquery` + db.filterSQL(f, &p)
 	conn, err := db.pool.Acquire(ctx)
@@ -549,8 +554,10 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 		setting = `SET LOCAL enable_bitmapscan = off`
 	}
 	var out []clawledger.LexicalMatch
+	cols, scan := k.cols(&p), k.scanner(text)
 	// newest adds the newest matches past a condition, the setting sent
-	// with the first, the commit with the last
+	// with the first, the commit with the last: chosen by their ids, then
+	// read again by their row addresses for their counts or texts
 	newest := func(cond string, arg any, last bool) error {
 		p := params{args: slices.Clone(p.args)}
 		if arg != nil {
@@ -561,10 +568,11 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 			b.Queue(setting)
 			setting = ""
 		}
-		b.Queue(`SELECT c.id, c.tokens, c.text `+from+cond+` ORDER BY c.id DESC LIMIT `+p.add(want-len(out)), p.args...).
+		b.Queue(`SELECT `+cols+` FROM search_chunks c WHERE c.ctid = ANY(ARRAY(SELECT c.ctid `+from+cond+
+			` ORDER BY c.id DESC LIMIT `+p.add(want-len(out))+`)) ORDER BY c.id DESC`, p.args...).
 			Query(func(r pgx.Rows) error {
 				for r.Next() {
-					m, err := scanLexical(r)
+					m, err := scan(r)
 					if err != nil {
 						return err
 					}

@@ -33,7 +33,7 @@ func searchCorpus(t *testing.T) (*postgres.DB, []string, map[string]int, string)
 	// every word of the newest chunks, by how many chunks hold it
 	q, err := search.Parse("the")
 	check(t, err)
-	chunks, _, err := db.Lexical(ctx, q, &clawledger.SearchFilter{}, 300)
+	chunks, _, err := postgres.TextCounted{DB: db}.Lexical(ctx, q, &clawledger.SearchFilter{}, 300)
 	check(t, err)
 	seen := map[string]bool{}
 	var words []string
