@@ -20,7 +20,8 @@ var _ clawledger.SearchIndex = (*DB)(nil)
 // clears its host's chunks only. A search reads every host's chunks (a
 // view, one host's). Words are found with a GIN index on tsvectors the
 // store builds (words.go); ranking is the search package's BM25, computed
-// from the matched texts and these document frequencies, as on SQLite.
+// from the matches' counts of the query's phrases (taken from their stored
+// words: search_counts.go) and these document frequencies, as on SQLite.
 
 // SearchIndexCurrent says whether the host's search index holds every
 // change of its sources.
@@ -556,8 +557,9 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 	var out []clawledger.LexicalMatch
 	cols, scan := k.cols(&p), k.scanner(text)
 	// newest adds the newest matches past a condition, the setting sent
-	// with the first, the commit with the last: chosen by their ids, then
-	// read again by their row addresses for their counts or texts
+	// with the first, the commit with the last; when more match than are
+	// wanted, chosen by their ids alone, then read again by their row
+	// addresses for their counts or texts (search_counts.go)
 	newest := func(cond string, arg any, last bool) error {
 		p := params{args: slices.Clone(p.args)}
 		if arg != nil {
@@ -568,8 +570,12 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 			b.Queue(setting)
 			setting = ""
 		}
-		b.Queue(`SELECT `+cols+` FROM search_chunks c WHERE c.ctid = ANY(ARRAY(SELECT c.ctid `+from+cond+
-			` ORDER BY c.id DESC LIMIT `+p.add(want-len(out))+`)) ORDER BY c.id DESC`, p.args...).
+		newest := from + cond + ` ORDER BY c.id DESC LIMIT ` + p.add(want-len(out))
+		query := `SELECT ` + cols + ` ` + newest
+		if bound > float64(want) {
+			query = `SELECT ` + cols + ` FROM search_chunks c WHERE c.ctid = ANY(ARRAY(SELECT c.ctid ` + newest + `)) ORDER BY c.id DESC`
+		}
+		b.Queue(query, p.args...).
 			Query(func(r pgx.Rows) error {
 				for r.Next() {
 					m, err := scan(r)
