@@ -556,10 +556,13 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 	}
 	var out []clawledger.LexicalMatch
 	cols, scan := k.cols(&p), k.scanner(text)
+	// reading every match through the index, when most will not be kept,
+	// the newest are chosen by their ids alone, then read again by their
+	// row addresses for their counts or texts (search_counts.go): the walk
+	// and the buckets' passes keep most of what they read
+	again := false
 	// newest adds the newest matches past a condition, the setting sent
-	// with the first, the commit with the last; when more match than are
-	// wanted, chosen by their ids alone, then read again by their row
-	// addresses for their counts or texts (search_counts.go)
+	// with the first, the commit with the last
 	newest := func(cond string, arg any, last bool) error {
 		p := params{args: slices.Clone(p.args)}
 		if arg != nil {
@@ -572,7 +575,7 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 		}
 		newest := from + cond + ` ORDER BY c.id DESC LIMIT ` + p.add(want-len(out))
 		query := `SELECT ` + cols + ` ` + newest
-		if bound > float64(want) {
+		if again {
 			query = `SELECT ` + cols + ` FROM search_chunks c WHERE c.ctid = ANY(ARRAY(SELECT c.ctid ` + newest + `)) ORDER BY c.id DESC`
 		}
 		b.Queue(query, p.args...).
@@ -596,6 +599,7 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 	// the ids that hold the window, by the matches' density over the ids
 	span := float64(want) * float64(max(maxID, 1)) / max(bound, 1)
 	if walk || span/bucketScanCost+float64(want) >= 0.8*bound {
+		again = !walk && bound > 1.5*float64(want)
 		err = newest("", nil, true)
 	} else {
 		// the buckets of that span and a fifth more (matches are not
