@@ -573,10 +573,10 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 			b.Queue(setting)
 			setting = ""
 		}
-		newest := from + cond + ` ORDER BY c.id DESC LIMIT ` + p.add(want-len(out))
-		query := `SELECT ` + cols + ` ` + newest
+		rest := from + cond + ` ORDER BY c.id DESC LIMIT ` + p.add(want-len(out))
+		query := `SELECT ` + cols + ` ` + rest
 		if again {
-			query = `SELECT ` + cols + ` FROM search_chunks c WHERE c.ctid = ANY(ARRAY(SELECT c.ctid ` + newest + `)) ORDER BY c.id DESC`
+			query = `SELECT ` + cols + ` FROM search_chunks c WHERE c.ctid = ANY(ARRAY(SELECT c.ctid ` + rest + `)) ORDER BY c.id DESC`
 		}
 		b.Queue(query, p.args...).
 			Query(func(r pgx.Rows) error {
