@@ -20,7 +20,8 @@ var _ clawledger.SearchIndex = (*DB)(nil)
 // clears its host's chunks only. A search reads every host's chunks (a
 // view, one host's). Words are found with a GIN index on tsvectors the
 // store builds (words.go); ranking is the search package's BM25, computed
-// from the matched texts and these document frequencies, as on SQLite.
+// from the matches' counts of the query's phrases (taken from their stored
+// words: search_counts.go) and these document frequencies, as on SQLite.
 
 // SearchIndexCurrent says whether the host's search index holds every
 // change of its sources.
@@ -363,18 +364,27 @@ func (db *DB) RenderQuery(q *clawledger.SearchQuery) string { return renderQuery
 // Lexical returns the chunks a query matches that pass f, newest first, at
 // most window of them; ranking is the caller's.
 func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *clawledger.SearchFilter, window int) ([]clawledger.LexicalMatch, bool, error) {
+	return db.lexical(ctx, query, f, window, newCounter(query))
+}
+
+// lexical is Lexical with each match's counts from k (nil: its text).
+func (db *DB) lexical(ctx context.Context, query *clawledger.SearchQuery, f *clawledger.SearchFilter, window int, k *counter) ([]clawledger.LexicalMatch, bool, error) {
 	expr := renderQuery(query)
 	if expr == "" {
 		return nil, true, nil
 	}
+	var text []int64 // the matches whose counts need their text
 	var out []clawledger.LexicalMatch
 	var err error
 	if window > 0 {
-		out, err = db.newestMatches(ctx, expr, phraseBounds(query), f, window+1)
+		out, err = db.newestMatches(ctx, expr, phraseBounds(query), f, window+1, k, &text)
 	} else {
 		var p params
-		out, err = queryAll(ctx, db.pool, scanLexical, `SELECT c.id, c.tokens, c.text FROM search_chunks c WHERE c.words @@ `+
-			p.add(expr)+`::tsquery`+db.filterSQL(f, &p)+` ORDER BY c.id DESC`, p.args...)
+		where := `c.words @@ ` + p.add(expr) + `::tsquery` + db.filterSQL(f, &p)
+		out, err = queryAll(ctx, db.pool, k.scanner(&text), `SELECT `+k.cols(&p)+` FROM search_chunks c WHERE `+where+` ORDER BY c.id DESC`, p.args...)
+	}
+	if err == nil {
+		err = db.withTexts(ctx, out, text)
 	}
 	if err != nil {
 		return nil, false, db.fail(err)
@@ -384,10 +394,6 @@ func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *cla
 		out = out[:window]
 	}
 	return out, complete, nil
-}
-
-func scanLexical(r pgx.Row) (m clawledger.LexicalMatch, err error) {
-	return m, r.Scan(&m.ID, &m.Tokens, &m.Text)
 }
 
 // Finding the newest matches of a query: PostgreSQL has two plans, and
@@ -417,15 +423,15 @@ func scanLexical(r pgx.Row) (m clawledger.LexicalMatch, err error) {
 // the newest buckets the estimate says hold the window, then for older
 // ones until the window fills (widen).
 const (
-	walkCost    = 4
 	bucketShift = 13
 	// bucketOf is the index's second column: the chunk's bucket as a lexeme
 	bucketOf = `array_to_tsvector(ARRAY['~' || (c.id >> 13)::text])`
 )
 
 // bucketScanCost is how many chunks' bucket entries the word index reads
-// in the time the heap gives one match (a variable for the tests).
-var bucketScanCost = 64.0
+// in the time the heap gives one match, walkCost how many chunks the walk
+// tests in that time (variables for the tests).
+var bucketScanCost, walkCost = 64.0, 4.0
 
 // planHook, in tests, learns the plan newestMatches chose for a query;
 // bucketHook the buckets each of its passes through the index read (lo
@@ -487,7 +493,7 @@ func (p planRows) rows() float64 {
 // first, by the plan that reads less: the estimates in one round trip,
 // then the query (through the index, a pass per range of buckets, each a
 // round trip) in one read-only snapshot of its own that sets the plan.
-func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBound, f *clawledger.SearchFilter, want int) ([]clawledger.LexicalMatch, error) {
+func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBound, f *clawledger.SearchFilter, want int, k *counter, text *[]int64) ([]clawledger.LexicalMatch, error) {
 	var p params
 	from := `FROM search_chunks c WHERE c.words @@ ` + p.add(expr) + `::tsquery` + db.filterSQL(f, &p)
 	conn, err := db.pool.Acquire(ctx)
@@ -549,6 +555,12 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 		setting = `SET LOCAL enable_bitmapscan = off`
 	}
 	var out []clawledger.LexicalMatch
+	cols, scan := k.cols(&p), k.scanner(text)
+	// reading every match through the index, when most will not be kept,
+	// the newest are chosen by their ids alone, then read again by their
+	// row addresses for their counts or texts (search_counts.go): the walk
+	// and the buckets' passes keep most of what they read
+	again := false
 	// newest adds the newest matches past a condition, the setting sent
 	// with the first, the commit with the last
 	newest := func(cond string, arg any, last bool) error {
@@ -561,10 +573,15 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 			b.Queue(setting)
 			setting = ""
 		}
-		b.Queue(`SELECT c.id, c.tokens, c.text `+from+cond+` ORDER BY c.id DESC LIMIT `+p.add(want-len(out)), p.args...).
+		rest := from + cond + ` ORDER BY c.id DESC LIMIT ` + p.add(want-len(out))
+		query := `SELECT ` + cols + ` ` + rest
+		if again {
+			query = `SELECT ` + cols + ` FROM search_chunks c WHERE c.ctid = ANY(ARRAY(SELECT c.ctid ` + rest + `)) ORDER BY c.id DESC`
+		}
+		b.Queue(query, p.args...).
 			Query(func(r pgx.Rows) error {
 				for r.Next() {
-					m, err := scanLexical(r)
+					m, err := scan(r)
 					if err != nil {
 						return err
 					}
@@ -582,6 +599,7 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 	// the ids that hold the window, by the matches' density over the ids
 	span := float64(want) * float64(max(maxID, 1)) / max(bound, 1)
 	if walk || span/bucketScanCost+float64(want) >= 0.8*bound {
+		again = !walk && bound > 1.5*float64(want)
 		err = newest("", nil, true)
 	} else {
 		// the buckets of that span and a fifth more (matches are not

@@ -33,7 +33,7 @@ func searchCorpus(t *testing.T) (*postgres.DB, []string, map[string]int, string)
 	// every word of the newest chunks, by how many chunks hold it
 	q, err := search.Parse("the")
 	check(t, err)
-	chunks, _, err := db.Lexical(ctx, q, &clawledger.SearchFilter{}, 300)
+	chunks, _, err := postgres.TextCounted{DB: db}.Lexical(ctx, q, &clawledger.SearchFilter{}, 300)
 	check(t, err)
 	seen := map[string]bool{}
 	var words []string
@@ -69,8 +69,8 @@ func searchCorpus(t *testing.T) (*postgres.DB, []string, map[string]int, string)
 
 // TestNewestMatches: a window of a query's newest matches is the newest
 // of all its matches, whichever way the store finds them (walking the
-// newest chunks, or through the word index a range of recency buckets at
-// a time): words of the search benchmark's corpus from the commonest to
+// newest chunks, through the word index every match or a range of
+// recency buckets at a time): words of the search benchmark's corpus from the commonest to
 // the rarest, in windows from 1 to past their matches; with the chunk ids
 // as the corpus gives them (one bucket) and spread over 36 buckets, the
 // buckets read whenever the window is smaller than the matches.
@@ -85,6 +85,10 @@ func TestNewestMatches(t *testing.T) {
 		passes[tsquery]++
 	})()
 	newestMatchesAgree(t, db, words)
+	// every match through the index, the newest chosen by id and read again
+	restore := postgres.SetBucketCost(1e-9)
+	newestMatchesAgree(t, db, words)
+	restore()
 	pgtest.Exec(t, dsn, `UPDATE search_chunks SET id = -id`, `UPDATE search_chunks SET id = -id * 97`)
 	clear(passes)
 	newestMatchesAgree(t, db, words)

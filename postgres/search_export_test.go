@@ -1,0 +1,25 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/clawledger/clawledger"
+)
+
+// TextCounted is a store whose Lexical returns each match's text for the
+// search package to count in, as the store did before it counted in the
+// stored words.
+type TextCounted struct{ *DB }
+
+func (s TextCounted) Lexical(ctx context.Context, q *clawledger.SearchQuery, f *clawledger.SearchFilter, window int) ([]clawledger.LexicalMatch, bool, error) {
+	return s.DB.lexical(ctx, q, f, window, nil)
+}
+
+// SetWalkCost sets how many chunks the walk tests in the time the heap
+// gives one match (0: never walk; huge: always), and returns a function
+// that restores it.
+func SetWalkCost(c float64) (restore func()) {
+	old := walkCost
+	walkCost = c
+	return func() { walkCost = old }
+}
