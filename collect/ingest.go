@@ -497,10 +497,15 @@ func decodeLine(kind clawledger.SourceKind, rec *clawledger.Record) {
 	case clawledger.KindTranscript:
 		rec.Entry, err = openclaw.ParseEntry(rec.Line.Raw)
 		repaired = err == nil && rec.Entry.Repaired
-		if m := messageOf(rec.Entry); m != nil && m.Role == "toolResult" {
+		switch m := messageOf(rec.Entry); {
+		case m == nil:
+		case m.Role == "toolResult":
 			// the error rule needs the result's text, which only this
 			// parse has (the ledger keeps tool output in the raw line only)
 			rec.ToolError, rec.ToolFailed = rule.Failure(m)
+		case m.Role == "assistant" && m.Usage != nil:
+			// a line's own, hashed here rather than by the storing goroutine
+			rec.UsageKey = usageKey(rec, m)
 		}
 	case clawledger.KindCronRuns:
 		rec.CronRun, err = openclaw.ParseCronRun(rec.Line.Raw)

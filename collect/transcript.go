@@ -127,7 +127,9 @@ func (t *transcript) message(rec *clawledger.Record, m *clawledger.Message) {
 			s.API = m.API
 		}
 		if u := m.Usage; u != nil {
-			rec.UsageKey = usageKey(rec, m)
+			if rec.UsageKey == 0 { // not keyed as it was decoded
+				rec.UsageKey = usageKey(rec, m)
+			}
 			s.InputTokens += u.Input
 			s.OutputTokens += u.Output
 			s.CacheReadTokens += u.CacheRead
