@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/clawledger/clawledger"
-	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/redact"
 )
 
 // OpenClaw's own memory index, read read-only (formats doc §6), in both
@@ -444,10 +444,11 @@ type MemoryClaim struct {
 }
 
 // MemoryClaims reads the short-term recall entries of the state database,
-// by workspace and entry key, their snippets masked; rows whose value is
+// by workspace and entry key, their snippets masked as memory-index text
+// is (redact.SecretsKeepLines); rows whose value is
 // not an entry are counted in skipped, never fatal. A database without the
 // table gives none.
-func (d *DB) MemoryClaims(ctx context.Context, m openclaw.Masker) (claims []MemoryClaim, skipped int, err error) {
+func (d *DB) MemoryClaims(ctx context.Context) (claims []MemoryClaim, skipped int, err error) {
 	const t = "plugin_state_entries"
 	if !d.Has(t) {
 		return nil, 0, nil
@@ -475,7 +476,7 @@ func (d *DB) MemoryClaims(ctx context.Context, m openclaw.Masker) (claims []Memo
 			}
 			v := row.Value
 			claims = append(claims, MemoryClaim{EntryKey: row.Key, WorkspaceDir: row.WorkspaceDir, Path: v.Path,
-				StartLine: v.StartLine, EndLine: v.EndLine, Source: v.Source, Snippet: m.Text(v.Snippet)})
+				StartLine: v.StartLine, EndLine: v.EndLine, Source: v.Source, Snippet: redact.SecretsKeepLines(v.Snippet)})
 			return nil
 		})
 	slices.SortFunc(claims, func(a, b MemoryClaim) int {

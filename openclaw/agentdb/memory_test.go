@@ -232,7 +232,7 @@ func TestMemoryClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claims, skipped, err := openMemory(t, state).MemoryClaims(ctx, masker)
+	claims, skipped, err := openMemory(t, state).MemoryClaims(ctx)
 	if err != nil || skipped != fixture.MemoryClaimsMalformed || len(claims) != len(want) {
 		t.Fatalf("%d claims, %d skipped (%v): %+v", len(claims), skipped, err, claims)
 	}
@@ -253,7 +253,7 @@ func TestMemoryClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if claims, skipped, err := openMemory(t, agent.Path).MemoryClaims(ctx, masker); err != nil || skipped != 0 || claims != nil {
+	if claims, skipped, err := openMemory(t, agent.Path).MemoryClaims(ctx); err != nil || skipped != 0 || claims != nil {
 		t.Errorf("an agent database: %d claims, %d skipped (%v)", len(claims), skipped, err)
 	}
 }
@@ -282,7 +282,7 @@ func TestPromotionKeys(t *testing.T) {
 func TestMemoryClaimsCorpus(t *testing.T) {
 	root := filepath.Join(testenv.Corpus(t), "openclaw-2026.9.6", ".openclaw")
 	ctx := context.Background()
-	claims, skipped, err := openMemory(t, filepath.Join(root, "state", "openclaw.sqlite")).MemoryClaims(ctx, masker)
+	claims, skipped, err := openMemory(t, filepath.Join(root, "state", "openclaw.sqlite")).MemoryClaims(ctx)
 	if err != nil || skipped != 0 || len(claims) != 57 {
 		t.Fatalf("%d claims, %d skipped (%v)", len(claims), skipped, err)
 	}
