@@ -156,7 +156,11 @@ func (a *app) printMemoryEntries(list []view.Session) {
 					where += fmt.Sprintf("-%d", e.EndLine)
 				}
 			}
-			a.printf("  %s  %-9s  %s  %s\n", shortID(s.SessionID), e.OriginClass, where, oneLineText(e.Text, 60))
+			if e.Text == "" {
+				a.printf("  %s  %-9s  %s\n", shortID(s.SessionID), e.OriginClass, where)
+			} else {
+				a.printf("  %s  %-9s  %s  %s\n", shortID(s.SessionID), e.OriginClass, where, oneLineText(e.Text, 60))
+			}
 		}
 	}
 }
