@@ -42,6 +42,32 @@ type MemoryIndexStore interface {
 	// MemoryIndexes lists the memory indexes the search index holds, with
 	// their files, by state dir and path.
 	MemoryIndexes(ctx context.Context) ([]MemoryIndex, error)
+	// MemoryEntryOrigins lists the memory entries that came from the
+	// sessions (by session id, in every state dir), by session, agent,
+	// time observed and key.
+	MemoryEntryOrigins(ctx context.Context, sessionIDs []string) ([]MemoryEntryOrigin, error)
+}
+
+// MemoryEntryOrigin links an entry of OpenClaw's memory to a session it
+// came from (the SQLite era's memory_entry_origins, in the agent database
+// of the memory index). An entry is a short-term recall entry of the
+// memory-core plugin (a claim, "memory:claim:<hash>", or
+// "memory:<path>:<start>:<end>"), or one promoted into MEMORY.md below a
+// marker naming its key; where its text lies comes from the recall store
+// of the state database, when it still holds the entry.
+type MemoryEntryOrigin struct {
+	StateDir     string // the memory index's (set by the store)
+	AgentID      string
+	SessionID    string
+	SessionKey   string
+	EntryKey     string
+	OriginClass  string // owner, agent, untrusted, system
+	ObservedAtMs int64
+	// where the entry's text lies in the agent's workspace, and the text
+	// (secrets masked); empty when the recall store does not hold it
+	Path               string
+	StartLine, EndLine int64
+	Snippet            string
 }
 
 // MemoryIndexTx is an index transaction that keeps memory-index files: a
@@ -58,4 +84,7 @@ type MemoryIndexTx interface {
 	// memory index (its files first).
 	DeleteMemoryIndexFile(ctx context.Context, id int64) error
 	DeleteMemoryIndex(ctx context.Context, id int64) error
+	// PutMemoryEntryOrigins makes origins the memory index's entry origins
+	// (those it had are replaced; DeleteMemoryIndex forgets them).
+	PutMemoryEntryOrigins(ctx context.Context, indexID int64, origins []MemoryEntryOrigin) error
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -42,9 +43,10 @@ func (s *Service) syncMemoryIndexes(ctx context.Context, st clawledger.Store) (s
 	var held heldFiles
 	lend, space := s.lender(ctx, st)
 	for _, d := range dirs {
+		var claims map[[2]string]agentdb.MemoryClaim // read once per state dir, when an index names entries
 		for _, p := range memoryIndexes(d.Path) {
 			rel, _ := filepath.Rel(d.Path, p)
-			stamp, err := memoryStamp(ctx, p)
+			stamp, origins, err := memoryStamp(ctx, p)
 			if err != nil { // kept as it was, and said
 				found = append(found, search.FoundMemoryIndex{StateDir: d.Path, Rel: filepath.ToSlash(rel), Stamp: "unreadable",
 					Read: func(context.Context) ([]search.MemoryIndexDoc, error) { return nil, err }})
@@ -58,13 +60,18 @@ func (s *Service) syncMemoryIndexes(ctx context.Context, st clawledger.Store) (s
 					return search.MemoryIndexStats{}, err
 				}
 			}
+			if len(origins) > 0 && claims == nil {
+				claims = memoryClaims(ctx, filepath.Join(d.Path, filepath.FromSlash(openclaw.StateDatabaseRel)))
+			}
+			entries := entryOrigins(origins, claims)
 			agent := memoryIndexAgent(filepath.ToSlash(rel))
 			has := held.of(d.Path)
 			found = append(found, search.FoundMemoryIndex{StateDir: d.Path, Rel: filepath.ToSlash(rel),
-				Stamp: stamp + " held:" + has.digest() + " vectors:" + space,
+				Stamp: stamp + " held:" + has.digest() + " vectors:" + space + " origins:" + originsDigest(entries),
 				Read: func(ctx context.Context) ([]search.MemoryIndexDoc, error) {
 					return readMemoryIndex(ctx, p, agent, has, lend)
-				}})
+				},
+				ReadOrigins: func(context.Context) ([]clawledger.MemoryEntryOrigin, error) { return entries, nil }})
 		}
 	}
 	stats, err := search.SyncMemoryIndexes(ctx, st, found)
@@ -94,17 +101,76 @@ func (s *Service) lender(ctx context.Context, st clawledger.Store) (*agentdb.Ope
 }
 
 // memoryStamp is what a memory index database holds (agentdb.MemoryStamp),
-// "" when it holds none or cannot be read.
-func memoryStamp(ctx context.Context, p string) (string, error) {
+// "" when it holds none or cannot be read, and its memory entries' origins.
+func memoryStamp(ctx context.Context, p string) (string, []agentdb.MemoryOrigin, error) {
 	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
-		return "", nil
+		return "", nil, nil
 	}
 	db, err := agentdb.Open(ctx, p)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer db.Close()
-	return db.MemoryStamp(ctx)
+	stamp, err := db.MemoryStamp(ctx)
+	if err != nil || stamp == "" {
+		return stamp, nil, err
+	}
+	origins, err := db.MemoryOrigins(ctx)
+	return stamp, origins, err
+}
+
+// memoryClaims reads the short-term recall entries of a state database,
+// by workspace directory name and entry key: none when it cannot be read
+// (the origins then say no more than the sessions).
+func memoryClaims(ctx context.Context, p string) map[[2]string]agentdb.MemoryClaim {
+	out := map[[2]string]agentdb.MemoryClaim{}
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return out
+	}
+	db, err := agentdb.Open(ctx, p)
+	if err != nil {
+		return out
+	}
+	defer db.Close()
+	claims, _, _ := db.MemoryClaims(ctx)
+	for _, c := range claims {
+		k := [2]string{path.Base(filepath.ToSlash(c.WorkspaceDir)), c.EntryKey}
+		if _, ok := out[k]; !ok {
+			out[k] = c
+		}
+	}
+	return out
+}
+
+// entryOrigins are the origins with where each entry's text lies: the
+// claim of the agent's workspace (workspace-<agentId> in the state dir),
+// else of the default workspace (workspace). A claim's key is the hash of
+// its text, so every workspace's claim of a key holds the same text.
+func entryOrigins(origins []agentdb.MemoryOrigin, claims map[[2]string]agentdb.MemoryClaim) []clawledger.MemoryEntryOrigin {
+	out := make([]clawledger.MemoryEntryOrigin, len(origins))
+	for i, o := range origins {
+		e := clawledger.MemoryEntryOrigin{AgentID: o.AgentID, SessionID: o.SessionID, SessionKey: o.SessionKey, EntryKey: o.EntryKey,
+			OriginClass: o.OriginClass, ObservedAtMs: o.ObservedAt}
+		c, ok := claims[[2]string{"workspace-" + o.AgentID, o.EntryKey}]
+		if !ok {
+			c, ok = claims[[2]string{"workspace", o.EntryKey}]
+		}
+		if ok {
+			e.Path, e.StartLine, e.EndLine, e.Snippet = c.Path, c.StartLine, c.EndLine, c.Snippet
+		}
+		out[i] = e
+	}
+	return out
+}
+
+// originsDigest identifies a memory index's entry origins.
+func originsDigest(origins []clawledger.MemoryEntryOrigin) string {
+	h := sha256.New()
+	for _, o := range origins {
+		fmt.Fprintf(h, "%q %q %q %q %q %d %q %d %d %q\n", o.AgentID, o.SessionID, o.SessionKey, o.EntryKey, o.OriginClass,
+			o.ObservedAtMs, o.Path, o.StartLine, o.EndLine, o.Snippet)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // memoryIndexAgent is the agent a memory index belongs to:

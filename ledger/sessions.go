@@ -106,7 +106,35 @@ func (s *Service) Sessions(ctx context.Context, req SessionsRequest) (*view.Sess
 	if out.Sessions, err = showSpawns(ctx, r, list, out.Sessions, req.Tree); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return out, showMemoryEntries(ctx, r, out.Sessions)
+}
+
+// showMemoryEntries adds to each session the entries of OpenClaw's memory
+// that came from it, in one query for all of them.
+func showMemoryEntries(ctx context.Context, r clawledger.Reader, list []view.Session) error {
+	ms, ok := r.(clawledger.MemoryIndexStore)
+	if !ok || len(list) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(list))
+	at := map[[3]string][]int{}
+	for i, s := range list {
+		if s.SessionID != "" {
+			ids = append(ids, s.SessionID)
+			k := [3]string{s.StateDir, s.Agent, s.SessionID}
+			at[k] = append(at[k], i)
+		}
+	}
+	origins, err := ms.MemoryEntryOrigins(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, o := range origins {
+		for _, i := range at[[3]string{o.StateDir, o.AgentID, o.SessionID}] {
+			list[i].MemoryEntries = append(list[i].MemoryEntries, view.NewMemoryEntry(o))
+		}
+	}
+	return nil
 }
 
 // lastUserTexts reads the last user messages of every listed session, in

@@ -10,7 +10,8 @@ import (
 )
 
 // The memory-index chunks' bookkeeping (migration 00007): which OpenClaw
-// memory indexes and files a host's search index holds chunks of.
+// memory indexes and files a host's search index holds chunks of; and the
+// sessions their memory entries came from (migration 00013).
 
 var (
 	_ clawledger.MemoryIndexStore = (*DB)(nil)
@@ -71,8 +72,41 @@ func (t *indexTx) DeleteMemoryIndexFile(ctx context.Context, id int64) error {
 }
 
 func (t *indexTx) DeleteMemoryIndex(ctx context.Context, id int64) error {
-	_, err := t.run(ctx, `DELETE FROM memory_indexes WHERE id = $1`, id)
+	_, err := t.run(ctx, `DELETE FROM memory_indexes WHERE id = $1`, id) // its origins with it
 	return err
+}
+
+func (t *indexTx) PutMemoryEntryOrigins(ctx context.Context, indexID int64, origins []clawledger.MemoryEntryOrigin) error {
+	if _, err := t.run(ctx, `DELETE FROM memory_entry_origins WHERE index_id = $1`, indexID); err != nil {
+		return err
+	}
+	for _, o := range origins {
+		if _, err := t.run(ctx, `INSERT INTO memory_entry_origins(index_id, agent_id, session_id, session_key, entry_key, origin_class,
+			observed_at, path, start_line, end_line, snippet) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+			indexID, o.AgentID, o.SessionID, o.SessionKey, o.EntryKey, o.OriginClass, o.ObservedAtMs, o.Path, o.StartLine, o.EndLine,
+			o.Snippet); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MemoryEntryOrigins lists the memory entries that came from the sessions
+// (of the view's host, or of every host).
+func (db *DB) MemoryEntryOrigins(ctx context.Context, sessionIDs []string) ([]clawledger.MemoryEntryOrigin, error) {
+	if len(sessionIDs) == 0 {
+		return nil, nil
+	}
+	var p params
+	out, err := queryAll(ctx, db.pool, func(r pgx.Row) (o clawledger.MemoryEntryOrigin, err error) {
+		return o, r.Scan(&o.StateDir, &o.AgentID, &o.SessionID, &o.SessionKey, &o.EntryKey, &o.OriginClass, &o.ObservedAtMs,
+			&o.Path, &o.StartLine, &o.EndLine, &o.Snippet)
+	}, `SELECT m.state_dir, o.agent_id, o.session_id, o.session_key, o.entry_key, o.origin_class, o.observed_at, o.path,
+		o.start_line, o.end_line, o.snippet FROM memory_entry_origins o JOIN memory_indexes m ON m.id = o.index_id
+		WHERE o.session_id = ANY(`+p.add(sessionIDs)+`)`+db.onHost("m.host_id", &p)+`
+		ORDER BY o.session_id COLLATE "C", m.state_dir COLLATE "C", o.agent_id COLLATE "C", o.observed_at, o.entry_key COLLATE "C"`,
+		p.args...)
+	return out, db.fail(err)
 }
 
 // memoryIndexHits adds to out the memory-index chunks among ids (those

@@ -20,6 +20,9 @@ type FoundMemoryIndex struct {
 	Stamp         string // what it is read at: an unchanged stamp is not read again
 	// Read reads its files whose chunks are hits.
 	Read func(ctx context.Context) ([]MemoryIndexDoc, error)
+	// ReadOrigins, when set, reads the sessions its memory entries came
+	// from (kept with its chunks, read when they are).
+	ReadOrigins func(ctx context.Context) ([]clawledger.MemoryEntryOrigin, error)
 }
 
 // MemoryIndexDoc is a file of a memory index with its chunks.
@@ -88,6 +91,10 @@ func SyncMemoryIndexes(ctx context.Context, st clawledger.SearchIndex, found []F
 			continue
 		}
 		docs, err := f.Read(ctx)
+		var origins []clawledger.MemoryEntryOrigin
+		if err == nil && f.ReadOrigins != nil {
+			origins, err = f.ReadOrigins(ctx)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return stats, ctx.Err()
@@ -100,22 +107,23 @@ func SyncMemoryIndexes(ctx context.Context, st clawledger.SearchIndex, found []F
 		if old != nil {
 			m.ID, m.Files = old.ID, old.Files
 		}
-		if err := syncMemoryIndex(ctx, st, m, docs, false, &stats); err != nil {
+		if err := syncMemoryIndex(ctx, st, m, docs, origins, false, &stats); err != nil {
 			return stats, fmt.Errorf("memory index %s: %w", f.Rel, err)
 		}
 	}
 	for _, m := range held { // no longer found
-		if err := syncMemoryIndex(ctx, st, m, nil, true, &stats); err != nil {
+		if err := syncMemoryIndex(ctx, st, m, nil, nil, true, &stats); err != nil {
 			return stats, err
 		}
 	}
 	return stats, nil
 }
 
-// syncMemoryIndex replaces m's files by docs (with forget, forgets m), in
-// one transaction, then stores the vectors OpenClaw's index lends.
-func syncMemoryIndex(ctx context.Context, st clawledger.SearchIndex, m *clawledger.MemoryIndex, docs []MemoryIndexDoc, forget bool,
-	stats *MemoryIndexStats) error {
+// syncMemoryIndex replaces m's files by docs and its entry origins by
+// origins (with forget, forgets m), in one transaction, then stores the
+// vectors OpenClaw's index lends.
+func syncMemoryIndex(ctx context.Context, st clawledger.SearchIndex, m *clawledger.MemoryIndex, docs []MemoryIndexDoc,
+	origins []clawledger.MemoryEntryOrigin, forget bool, stats *MemoryIndexStats) error {
 	tx, err := st.BeginIndex(ctx)
 	if err != nil {
 		return err
@@ -145,6 +153,9 @@ func syncMemoryIndex(ctx context.Context, st clawledger.SearchIndex, m *clawledg
 		return tx.Commit()
 	}
 	if err := mt.PutMemoryIndex(ctx, m); err != nil {
+		return err
+	}
+	if err := mt.PutMemoryEntryOrigins(ctx, m.ID, origins); err != nil {
 		return err
 	}
 	old := map[[2]string]*clawledger.MemoryIndexFile{}

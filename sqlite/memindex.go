@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/storekit"
@@ -9,7 +10,8 @@ import (
 )
 
 // The memory-index chunks' bookkeeping (migration 00013): which OpenClaw
-// memory indexes and files the search index holds chunks of.
+// memory indexes and files the search index holds chunks of; and the
+// sessions their memory entries came from (migration 00015).
 
 var (
 	_ clawledger.MemoryIndexStore = (*DB)(nil)
@@ -54,12 +56,45 @@ func (t *indexTx) DeleteMemoryIndexFile(ctx context.Context, id int64) error {
 }
 
 func (t *indexTx) DeleteMemoryIndex(ctx context.Context, id int64) error {
-	return t.exec(ctx, `DELETE FROM memory_indexes WHERE id = ?`, id)
+	return t.exec(ctx, `DELETE FROM memory_entry_origins WHERE index_id = ?; DELETE FROM memory_indexes WHERE id = ?`, id, id)
+}
+
+func (t *indexTx) PutMemoryEntryOrigins(ctx context.Context, indexID int64, origins []clawledger.MemoryEntryOrigin) error {
+	if err := t.exec(ctx, `DELETE FROM memory_entry_origins WHERE index_id = ?`, indexID); err != nil {
+		return err
+	}
+	for _, o := range origins {
+		if err := t.exec(ctx, `INSERT INTO memory_entry_origins(index_id, agent_id, session_id, session_key, entry_key, origin_class,
+			observed_at, path, start_line, end_line, snippet) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			indexID, o.AgentID, o.SessionID, o.SessionKey, o.EntryKey, o.OriginClass, o.ObservedAtMs, o.Path, o.StartLine, o.EndLine,
+			o.Snippet); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MemoryEntryOrigins lists the memory entries that came from the sessions.
+func (db *DB) MemoryEntryOrigins(ctx context.Context, sessionIDs []string) ([]clawledger.MemoryEntryOrigin, error) {
+	if len(sessionIDs) == 0 {
+		return nil, nil
+	}
+	if err := db.Flush(ctx); err != nil {
+		return nil, err
+	}
+	ids, _ := json.Marshal(sessionIDs)
+	return queryAll(ctx, db.r, func(r scanner) (o clawledger.MemoryEntryOrigin, err error) {
+		return o, r.Scan(&o.StateDir, &o.AgentID, &o.SessionID, &o.SessionKey, &o.EntryKey, &o.OriginClass, &o.ObservedAtMs,
+			&o.Path, &o.StartLine, &o.EndLine, &o.Snippet)
+	}, `SELECT m.state_dir, o.agent_id, o.session_id, o.session_key, o.entry_key, o.origin_class, o.observed_at, o.path,
+		o.start_line, o.end_line, o.snippet FROM memory_entry_origins o JOIN memory_indexes m ON m.id = o.index_id
+		WHERE o.session_id IN (SELECT value FROM json_each(?))
+		ORDER BY o.session_id, m.state_dir, o.agent_id, o.observed_at, o.entry_key`, string(ids))
 }
 
 // clearMemoryIndexes forgets every memory index with the chunks (a
 // cleared search index): the next sync reads them again.
-const clearMemoryIndexes = `DELETE FROM memory_index_files; DELETE FROM memory_indexes`
+const clearMemoryIndexes = `DELETE FROM memory_entry_origins; DELETE FROM memory_index_files; DELETE FROM memory_indexes`
 
 // memoryIndexHits adds to out the memory-index chunks among ids (those
 // Hits found no ledger source for), named by their file as OpenClaw names

@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/clawledger/clawledger"
@@ -32,12 +35,20 @@ func testMemoryIndex(t *testing.T, h *harness) {
 	session := search.MemoryIndexDoc{File: clawledger.MemoryIndexFile{AgentID: "main", Path: "sessions/main/gone.jsonl", Source: "sessions"},
 		MtimeMs: 8, Chunks: []search.MemoryIndexChunk{{StartLine: 2, EndLine: 3, Text: "User: where are the certificates kept"}}}
 	reads := 0
+	// the sessions the index's memory entries came from
+	origins := []clawledger.MemoryEntryOrigin{
+		{AgentID: "main", SessionID: "s1", SessionKey: "agent:main:main", EntryKey: "memory:claim:b", OriginClass: "agent", ObservedAtMs: 20,
+			Path: "memory/.dreams/session-corpus/2026-03-14.txt", StartLine: 2, EndLine: 2, Snippet: "Assistant: Writing the checklist."},
+		{AgentID: "main", SessionID: "s1", SessionKey: "agent:main:main", EntryKey: "memory:claim:a", OriginClass: "owner", ObservedAtMs: 10},
+		{AgentID: "main", SessionID: "s2", EntryKey: "memory:claim:b", OriginClass: "untrusted", ObservedAtMs: 30},
+	}
 	sync := func(stamp string, docs ...search.MemoryIndexDoc) search.MemoryIndexStats {
 		t.Helper()
 		var found []search.FoundMemoryIndex
 		if docs != nil {
 			found = []search.FoundMemoryIndex{{StateDir: "/state", Rel: "memory/main.sqlite", Stamp: stamp,
-				Read: func(context.Context) ([]search.MemoryIndexDoc, error) { reads++; return docs, nil }}}
+				Read:        func(context.Context) ([]search.MemoryIndexDoc, error) { reads++; return docs, nil },
+				ReadOrigins: func(context.Context) ([]clawledger.MemoryEntryOrigin, error) { return origins, nil }}}
 		}
 		stats, err := search.SyncMemoryIndexes(h.ctx, w, found)
 		if err != nil {
@@ -100,14 +111,44 @@ func testMemoryIndex(t *testing.T, h *harness) {
 		t.Errorf("corpus %+v (%v), want 4 chunks", corpus, err)
 	}
 
+	// the entries that came from sessions, by session, time and key
+	entries := func(ids ...string) []string {
+		t.Helper()
+		got, err := w.(clawledger.MemoryIndexStore).MemoryEntryOrigins(h.ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, o := range got {
+			out = append(out, fmt.Sprintf("%s %s %s %s %s %d %s:%d-%d %q", o.StateDir, o.AgentID, o.SessionID, o.SessionKey, o.EntryKey,
+				o.ObservedAtMs, o.Path, o.StartLine, o.EndLine, o.Snippet))
+		}
+		return out
+	}
+	if got, want := entries("s2", "s1", "s9"), []string{
+		`/state main s1 agent:main:main memory:claim:a 10 :0-0 ""`,
+		`/state main s1 agent:main:main memory:claim:b 20 memory/.dreams/session-corpus/2026-03-14.txt:2-2 "Assistant: Writing the checklist."`,
+		`/state main s2  memory:claim:b 30 :0-0 ""`,
+	}; !slices.Equal(got, want) {
+		t.Errorf("memory entries:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := entries(); got != nil {
+		t.Errorf("memory entries of no session: %q", got)
+	}
+
 	// the same stamp: not read again
 	if st := sync("1", runbook, session); reads != 1 || st.Changed() {
 		t.Errorf("an unchanged stamp: read %d times, %+v", reads, st)
 	}
-	// a changed file replaces its chunks; a vanished one loses them
+	// a changed file replaces its chunks; a vanished one loses them; the
+	// origins are replaced
 	runbook.Chunks[1].Text = "Page the incident commander."
+	origins = origins[2:]
 	if st := sync("2", runbook); st.Files != 1 || st.Removed != 3 || st.Chunks != 2 {
 		t.Errorf("second sync: %+v", st)
+	}
+	if got := entries("s1", "s2"); len(got) != 1 || !strings.Contains(got[0], " s2 ") {
+		t.Errorf("memory entries after the second sync: %q", got)
 	}
 	if got, _ := h.lexical(w, "certificates", memory, 0); len(got) != 1 {
 		t.Errorf("certificates after the session's file vanished: %+v", got)
@@ -128,6 +169,9 @@ func testMemoryIndex(t *testing.T, h *harness) {
 	if idx, err := w.(clawledger.MemoryIndexStore).MemoryIndexes(h.ctx); err != nil || len(idx) != 0 {
 		t.Errorf("memory indexes after it vanished: %+v (%v)", idx, err)
 	}
+	if got := entries("s2"); got != nil {
+		t.Errorf("memory entries after the index vanished: %q", got)
+	}
 	// a cleared search index forgets them: the next sync reads them again
 	sync("3", runbook)
 	if err := w.ClearSearchIndex(h.ctx); err != nil {
@@ -135,6 +179,9 @@ func testMemoryIndex(t *testing.T, h *harness) {
 	}
 	if idx, err := w.(clawledger.MemoryIndexStore).MemoryIndexes(h.ctx); err != nil || len(idx) != 0 {
 		t.Errorf("memory indexes after a clear: %+v (%v)", idx, err)
+	}
+	if got := entries("s2"); got != nil {
+		t.Errorf("memory entries after a clear: %q", got)
 	}
 	if st := sync("3", runbook); st.Chunks != 2 {
 		t.Errorf("the sync after a clear: %+v", st)

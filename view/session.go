@@ -56,6 +56,9 @@ type Session struct {
 	// and those it spawned
 	SpawnedBy *Spawn  `json:"spawned_by,omitempty"`
 	Spawned   []Spawn `json:"spawned,omitempty"`
+	// MemoryEntries are the entries of OpenClaw's memory that came from
+	// the session (its memory_entry_origins), oldest first
+	MemoryEntries []MemoryEntry `json:"memory_entries,omitempty"`
 	// Depth is the session's depth in the spawn tree (sessions listed as a
 	// tree: 0 for a root, 1 for a session it spawned, ...)
 	Depth int `json:"depth,omitempty"`
@@ -131,4 +134,23 @@ func NewSession(s *clawledger.Session, lastUserMessages []string, match *Project
 			SpawnedBy: i.SpawnedBy, ParentSessionKey: i.ParentSessionKey}
 	}
 	return j
+}
+
+// MemoryEntry is an entry of OpenClaw's memory that came from a session:
+// its key, how the session's text was trusted, and where the entry's text
+// lies in the agent's workspace (when OpenClaw's recall store holds it).
+type MemoryEntry struct {
+	Key         string  `json:"key"`
+	OriginClass string  `json:"origin_class"` // owner, agent, untrusted, system
+	ObservedAt  *string `json:"observed_at"`
+	Path        string  `json:"path,omitempty"`
+	StartLine   int64   `json:"start_line,omitempty"`
+	EndLine     int64   `json:"end_line,omitempty"`
+	Text        string  `json:"text,omitempty"` // secrets masked
+}
+
+// NewMemoryEntry is the view of an entry's origin.
+func NewMemoryEntry(o clawledger.MemoryEntryOrigin) MemoryEntry {
+	return MemoryEntry{Key: o.EntryKey, OriginClass: o.OriginClass, ObservedAt: Time(o.ObservedAtMs), Path: o.Path,
+		StartLine: o.StartLine, EndLine: o.EndLine, Text: o.Snippet}
 }

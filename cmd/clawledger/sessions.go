@@ -136,6 +136,33 @@ func (a *app) printSessions(out *view.Sessions, agent string, project bool) {
 	}
 	tw.flush()
 	a.printFlagLegend(list)
+	a.printMemoryEntries(list)
+}
+
+// printMemoryEntries lists, under the sessions table, the entries of
+// OpenClaw's memory that came from the sessions.
+func (a *app) printMemoryEntries(list []view.Session) {
+	first := true
+	for _, s := range list {
+		for _, e := range s.MemoryEntries {
+			if first {
+				a.printf("\nmemory entries from these sessions (OpenClaw's memory_entry_origins):\n")
+				first = false
+			}
+			where := e.Key
+			if e.Path != "" {
+				where = fmt.Sprintf("%s:%d", e.Path, e.StartLine)
+				if e.EndLine > e.StartLine {
+					where += fmt.Sprintf("-%d", e.EndLine)
+				}
+			}
+			if e.Text == "" {
+				a.printf("  %s  %-9s  %s\n", shortID(s.SessionID), e.OriginClass, where)
+			} else {
+				a.printf("  %s  %-9s  %s  %s\n", shortID(s.SessionID), e.OriginClass, where, oneLineText(e.Text, 60))
+			}
+		}
+	}
 }
 
 // flagLegend says what each flag of the sessions table means (under the

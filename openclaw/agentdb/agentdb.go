@@ -150,6 +150,8 @@ var readTables = []string{"schema_meta", "transcript_events", "transcript_rewrit
 	"trajectory_runtime_events", "session_participants",
 	// the memory index (memory.go): the SQLite era's, and the file era's memory/<agentId>.sqlite
 	"memory_index_meta", "memory_index_sources", "memory_index_chunks", "memory_embedding_cache", "memory_entry_origins",
+	// the memory-core plugin's short-term recall entries (memory.go; only its rows are read)
+	"plugin_state_entries",
 	"meta", "files", "chunks", "embedding_cache"}
 
 // loadSchema learns, in one query, which of the tables read here exist

@@ -1,6 +1,7 @@
 package agentdb
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -10,10 +11,12 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/redact"
 )
 
 // OpenClaw's own memory index, read read-only (formats doc §6), in both
@@ -415,4 +418,85 @@ func (d *DB) SeedEmbeddingCache(ctx context.Context, e OpenAIEndpoint, space cla
 		return 0, err
 	}
 	return len(hs), nil
+}
+
+// OpenClaw's memory-core plugin keeps its short-term recall store in the
+// state database (plugin_state_entries, plugin memory-core, namespace
+// short-term-recall): one row per memory entry a recall or a dreaming
+// sweep met, per workspace. An entry's key is "memory:claim:<hash>" (a
+// claim: a line of a memory file or of a dreaming session corpus, hashed
+// by its text, so one claim has one key in every workspace) or, from older
+// releases, "memory:<path>:<start>:<end>". memory_entry_origins (each agent
+// database) names the sessions an entry came from by that key, and an
+// entry promoted into MEMORY.md is written below a marker line
+// "<!-- openclaw-memory-promotion:<key> -->"; OpenClaw drops an entry's
+// origins when its marker leaves MEMORY.md.
+
+// MemoryClaim is a short-term recall entry: where its text lies.
+type MemoryClaim struct {
+	EntryKey     string // memory:claim:<hash>, memory:<path>:<start>:<end>
+	WorkspaceDir string // the workspace the path is in
+	Path         string // relative to the workspace
+	StartLine    int64  // 1-based, inclusive
+	EndLine      int64
+	Source       string // memory, sessions
+	Snippet      string // the entry's text, masked
+}
+
+// MemoryClaims reads the short-term recall entries of the state database,
+// by workspace and entry key, their snippets masked as memory-index text
+// is (redact.SecretsKeepLines); rows whose value is
+// not an entry are counted in skipped, never fatal. A database without the
+// table gives none.
+func (d *DB) MemoryClaims(ctx context.Context) (claims []MemoryClaim, skipped int, err error) {
+	const t = "plugin_state_entries"
+	if !d.Has(t) {
+		return nil, 0, nil
+	}
+	err = d.query(ctx, d.db, `SELECT value_json FROM `+t+` WHERE plugin_id = 'memory-core' AND namespace = 'short-term-recall'`,
+		nil, func(r *sql.Rows) error {
+			var raw string
+			if err := r.Scan(into(&raw)); err != nil {
+				return err
+			}
+			var row struct {
+				WorkspaceDir string `json:"workspaceDir"`
+				Key          string `json:"key"`
+				Value        struct {
+					Path      string `json:"path"`
+					StartLine int64  `json:"startLine"`
+					EndLine   int64  `json:"endLine"`
+					Source    string `json:"source"`
+					Snippet   string `json:"snippet"`
+				} `json:"value"`
+			}
+			if json.Unmarshal([]byte(raw), &row) != nil || !strings.HasPrefix(row.Key, "memory:") || row.Value.Path == "" {
+				skipped++
+				return nil
+			}
+			v := row.Value
+			claims = append(claims, MemoryClaim{EntryKey: row.Key, WorkspaceDir: row.WorkspaceDir, Path: v.Path,
+				StartLine: v.StartLine, EndLine: v.EndLine, Source: v.Source, Snippet: redact.SecretsKeepLines(v.Snippet)})
+			return nil
+		})
+	slices.SortFunc(claims, func(a, b MemoryClaim) int {
+		return cmp.Or(strings.Compare(a.WorkspaceDir, b.WorkspaceDir), strings.Compare(a.EntryKey, b.EntryKey))
+	})
+	return claims, skipped, err
+}
+
+// promotionMarker is the line OpenClaw writes above an entry it promotes
+// into MEMORY.md.
+var promotionMarker = regexp.MustCompile(`(?i)<!--\s*openclaw-memory-promotion:([^\n]*?)\s*-->`)
+
+// PromotionKeys are the entry keys of the promotion markers in a memory
+// file's text, in order.
+func PromotionKeys(text string) []string {
+	var keys []string
+	for _, m := range promotionMarker.FindAllStringSubmatch(text, -1) {
+		if k := strings.TrimSpace(m[1]); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }

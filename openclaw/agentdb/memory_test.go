@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/clawledger/clawledger"
@@ -217,5 +218,92 @@ func TestMemoryIndexCorpus(t *testing.T) {
 		if err != nil || n != c.seeded {
 			t.Errorf("%s: seeded %d, want %d (%v)", c.path, n, c.seeded, err)
 		}
+	}
+}
+
+// TestMemoryClaims reads the short-term recall entries of a state
+// database: by key, their snippets masked, a row that is no entry skipped,
+// other namespaces left alone; a database without the table has none.
+func TestMemoryClaims(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state", "openclaw.sqlite")
+	want, err := fixture.WriteMemoryClaims(state, "/home/u/.openclaw/workspace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, skipped, err := openMemory(t, state).MemoryClaims(ctx)
+	if err != nil || skipped != fixture.MemoryClaimsMalformed || len(claims) != len(want) {
+		t.Fatalf("%d claims, %d skipped (%v): %+v", len(claims), skipped, err, claims)
+	}
+	byKey := map[string]agentdb.MemoryClaim{}
+	for _, c := range claims {
+		byKey[c.EntryKey] = c
+	}
+	for _, w := range want {
+		c := byKey[w.Key]
+		if c.WorkspaceDir != w.Workspace || c.Path != w.Path || c.StartLine != w.StartLine || c.EndLine != w.EndLine || c.Source != "memory" {
+			t.Errorf("claim %s: %+v, want %+v", w.Key, c, w)
+		}
+		if strings.Contains(c.Snippet, fixture.MemoryClaimSecret) || (c.Snippet == w.Snippet) != !strings.Contains(w.Snippet, fixture.MemoryClaimSecret) {
+			t.Errorf("claim %s: snippet %q, from %q", w.Key, c.Snippet, w.Snippet)
+		}
+	}
+	agent, err := fixture.WriteMemoryIndexSQLiteEra(filepath.Join(dir, "agents", "main", "agent", "openclaw-agent.sqlite"), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claims, skipped, err := openMemory(t, agent.Path).MemoryClaims(ctx); err != nil || skipped != 0 || claims != nil {
+		t.Errorf("an agent database: %d claims, %d skipped (%v)", len(claims), skipped, err)
+	}
+}
+
+func TestPromotionKeys(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"# MEMORY\n- Prefers concise answers.\n", nil},
+		{"## Promoted From Short-Term Memory (2026-11-21)\n\n<!-- openclaw-memory-promotion:memory:claim:6c4d73b41692 -->\n- Writing the deploy checklist.\n" +
+			"<!--openclaw-memory-promotion: memory:memory/2026-11-20.md:3:3-->\n- x\n<!-- openclaw-memory-promotion: -->\n",
+			[]string{"memory:claim:6c4d73b41692", "memory:memory/2026-11-20.md:3:3"}},
+		{"<!-- OpenClaw-Memory-Promotion:k1 --> <!-- openclaw-memory-promotion:k2 -->", []string{"k1", "k2"}},
+	} {
+		if got := agentdb.PromotionKeys(c.text); !slices.Equal(got, c.want) {
+			t.Errorf("PromotionKeys(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+// TestMemoryClaimsCorpus reads 2026.9.6's short-term recall entries: the
+// claims memory_entry_origins names are among them, in the dreaming
+// session corpus (memory/.dreams/session-corpus), which OpenClaw's memory
+// index does not chunk.
+func TestMemoryClaimsCorpus(t *testing.T) {
+	root := filepath.Join(testenv.Corpus(t), "openclaw-2026.9.6", ".openclaw")
+	ctx := context.Background()
+	claims, skipped, err := openMemory(t, filepath.Join(root, "state", "openclaw.sqlite")).MemoryClaims(ctx)
+	if err != nil || skipped != 0 || len(claims) != 57 {
+		t.Fatalf("%d claims, %d skipped (%v)", len(claims), skipped, err)
+	}
+	const ws = "/home/demo/.openclaw/workspace"
+	at := map[string]agentdb.MemoryClaim{}
+	for _, c := range claims {
+		if c.WorkspaceDir == ws {
+			at[c.EntryKey] = c
+		}
+	}
+	origins, err := openMemory(t, filepath.Join(root, "agents", "main", "agent", "openclaw-agent.sqlite")).MemoryOrigins(ctx)
+	if err != nil || len(origins) == 0 {
+		t.Fatalf("%d origins (%v)", len(origins), err)
+	}
+	for _, o := range origins {
+		if c, ok := at[o.EntryKey]; !ok || c.Path != "memory/.dreams/session-corpus/2026-11-21.txt" {
+			t.Errorf("origin %s (session %s): claim %+v", o.EntryKey, o.SessionID, c)
+		}
+	}
+	c := at["memory:claim:6c4d73b41692"]
+	if c.StartLine != 2 || c.EndLine != 2 || c.Snippet != "Assistant: Writing the deploy checklist." {
+		t.Errorf("claim 6c4d73b41692: %+v", c)
 	}
 }
