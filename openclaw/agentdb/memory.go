@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -483,20 +482,4 @@ func (d *DB) MemoryClaims(ctx context.Context) (claims []MemoryClaim, skipped in
 		return cmp.Or(strings.Compare(a.WorkspaceDir, b.WorkspaceDir), strings.Compare(a.EntryKey, b.EntryKey))
 	})
 	return claims, skipped, err
-}
-
-// promotionMarker is the line OpenClaw writes above an entry it promotes
-// into MEMORY.md.
-var promotionMarker = regexp.MustCompile(`(?i)<!--\s*openclaw-memory-promotion:([^\n]*?)\s*-->`)
-
-// PromotionKeys are the entry keys of the promotion markers in a memory
-// file's text, in order.
-func PromotionKeys(text string) []string {
-	var keys []string
-	for _, m := range promotionMarker.FindAllStringSubmatch(text, -1) {
-		if k := strings.TrimSpace(m[1]); k != "" {
-			keys = append(keys, k)
-		}
-	}
-	return keys
 }

@@ -258,23 +258,6 @@ func TestMemoryClaims(t *testing.T) {
 	}
 }
 
-func TestPromotionKeys(t *testing.T) {
-	for _, c := range []struct {
-		text string
-		want []string
-	}{
-		{"# MEMORY\n- Prefers concise answers.\n", nil},
-		{"## Promoted From Short-Term Memory (2026-11-21)\n\n<!-- openclaw-memory-promotion:memory:claim:6c4d73b41692 -->\n- Writing the deploy checklist.\n" +
-			"<!--openclaw-memory-promotion: memory:memory/2026-11-20.md:3:3-->\n- x\n<!-- openclaw-memory-promotion: -->\n",
-			[]string{"memory:claim:6c4d73b41692", "memory:memory/2026-11-20.md:3:3"}},
-		{"<!-- OpenClaw-Memory-Promotion:k1 --> <!-- openclaw-memory-promotion:k2 -->", []string{"k1", "k2"}},
-	} {
-		if got := agentdb.PromotionKeys(c.text); !slices.Equal(got, c.want) {
-			t.Errorf("PromotionKeys(%q) = %q, want %q", c.text, got, c.want)
-		}
-	}
-}
-
 // TestMemoryClaimsCorpus reads 2026.9.6's short-term recall entries: the
 // claims memory_entry_origins names are among them, in the dreaming
 // session corpus (memory/.dreams/session-corpus), which OpenClaw's memory
