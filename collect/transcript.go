@@ -127,9 +127,6 @@ func (t *transcript) message(rec *clawledger.Record, m *clawledger.Message) {
 			s.API = m.API
 		}
 		if u := m.Usage; u != nil {
-			if rec.UsageKey == 0 { // not keyed as it was decoded
-				rec.UsageKey = usageKey(rec, m)
-			}
 			s.InputTokens += u.Input
 			s.OutputTokens += u.Output
 			s.CacheReadTokens += u.CacheRead

@@ -15,8 +15,9 @@
 #
 #   scripts/bench-ingest.sh [SIZE] [FILES] [WORKDIR]     (default 600MB 5000 /tmp/clawledger-bench)
 #
-# RT=1 runs the timed commands at real-time priority (chrt -f 10, as root):
-# on a machine shared with other work, every command then has the cores
+# RT=1 runs the full-ingest comparison (the first hyperfine) at real-time
+# priority (chrt -f 10, as root):
+# on a machine shared with other work, those commands then have the cores
 # as on a quiet machine (the kernel still leaves others 5% of each second);
 # without it, on a loaded machine, each time measures the others' load.
 set -euo pipefail

@@ -12,8 +12,9 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing ${need[*]} (Debian packages)"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # APT::Sandbox::User=root: apt's _apt user cannot write a /tmp that is not world-writable
+  $SUDO apt-get -o APT::Sandbox::User=root update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o APT::Sandbox::User=root install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null || { echo "PostgreSQL's initdb not found after installing postgresql" >&2; exit 1; }
 command -v chromium >/dev/null || { echo "chromium not found after installing it" >&2; exit 1; }

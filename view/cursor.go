@@ -21,20 +21,28 @@ type Cursor struct {
 	ID     int64  `json:"i,omitempty"`
 }
 
-func (c Cursor) String() string {
-	b, _ := json.Marshal(c)
+func (c Cursor) String() string { return encodeCursor(c) }
+
+// encodeCursor is a cursor's text: base64url of its JSON.
+func encodeCursor(v any) string {
+	b, _ := json.Marshal(v)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeCursor reads a cursor's text into v.
+func decodeCursor(s string, v any) error {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }
 
 // ParseCursor reads a cursor a surface gave out; an invalid-input error
 // about the field cursor when it is not one.
 func ParseCursor(s string) (*Cursor, error) {
 	var c Cursor
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(b, &c)
-	}
-	if err != nil || c.Offset < 0 || c.Line < 0 || c.ID < 0 {
+	if err := decodeCursor(s, &c); err != nil || c.Offset < 0 || c.Line < 0 || c.ID < 0 {
 		return nil, clawledger.FieldErrorf("cursor", "%q is not one this ledger gave out", s)
 	}
 	return &c, nil
@@ -80,8 +88,7 @@ type searchCursor struct {
 // SearchCursor is the cursor of a search's page p, for the request whose
 // hash is request.
 func SearchCursor(p *search.Page, request string) string {
-	b, _ := json.Marshal(searchCursor{request, p})
-	return base64.RawURLEncoding.EncodeToString(b)
+	return encodeCursor(searchCursor{request, p})
 }
 
 // SearchAfter is where a search's page starts (nil without a cursor); a
@@ -91,10 +98,7 @@ func SearchAfter(cursor, request string) (*search.Page, error) {
 		return nil, nil
 	}
 	var c searchCursor
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err == nil {
-		err = json.Unmarshal(b, &c)
-	}
+	err := decodeCursor(cursor, &c)
 	switch {
 	case err != nil || c.Page == nil || c.Page.Offset < 0 || c.Page.Pool <= 0:
 		return nil, clawledger.FieldErrorf("cursor", "%q is not one this ledger gave out", cursor)
