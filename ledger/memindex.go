@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -41,12 +40,13 @@ func (s *Service) syncMemoryIndexes(ctx context.Context, st clawledger.Store) (s
 	}
 	var found []search.FoundMemoryIndex
 	var held heldFiles
-	lend, space := s.lender(ctx, st)
+	var lend *agentdb.OpenAIEndpoint
+	var space string
 	for _, d := range dirs {
 		var claims map[[2]string]agentdb.MemoryClaim // read once per state dir, when an index names entries
 		for _, p := range memoryIndexes(d.Path) {
 			rel, _ := filepath.Rel(d.Path, p)
-			stamp, origins, err := memoryStamp(ctx, p)
+			stamp, files, origins, err := memoryStamp(ctx, p)
 			if err != nil { // kept as it was, and said
 				found = append(found, search.FoundMemoryIndex{StateDir: d.Path, Rel: filepath.ToSlash(rel), Stamp: "unreadable",
 					Read: func(context.Context) ([]search.MemoryIndexDoc, error) { return nil, err }})
@@ -59,6 +59,7 @@ func (s *Service) syncMemoryIndexes(ctx context.Context, st clawledger.Store) (s
 				if held, err = ledgerFiles(ctx, st); err != nil {
 					return search.MemoryIndexStats{}, err
 				}
+				lend, space = s.lender(ctx, st)
 			}
 			if len(origins) > 0 && claims == nil {
 				claims = memoryClaims(ctx, filepath.Join(d.Path, filepath.FromSlash(openclaw.StateDatabaseRel)))
@@ -67,11 +68,11 @@ func (s *Service) syncMemoryIndexes(ctx context.Context, st clawledger.Store) (s
 			agent := memoryIndexAgent(filepath.ToSlash(rel))
 			has := held.of(d.Path)
 			found = append(found, search.FoundMemoryIndex{StateDir: d.Path, Rel: filepath.ToSlash(rel),
-				Stamp: stamp + " held:" + has.digest() + " vectors:" + space + " origins:" + originsDigest(entries),
+				Stamp: stamp + " held:" + has.digest(agent, files) + " vectors:" + space + " origins:" + originsDigest(entries),
 				Read: func(ctx context.Context) ([]search.MemoryIndexDoc, error) {
 					return readMemoryIndex(ctx, p, agent, has, lend)
 				},
-				ReadOrigins: func(context.Context) ([]clawledger.MemoryEntryOrigin, error) { return entries, nil }})
+				Origins: entries})
 		}
 	}
 	stats, err := search.SyncMemoryIndexes(ctx, st, found)
@@ -101,22 +102,27 @@ func (s *Service) lender(ctx context.Context, st clawledger.Store) (*agentdb.Ope
 }
 
 // memoryStamp is what a memory index database holds (agentdb.MemoryStamp),
-// "" when it holds none or cannot be read, and its memory entries' origins.
-func memoryStamp(ctx context.Context, p string) (string, []agentdb.MemoryOrigin, error) {
+// "" when it holds none or cannot be read, with its files and its memory
+// entries' origins.
+func memoryStamp(ctx context.Context, p string) (string, []agentdb.MemoryFileEntry, []agentdb.MemoryOrigin, error) {
 	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
-		return "", nil, nil
+		return "", nil, nil, nil
 	}
 	db, err := agentdb.Open(ctx, p)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	defer db.Close()
 	stamp, err := db.MemoryStamp(ctx)
 	if err != nil || stamp == "" {
-		return stamp, nil, err
+		return stamp, nil, nil, err
+	}
+	files, err := db.MemoryFiles(ctx)
+	if err != nil {
+		return "", nil, nil, err
 	}
 	origins, err := db.MemoryOrigins(ctx)
-	return stamp, origins, err
+	return stamp, files, origins, err
 }
 
 // memoryClaims reads the short-term recall entries of a state database,
@@ -134,12 +140,19 @@ func memoryClaims(ctx context.Context, p string) map[[2]string]agentdb.MemoryCla
 	defer db.Close()
 	claims, _, _ := db.MemoryClaims(ctx)
 	for _, c := range claims {
-		k := [2]string{path.Base(filepath.ToSlash(c.WorkspaceDir)), c.EntryKey}
-		if _, ok := out[k]; !ok {
-			out[k] = c
-		}
+		addClaim(out, c)
 	}
 	return out
+}
+
+// addClaim files a claim under its workspace directory's name and under
+// "" (any workspace), the first of each kept.
+func addClaim(claims map[[2]string]agentdb.MemoryClaim, c agentdb.MemoryClaim) {
+	for _, k := range [][2]string{{path.Base(filepath.ToSlash(c.WorkspaceDir)), c.EntryKey}, {"", c.EntryKey}} {
+		if _, ok := claims[k]; !ok {
+			claims[k] = c
+		}
+	}
 }
 
 // entryOrigins are the origins with where each entry's text lies: the
@@ -154,6 +167,9 @@ func entryOrigins(origins []agentdb.MemoryOrigin, claims map[[2]string]agentdb.M
 		c, ok := claims[[2]string{"workspace-" + o.AgentID, o.EntryKey}]
 		if !ok {
 			c, ok = claims[[2]string{"workspace", o.EntryKey}]
+		}
+		if !ok { // a workspace openclaw.json places elsewhere: any workspace's claim
+			c, ok = claims[[2]string{"", o.EntryKey}]
 		}
 		if ok {
 			e.Path, e.StartLine, e.EndLine, e.Snippet = c.Path, c.StartLine, c.EndLine, c.Snippet
@@ -228,15 +244,17 @@ func (h heldSet) holds(agent, source, p string) bool {
 	return h[[2]string{agent, path.Clean(p)}]
 }
 
-// digest identifies what the set holds.
-func (h heldSet) digest() string {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k[0]+"\x00"+k[1])
+// digest identifies which of an agent's memory index files the set holds
+// (whose chunks are then not hits): a session the index does not name
+// leaves it as it was.
+func (h heldSet) digest(agent string, files []agentdb.MemoryFileEntry) string {
+	sum := sha256.New()
+	for _, f := range files {
+		if source := cmp.Or(f.Source, "memory"); h.holds(agent, source, f.Path) {
+			fmt.Fprintf(sum, "%q %q\n", source, f.Path)
+		}
 	}
-	slices.Sort(keys)
-	sum := sha256.Sum256([]byte(strings.Join(keys, "\n")))
-	return hex.EncodeToString(sum[:8])
+	return hex.EncodeToString(sum.Sum(nil)[:8])
 }
 
 // readMemoryIndex reads the files of a memory index whose chunks are hits

@@ -68,14 +68,14 @@ func (x episodeIndex) Lexical(ctx context.Context, q *clawledger.SearchQuery, f 
 		return nil, true, nil
 	}
 	var p params
-	query := `SELECT e.word_count, ` + episodeColumns + ` FROM cortex_episodes e WHERE e.words @@ ` + p.add(expr) + `::tsquery` +
+	query := `SELECT ` + episodeColumns + `, e.word_count FROM cortex_episodes e WHERE e.words @@ ` + p.add(expr) + `::tsquery` +
 		x.filter(f, &p) + ` ORDER BY e.end_ms DESC, e.id DESC`
 	if window > 0 {
 		query += ` LIMIT ` + p.add(window+1)
 	}
 	out, err := queryAll(ctx, x.db.pool, func(r pgx.Row) (clawledger.LexicalMatch, error) {
 		var words int32
-		ep, err := scanEpisodeAfter(r, &words)
+		ep, err := scanEpisode(r, &words)
 		if err != nil {
 			return clawledger.LexicalMatch{}, err
 		}
@@ -90,19 +90,6 @@ func (x episodeIndex) Lexical(ctx context.Context, q *clawledger.SearchQuery, f 
 	}
 	return out, complete, nil
 }
-
-// scanEpisodeAfter scans columns before an episode's, then the episode.
-func scanEpisodeAfter(r pgx.Row, before ...any) (*clawledger.Episode, error) {
-	return scanEpisode(prefixRow{r, before})
-}
-
-// prefixRow scans its first columns into before.
-type prefixRow struct {
-	r      pgx.Row
-	before []any
-}
-
-func (p prefixRow) Scan(dest ...any) error { return p.r.Scan(append(p.before, dest...)...) }
 
 // TermCounts counts, exactly, how many episodes each term occurs in
 // (episodes are few beside chunks), and the summaries' totals.

@@ -20,9 +20,9 @@ type FoundMemoryIndex struct {
 	Stamp         string // what it is read at: an unchanged stamp is not read again
 	// Read reads its files whose chunks are hits.
 	Read func(ctx context.Context) ([]MemoryIndexDoc, error)
-	// ReadOrigins, when set, reads the sessions its memory entries came
-	// from (kept with its chunks, read when they are).
-	ReadOrigins func(ctx context.Context) ([]clawledger.MemoryEntryOrigin, error)
+	// Origins are the sessions its memory entries came from (kept with
+	// its chunks, written when they are).
+	Origins []clawledger.MemoryEntryOrigin
 }
 
 // MemoryIndexDoc is a file of a memory index with its chunks.
@@ -91,10 +91,6 @@ func SyncMemoryIndexes(ctx context.Context, st clawledger.SearchIndex, found []F
 			continue
 		}
 		docs, err := f.Read(ctx)
-		var origins []clawledger.MemoryEntryOrigin
-		if err == nil && f.ReadOrigins != nil {
-			origins, err = f.ReadOrigins(ctx)
-		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return stats, ctx.Err()
@@ -107,7 +103,7 @@ func SyncMemoryIndexes(ctx context.Context, st clawledger.SearchIndex, found []F
 		if old != nil {
 			m.ID, m.Files = old.ID, old.Files
 		}
-		if err := syncMemoryIndex(ctx, st, m, docs, origins, false, &stats); err != nil {
+		if err := syncMemoryIndex(ctx, st, m, docs, f.Origins, false, &stats); err != nil {
 			return stats, fmt.Errorf("memory index %s: %w", f.Rel, err)
 		}
 	}

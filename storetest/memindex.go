@@ -47,8 +47,8 @@ func testMemoryIndex(t *testing.T, h *harness) {
 		var found []search.FoundMemoryIndex
 		if docs != nil {
 			found = []search.FoundMemoryIndex{{StateDir: "/state", Rel: "memory/main.sqlite", Stamp: stamp,
-				Read:        func(context.Context) ([]search.MemoryIndexDoc, error) { reads++; return docs, nil },
-				ReadOrigins: func(context.Context) ([]clawledger.MemoryEntryOrigin, error) { return origins, nil }}}
+				Read:    func(context.Context) ([]search.MemoryIndexDoc, error) { reads++; return docs, nil },
+				Origins: origins}}
 		}
 		stats, err := search.SyncMemoryIndexes(h.ctx, w, found)
 		if err != nil {
