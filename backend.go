@@ -53,6 +53,12 @@ type OpenOptions struct {
 	// ReadOnly), as far as it can be read: damage to its schema does not
 	// stop it opening (doctor, a salvage).
 	Damaged bool
+	// Import says a writer's first work is storing what the state dirs
+	// hold (an ingest, a query's refresh). A backend may store it faster
+	// into a ledger this Open creates, while other processes' readers
+	// wait for each of its commits, until the writer's EndImport (or
+	// Close).
+	Import bool
 }
 
 // Holder describes the process holding a ledger's lock.

@@ -252,6 +252,11 @@ type Writer interface {
 	// back (never half of a source: its lines, derived rows and cursor go
 	// together).
 	Flush(ctx context.Context) error
+	// EndImport ends the import an Open began (OpenOptions.Import): what
+	// was written is made durable, and readers no longer wait for the
+	// writer. The derived layers, which read while they write, come after
+	// it. Without an import it does nothing.
+	EndImport(ctx context.Context) error
 }
 
 // SessionFilter selects sessions.

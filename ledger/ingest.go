@@ -40,7 +40,7 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (*view.Ingest, 
 	c := s.collector(s.ingestBar())
 	prescanned := orDirs(scope, given)
 	c.Prescan(prescanned) // while the ledger opens
-	st, err := s.write(ctx, false)
+	st, err := s.open(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: s.Name}, LockWait: s.LockWait, Import: true})
 	if err != nil {
 		return nil, err
 	}

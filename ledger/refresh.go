@@ -73,7 +73,7 @@ func (s *Service) refresh(ctx context.Context, r Refresh, scope []string) (behin
 	c.Prescan(prescanned) // while the ledger opens
 	// with no state dir of its own to read, a refresh reads those a ledger
 	// holds: it creates none
-	st, err := s.Location.Open(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: s.Name + " (refresh)"}, Existing: len(prescanned) == 0})
+	st, err := s.Location.Open(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: s.Name + " (refresh)"}, Existing: len(prescanned) == 0, Import: true})
 	if le := (*clawledger.LockedError)(nil); errors.As(err, &le) {
 		s.observer().RefreshSkipped(le.Error() + "; answering from the ledger as it is")
 		return lag{}, nil

@@ -98,7 +98,12 @@ func (s *Service) write(ctx context.Context, existing bool) (clawledger.Store, e
 }
 
 func (s *Service) writeAs(ctx context.Context, name string, existing bool) (clawledger.Store, error) {
-	st, err := s.Location.Open(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: name}, Existing: existing, LockWait: s.LockWait})
+	return s.open(ctx, clawledger.OpenOptions{Writer: clawledger.Holder{Command: name}, Existing: existing, LockWait: s.LockWait})
+}
+
+// open opens the ledger as its one writer.
+func (s *Service) open(ctx context.Context, opt clawledger.OpenOptions) (clawledger.Store, error) {
+	st, err := s.Location.Open(ctx, opt)
 	return st, s.gaveUp(err)
 }
 

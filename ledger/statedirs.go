@@ -179,6 +179,10 @@ func (s *Service) run(ctx context.Context, st clawledger.Store, c *collect.Colle
 			return nil, err
 		}
 	}
+	// the derived layers read on other connections while they write
+	if err := st.EndImport(ctx); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

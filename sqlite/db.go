@@ -42,6 +42,10 @@ type DB struct {
 
 	readStmts sync.Map // query -> *sql.Stmt prepared on the read pool (readStmt)
 
+	// importing: the writer stores an import into the ledger it created,
+	// in SQLite's rollback-journal mode, until EndImport (see import.go)
+	importing bool
+
 	batch      *sql.Tx              // the open write transaction (see writer.go)
 	batchSize  int64                // bytes of lines written in it
 	batchLines bool                 // lines were added in it
@@ -74,10 +78,12 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		if err := db.Lock(ctx, opt.LockWait); err != nil {
 			return nil, readOnlyError(abs, err)
 		}
-		if err := createPrivate(abs); err != nil {
+		created, err := createPrivate(abs, opt.Import)
+		if err != nil {
 			db.Close()
 			return nil, readOnlyError(abs, err)
 		}
+		db.importing = created && opt.Import
 	}
 	if err := db.openReaders(ctx, opt); err != nil {
 		db.Close()
@@ -86,7 +92,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if opt.ReadOnly {
 		return db, nil
 	}
-	db.w, err = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs,
+	params := []string{
 		"_pragma=busy_timeout(30000)",
 		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous(NORMAL)",
@@ -94,7 +100,14 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		"_pragma=temp_store(MEMORY)",
 		"_pragma=wal_autocheckpoint(0)", // the checkpointer's job
 		fmt.Sprintf("_pragma=journal_size_limit(%d)", walKeepBytes),
-		"_txlock=immediate"))
+		"_txlock=immediate",
+	}
+	if db.importing {
+		// the file's own journal mode (rollback) until EndImport makes it
+		// WAL; a connection the pool opens again follows the file
+		params = slices.Delete(params, 1, 2)
+	}
+	db.w, err = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs, params...))
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -105,6 +118,9 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, openError(abs, err)
+	}
+	if db.importing {
+		return db, nil // no WAL to copy yet
 	}
 	if db.ckpt, err = newCheckpointer(abs); err != nil {
 		db.Close()
@@ -205,30 +221,32 @@ func readOnlyError(path string, err error) error {
 }
 
 // createPrivate creates the database file with mode 0600 (and its directory
-// with 0700) before SQLite opens it; SQLite gives its -wal and -shm files the
-// same mode. An existing file is tightened to 0600.
-func createPrivate(path string) error {
+// with 0700) before SQLite opens it; SQLite gives its -wal, -shm and
+// -journal files the same mode. An existing file is tightened to 0600.
+// created says the file was new (or empty): it was initialized, in
+// rollback-journal mode for an import, else in WAL mode.
+func createPrivate(path string, imports bool) (created bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create ledger directory: %w", err)
+		return false, fmt.Errorf("create ledger directory: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("create ledger: %w", err)
+		return false, fmt.Errorf("create ledger: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		if err := f.Chmod(0o600); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if fi.Size() == 0 {
-		return initialize(path)
+		return true, initialize(path, imports)
 	}
-	return nil
+	return false, nil
 }
 
 // PageSize is the ledger's page size. Lines are a few KiB and many run to
@@ -237,18 +255,24 @@ func createPrivate(path string) error {
 const PageSize = 16384
 
 // initialize gives a new, empty database file its page size, which can
-// only be chosen before the first write (and before WAL mode).
-func initialize(path string) error {
+// only be chosen before the first write (and before WAL mode): switching
+// to WAL writes the file's header. For an import it goes back to the
+// rollback journal.
+func initialize(path string, imports bool) error {
 	db, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(path))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Exec(fmt.Sprintf("PRAGMA page_size = %d", PageSize)); err != nil {
-		return fmt.Errorf("initialize ledger: %w", err)
+	db.SetMaxOpenConns(1)
+	pragmas := []string{fmt.Sprintf("PRAGMA page_size = %d", PageSize), "PRAGMA journal_mode = WAL"}
+	if imports {
+		pragmas = append(pragmas, "PRAGMA journal_mode = DELETE")
 	}
-	if _, err := db.Exec("PRAGMA journal_mode = WAL"); err != nil {
-		return fmt.Errorf("initialize ledger: %w", err)
+	for _, p := range pragmas {
+		if _, err := db.Exec(p); err != nil {
+			return fmt.Errorf("initialize ledger: %w", err)
+		}
 	}
 	return nil
 }
@@ -318,6 +342,9 @@ func (db *DB) SchemaVersion(ctx context.Context) (int64, error) {
 func (db *DB) Close() error {
 	db.abort()
 	var errs []error
+	if db.importing && db.w != nil {
+		errs = append(errs, db.toWAL(context.Background()))
+	}
 	db.readStmts.Range(func(_, s any) bool { errs = append(errs, s.(*sql.Stmt).Close()); return true })
 	if db.ckpt != nil {
 		errs = append(errs, db.ckpt.close())

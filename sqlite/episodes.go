@@ -270,7 +270,9 @@ func (db *DB) purge(ctx context.Context, fn func(w wtx) error) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	db.ckpt.wait() // its checkpoint would keep this one from completing
+	if db.ckpt != nil { // none during an import
+		db.ckpt.wait() // its checkpoint would keep this one from completing
+	}
 	var busy, logFrames, done int
 	if err := db.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
 		return false, err

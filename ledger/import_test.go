@@ -1,0 +1,133 @@
+package ledger
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/sample"
+	"github.com/clawledger/clawledger/sqlite"
+)
+
+// importLog records, in order, how a ledger was opened and the first of
+// its calls that end an import or read for a derived layer.
+type importLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (l *importLog) add(call string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !slices.Contains(l.calls, call) {
+		l.calls = append(l.calls, call)
+	}
+}
+
+// importRecorder is the SQLite backend, recording in its log.
+type importRecorder struct{ log *importLog }
+
+func (importRecorder) Locate(loc *clawledger.Location) error {
+	loc.Path = loc.URL.Opaque
+	return nil
+}
+
+func (b importRecorder) Open(ctx context.Context, loc clawledger.Location, opt clawledger.OpenOptions) (clawledger.Store, error) {
+	if opt.ReadOnly {
+		return sqlite.Open(ctx, loc.Path, sqlite.Options(opt))
+	}
+	db, err := sqlite.Open(ctx, loc.Path, sqlite.Options(opt))
+	if err != nil {
+		return nil, err
+	}
+	if opt.Import {
+		b.log.add("open to import")
+	}
+	return recordedDB{db, b.log}, nil
+}
+
+func (importRecorder) Watching(_ context.Context, loc clawledger.Location) (clawledger.Holder, bool) {
+	return sqlite.Watching(loc.Path)
+}
+
+func (importRecorder) LockWatch(ctx context.Context, loc clawledger.Location, me clawledger.Holder, wait time.Duration) (interface{ Unlock() error }, error) {
+	return sqlite.LockWatch(ctx, loc.Path, me, wait)
+}
+
+type recordedDB struct {
+	*sqlite.DB
+	log *importLog
+}
+
+func (d recordedDB) EndImport(ctx context.Context) error {
+	d.log.add("end import")
+	return d.DB.EndImport(ctx)
+}
+
+func (d recordedDB) CortexLines(ctx context.Context, sourceID, after int64, limit int) ([]clawledger.CortexLine, error) {
+	d.log.add("cortex")
+	return d.DB.CortexLines(ctx, sourceID, after, limit)
+}
+
+func (d recordedDB) TranscriptDocs(ctx context.Context, src *clawledger.IndexSource, after int64, limit int) ([]clawledger.SearchDoc, []int64, error) {
+	d.log.add("index")
+	return d.DB.TranscriptDocs(ctx, src, after, limit)
+}
+
+var registerRecorder sync.Once
+
+// TestImportBeforeDerived: an ingest, and a query's refresh, open the
+// ledger to import into it and end the import before the derived layers
+// read it (in SQLite's rollback-journal mode a reader on another
+// connection would hold the layers' own commits up).
+func TestImportBeforeDerived(t *testing.T) {
+	log := &importLog{}
+	registerRecorder.Do(func() { clawledger.RegisterBackend("importrec", importRecorder{log}) })
+	for _, c := range []struct {
+		name string
+		run  func(*Service) error
+	}{
+		{"ingest", func(s *Service) error {
+			_, err := s.Ingest(context.Background(), IngestRequest{})
+			return err
+		}},
+		{"a query's refresh", func(s *Service) error {
+			req := UsageDefaults()
+			req.Refresh = Refresh{Ingest: true}
+			_, err := s.Usage(context.Background(), req)
+			return err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			log.calls = nil
+			tmp := t.TempDir()
+			loc, err := clawledger.ParseLocation("importrec:" + url.PathEscape(filepath.Join(tmp, "ledger.db")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sampleDir := filepath.Join(tmp, "sample")
+			s := &Service{Location: loc, Name: "test", SampleDir: sampleDir,
+				StateDirs: func() ([]string, error) { return nil, nil }}
+			if c.name != "ingest" { // a query reads no sample: give it a state dir
+				dir := filepath.Join(tmp, "state")
+				if err := sample.Write(dir); err != nil {
+					t.Fatal(err)
+				}
+				s.StateDirs = func() ([]string, error) { return []string{dir}, nil }
+			}
+			defer s.Close()
+			if err := c.run(s); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"open to import", "end import", "cortex", "index"}
+			if !slices.Equal(log.calls, want) {
+				t.Errorf("calls %q, want %q", log.calls, want)
+			}
+		})
+	}
+}
