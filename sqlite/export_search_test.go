@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
 )
 
 // TextCounted is a store whose Lexical returns each match's text and
@@ -32,14 +33,8 @@ func (db *DB) DocsizeMismatches(ctx context.Context) (int64, []int64, error) {
 		if err := rows.Scan(&id, &tokens, &sz); err != nil {
 			return 0, nil, err
 		}
-		var v int64 // SQLite's varint: 7 bits a byte, most significant first
-		for _, b := range sz {
-			v = v<<7 | int64(b&0x7f)
-			if b < 0x80 {
-				break
-			}
-		}
-		if n++; sz == nil || v != tokens {
+		v, ok := sqlitedriver.DocsizeLength(sz)
+		if n++; !ok || int64(v) != tokens {
 			differ = append(differ, id)
 		}
 	}

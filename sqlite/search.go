@@ -352,7 +352,8 @@ func filterSQL(f *clawledger.SearchFilter) (string, []any) {
 // it stops after window of them, so a query for a word in half the corpus
 // costs no more than one for a rarer word; ranking is the caller's. The
 // word index counts each match's length and phrases itself
-// (sqlitedriver.TermFreqs), so a query without a filter reads neither
+// (sqlitedriver.TermFreqs, the length from its %_docsize), so a query
+// without a filter reads neither
 // search_chunks nor any text; a driver without that function returns the
 // texts for the caller to count in, and so does a connection that lacks it
 // (one opened while its ledger was locked or damaged).
@@ -375,10 +376,13 @@ func (db *DB) lexical(ctx context.Context, query *clawledger.SearchQuery, f *cla
 	}
 	cols := `c.tokens, c.text`
 	if counted {
-		cols = sqlitedriver.TermFreqs + `(search_fts)`
+		// each match's length from FTS5's %_docsize, read by this
+		// statement's own cursor (not by a statement FTS5 steps per match)
+		cols = sqlitedriver.TermFreqs + `(search_fts, d.sz)`
 		if where == "" {
 			from = `search_fts f`
 		}
+		from += ` LEFT JOIN search_fts_docsize d ON d.id = f.rowid`
 	}
 	if f.MaxID > 0 { // on the word index's rowid: no join for it
 		where += ` AND f.rowid <= ?`
