@@ -22,12 +22,15 @@ func TestTermFreqs(t *testing.T) {
 		INSERT INTO f(rowid, text) VALUES (1, 'Rolling restart: a rolling restart of the ROLLING fleet'), (2, 'restart now'), (3, 'nothing here')`); err != nil {
 		t.Fatal(err)
 	}
-	// the length asked of FTS5, read from the joined %_docsize, or given
+	// the length asked of FTS5, or read from a search_lengths row: that of
+	// row 1 is 135 there, row 2's is not in its row (FTS5 is asked)
+	if _, err := db.Exec(`CREATE TABLE l(block INTEGER PRIMARY KEY, lens BLOB); INSERT INTO l VALUES (0, x'00008700')`); err != nil {
+		t.Fatal(err)
+	}
 	var (
-		asked  = `SELECT f.rowid, ` + TermFreqs + `(f) FROM f`
-		joined = `SELECT f.rowid, ` + TermFreqs + `(f, d.sz) FROM f LEFT JOIN f_docsize d ON d.id = f.rowid`
-		given  = `SELECT f.rowid, ` + TermFreqs + `(f, x'8107') FROM f` // 135
-		null   = `SELECT f.rowid, ` + TermFreqs + `(f, NULL) FROM f`
+		asked   = `SELECT f.rowid, ` + TermFreqs + `(f) FROM f`
+		blocked = `SELECT f.rowid, ` + TermFreqs + `(f, l.lens) FROM f LEFT JOIN l ON l.block = f.rowid / 1024`
+		null    = `SELECT f.rowid, ` + TermFreqs + `(f, NULL) FROM f`
 	)
 	for _, c := range []struct {
 		query, match string
@@ -36,9 +39,7 @@ func TestTermFreqs(t *testing.T) {
 		{asked, `"rolling restart"`, map[int64][]int{1: {9, 2}}},
 		{asked, `"restart" OR "rolling"`, map[int64][]int{1: {9, 2, 3}, 2: {2, 1, 0}}},
 		{asked, `"rest"* NOT "rolling"`, map[int64][]int{2: {2, 1, 0}}},
-		{joined, `"rolling restart"`, map[int64][]int{1: {9, 2}}},
-		{joined, `"restart" OR "rolling"`, map[int64][]int{1: {9, 2, 3}, 2: {2, 1, 0}}},
-		{given, `"restart" OR "rolling"`, map[int64][]int{1: {135, 2, 3}, 2: {135, 1, 0}}},
+		{blocked, `"restart" OR "rolling"`, map[int64][]int{1: {135, 2, 3}, 2: {2, 1, 0}}},
 		{null, `"restart" OR "rolling"`, map[int64][]int{1: {9, 2, 3}, 2: {2, 1, 0}}},
 	} {
 		rows, err := db.Query(c.query+` WHERE f MATCH ? ORDER BY f.rowid DESC`, c.match)
@@ -70,10 +71,41 @@ func TestTermFreqs(t *testing.T) {
 	}
 }
 
+func TestBlockLength(t *testing.T) {
+	var lens []byte
+	for _, p := range []struct {
+		id     int64
+		tokens int
+	}{{LengthBlock + 3, 7}, {2*LengthBlock - 1, 1600}, {LengthBlock + 5, 70000}, {LengthBlock + 3, 9}} {
+		lens = PutBlockLength(lens, p.id, p.tokens)
+	}
+	if len(lens) != 2*LengthBlock {
+		t.Errorf("%d bytes, want %d", len(lens), 2*LengthBlock)
+	}
+	for _, c := range []struct {
+		id   int64
+		want int
+		ok   bool
+	}{
+		{LengthBlock + 3, 9, true},      // set twice: the last
+		{2*LengthBlock - 1, 1600, true}, // the block's last
+		{LengthBlock + 5, 0, false},     // too long for a uint16: not known
+		{LengthBlock + 4, 0, false},     // never set
+		{-1, 0, false},
+	} {
+		if got, ok := BlockLength(lens, c.id); got != c.want || ok != c.ok {
+			t.Errorf("%d: %d %v, want %d %v", c.id, got, ok, c.want, c.ok)
+		}
+	}
+	if _, ok := BlockLength(lens[:8], LengthBlock+4); ok {
+		t.Error("a length past the blob's end is known")
+	}
+}
+
 func TestDocsizeLength(t *testing.T) {
 	for _, c := range []struct {
 		sz   []byte
-		want uint32
+		want int
 		ok   bool
 	}{
 		{[]byte{0x05}, 5, true},
