@@ -22,7 +22,7 @@ type chunkLength struct {
 // place of %_docsize. A deleted chunk's length stays (its id is never
 // used again, and no match names it).
 func (t *indexTx) writeLengths(ctx context.Context, from, to int64) error {
-	if from > to {
+	if from <= 0 { // no chunk added
 		return nil
 	}
 	s, err := t.stmt(ctx, `SELECT id, sz FROM search_fts_docsize WHERE id BETWEEN ? AND ?`)
@@ -47,18 +47,18 @@ func (t *indexTx) writeLengths(ctx context.Context, from, to int64) error {
 	if err := closeRows(rows); err != nil {
 		return err
 	}
+	kept, err := t.stmt(ctx, `SELECT lens FROM search_lengths WHERE block = ?`)
+	if err != nil {
+		return err
+	}
 	for len(lens) > 0 { // ids ascend as added: a block's are together
 		block := lens[0].id / sqlitedriver.LengthBlock
 		n := 1
 		for n < len(lens) && lens[n].id/sqlitedriver.LengthBlock == block {
 			n++
 		}
-		s, err := t.stmt(ctx, `SELECT lens FROM search_lengths WHERE block = ?`)
-		if err != nil {
-			return err
-		}
 		var blob []byte
-		if err := s.QueryRowContext(ctx, block).Scan(&blob); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := kept.QueryRowContext(ctx, block).Scan(&blob); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		for _, l := range lens[:n] {
