@@ -48,9 +48,9 @@ func (db *DB) LengthMismatches(ctx context.Context) (n int64, kept, tokens []int
 }
 
 // RebuildLengths empties search_lengths and fills it again as migration
-// 00017 does on a ledger that had no such table.
+// 00016 does on a ledger that had no such table.
 func (db *DB) RebuildLengths(ctx context.Context) error {
-	b, err := migrations.ReadFile("migrations/00017_search_lengths.sql")
+	b, err := migrations.ReadFile("migrations/00016_search_lengths.sql")
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (db *DB) RebuildLengths(ctx context.Context) error {
 }
 
 // DropLengths drops search_lengths, as a ledger read before migration
-// 00017 lacks it.
+// 00016 lacks it.
 func (db *DB) DropLengths(ctx context.Context) error {
 	_, err := db.w.ExecContext(ctx, `DROP TABLE search_lengths`)
 	return err

@@ -15,7 +15,7 @@ type chunkLength struct {
 }
 
 // writeLengths stores the lengths of the chunks the transaction added
-// (ids from to to) in search_lengths (migration 00017), as FTS5 counted
+// (ids from to to) in search_lengths (migration 00016), as FTS5 counted
 // them (its %_docsize, which is what BM25 used before: the stored token
 // count can differ, as on "⚙️"), one read and one write per block of
 // sqlitedriver.LengthBlock ids. A search reads them for each match in

@@ -366,7 +366,7 @@ func filterSQL(f *clawledger.SearchFilter) (string, []any) {
 // reads neither search_chunks nor any text. A driver without that function
 // returns the texts for the caller to count in, and so does a connection
 // that lacks it (one opened while its ledger was locked or damaged); a
-// ledger read before migration 00017 asks FTS5 for the lengths.
+// ledger read before migration 00016 asks FTS5 for the lengths.
 func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *clawledger.SearchFilter, window int) ([]clawledger.LexicalMatch, bool, error) {
 	how := countText
 	if sqlitedriver.TermFreqs != "" {

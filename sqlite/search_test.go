@@ -696,7 +696,7 @@ func TestSearchIndexHashsize(t *testing.T) {
 	}
 }
 
-// TestLengthsMigration: migration 00017 fills search_lengths with each
+// TestLengthsMigration: migration 00016 fills search_lengths with each
 // chunk's length as FTS5 counted it: one- and two-byte lengths, ids with
 // gaps (a rewritten transcript's chunks deleted), a chunk whose stored
 // token count is not FTS5's ("⚙️"), blocks of more than one row.
@@ -731,7 +731,7 @@ func TestLengthsMigration(t *testing.T) {
 }
 
 // TestLexicalWithoutLengths: a ledger without search_lengths (one read
-// before migration 00017 could run) ranks as one with it.
+// before migration 00016 could run) ranks as one with it.
 func TestLexicalWithoutLengths(t *testing.T) {
 	l := newLedger(t)
 	l.transcript("main", fixture.Base, "rolling restart of the fleet", "a rolling restart, then another restart", "restart")
