@@ -97,6 +97,7 @@ type indexTx struct {
 	// thousands of times (once per source or chunk)
 	stmts          map[string]*sql.Stmt
 	chunks, tokens int64
+	first, last    int64 // the ids of the chunks added (search_lengths)
 }
 
 // stmt returns the transaction's prepared statement of query.
@@ -233,6 +234,10 @@ func (t *indexTx) AddChunk(ctx context.Context, c *clawledger.Chunk, tokens int)
 	}
 	t.chunks++
 	t.tokens += int64(tokens)
+	if t.first == 0 {
+		t.first = c.ID
+	}
+	t.last = c.ID
 	return nil
 }
 
@@ -257,8 +262,12 @@ func (t *indexTx) MarkCurrent(ctx context.Context) error {
 }
 
 func (t *indexTx) Commit() error {
+	err := t.writeLengths(context.Background(), t.first, t.last)
 	t.closeStmts()
-	if _, err := t.tx.Exec(`UPDATE search_stats SET chunks = chunks + ?, tokens = tokens + ?`, t.chunks, t.tokens); err != nil {
+	if err == nil {
+		_, err = t.tx.Exec(`UPDATE search_stats SET chunks = chunks + ?, tokens = tokens + ?`, t.chunks, t.tokens)
+	}
+	if err != nil {
 		t.tx.Rollback()
 		return err
 	}
@@ -290,6 +299,7 @@ func clearSearchIndex(ctx context.Context, tx *sql.Tx) error {
 		`INSERT INTO search_fts(search_fts) VALUES('delete-all')`,
 		`DELETE FROM search_vectors`,
 		`DELETE FROM search_chunks`,
+		`DELETE FROM search_lengths`,
 		`DELETE FROM search_sources`,
 		`DELETE FROM search_stale`,
 		`DELETE FROM search_current`,
@@ -351,21 +361,42 @@ func filterSQL(f *clawledger.SearchFilter) (string, []any) {
 // Lexical returns the chunks a query matches, newest first. With a window
 // it stops after window of them, so a query for a word in half the corpus
 // costs no more than one for a rarer word; ranking is the caller's. The
-// word index counts each match's length and phrases itself
-// (sqlitedriver.TermFreqs), so a query without a filter reads neither
-// search_chunks nor any text; a driver without that function returns the
-// texts for the caller to count in, and so does a connection that lacks it
-// (one opened while its ledger was locked or damaged).
+// word index counts each match's phrases itself (sqlitedriver.TermFreqs),
+// and its length is kept in search_lengths, so a query without a filter
+// reads neither search_chunks nor any text. A driver without that function
+// returns the texts for the caller to count in, and so does a connection
+// that lacks it (one opened while its ledger was locked or damaged); a
+// ledger read before migration 00016 asks FTS5 for the lengths.
 func (db *DB) Lexical(ctx context.Context, query *clawledger.SearchQuery, f *clawledger.SearchFilter, window int) ([]clawledger.LexicalMatch, bool, error) {
-	counted := sqlitedriver.TermFreqs != ""
-	out, complete, err := db.lexical(ctx, query, f, window, counted)
-	if counted && err != nil && strings.Contains(err.Error(), "no such function: "+sqlitedriver.TermFreqs) {
-		return db.lexical(ctx, query, f, window, false)
+	how := countText
+	if sqlitedriver.TermFreqs != "" {
+		how = countKept
 	}
-	return out, complete, err
+	for {
+		out, complete, err := db.lexical(ctx, query, f, window, how)
+		switch {
+		case err == nil:
+			return out, complete, nil
+		case how == countKept && strings.Contains(err.Error(), "no such table: search_lengths"):
+			how = countIndex
+		case how != countText && strings.Contains(err.Error(), "no such function: "+sqlitedriver.TermFreqs):
+			how = countText
+		default:
+			return nil, false, err
+		}
+	}
 }
 
-func (db *DB) lexical(ctx context.Context, query *clawledger.SearchQuery, f *clawledger.SearchFilter, window int, counted bool) ([]clawledger.LexicalMatch, bool, error) {
+// counting is where Lexical finds each match's length and phrase counts.
+type counting int
+
+const (
+	countText  counting = iota // in its text, for the caller to count in
+	countIndex                 // in the word index (sqlitedriver.TermFreqs)
+	countKept                  // the same, the lengths from search_lengths
+)
+
+func (db *DB) lexical(ctx context.Context, query *clawledger.SearchQuery, f *clawledger.SearchFilter, window int, how counting) ([]clawledger.LexicalMatch, bool, error) {
 	expr := renderFTS(query)
 	where, args := filterSQL(f)
 	from, order := `search_fts f JOIN search_chunks c ON c.id = f.rowid`, `f.rowid`
@@ -374,11 +405,19 @@ func (db *DB) lexical(ctx context.Context, query *clawledger.SearchQuery, f *cla
 		from, order = `search_chunks c CROSS JOIN search_fts f ON f.rowid = c.id`, `c.id`
 	}
 	cols := `c.tokens, c.text`
+	counted := how != countText
 	if counted {
 		cols = sqlitedriver.TermFreqs + `(search_fts)`
 		if where == "" {
 			from = `search_fts f`
 		}
+	}
+	if how == countKept {
+		// each match's length from its block of search_lengths, which the
+		// next match mostly shares (FTS5 would read its %_docsize, one
+		// statement and B-tree descent per match)
+		cols = sqlitedriver.TermFreqs + `(search_fts, l.lens)`
+		from += fmt.Sprintf(` LEFT JOIN search_lengths l ON l.block = f.rowid / %d`, sqlitedriver.LengthBlock)
 	}
 	if f.MaxID > 0 { // on the word index's rowid: no join for it
 		where += ` AND f.rowid <= ?`

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -81,6 +82,10 @@ func (l *ledger) ingest() search.IndexStats {
 	st, err := search.UpdateIndex(ctx, l.db, nil)
 	if err != nil {
 		l.t.Fatal(err)
+	}
+	// search_lengths keeps each chunk's length as FTS5 counted it
+	if _, differ, _, err := l.db.LengthMismatches(ctx); err != nil || len(differ) > 0 {
+		l.t.Fatalf("chunks whose kept lengths differ from FTS5's: %v, %v", differ, err)
 	}
 	return st
 }
@@ -688,5 +693,56 @@ func TestSearchIndexHashsize(t *testing.T) {
 	var size int64
 	if err := raw.QueryRow(`SELECT v FROM search_fts_config WHERE k = 'hashsize'`).Scan(&size); err != nil || size != 16<<20 {
 		t.Fatalf("hashsize %d (%v), want %d", size, err, 16<<20)
+	}
+}
+
+// TestLengthsMigration: migration 00016 fills search_lengths with each
+// chunk's length as FTS5 counted it: one- and two-byte lengths, ids with
+// gaps (a rewritten transcript's chunks deleted), a chunk whose stored
+// token count is not FTS5's ("⚙️"), blocks of more than one row.
+func TestLengthsMigration(t *testing.T) {
+	l := newLedger(t)
+	b := fixture.BranchedTranscript(l.rnd, fixture.UUID(l.rnd))
+	l.write("agents/main/sessions/"+b.ID+".jsonl", b.Bytes())
+	tr := l.transcript("main", fixture.Base, "short", strings.Repeat("many words here ", 100))
+	l.ingest()
+	tr2 := fixture.NewTranscript(l.rnd, tr.ID, 3, fixture.Base, "/home/x")
+	var many []string
+	for i := range 1100 {
+		many = append(many, fmt.Sprintf("message %d of the long one", i))
+	}
+	tr2.User(strings.Join(many[:3], " "))
+	l.write("agents/main/sessions/"+tr.ID+".jsonl", tr2.Bytes())
+	l.transcript("ops", fixture.Base, append(many, strings.Repeat("many words here ", 90))...)
+	l.ingest()
+	ctx := context.Background()
+	before := l.search(search.Request{Query: "message OR words OR compacted", Limit: 50}, nil)
+	if err := l.db.RebuildLengths(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n, kept, _, err := l.db.LengthMismatches(ctx)
+	if err != nil || len(kept) > 0 || n < 1100 {
+		t.Fatalf("%d chunks, kept lengths other than FTS5's for %v, %v", n, kept, err)
+	}
+	after := l.search(search.Request{Query: "message OR words OR compacted", Limit: 50}, nil)
+	if !slices.Equal(hitIDs(before), hitIDs(after)) || len(before) == 0 {
+		t.Errorf("ranked %v before the migration, %v after", hitIDs(before), hitIDs(after))
+	}
+}
+
+// TestLexicalWithoutLengths: a ledger without search_lengths (one read
+// before migration 00016 could run) ranks as one with it.
+func TestLexicalWithoutLengths(t *testing.T) {
+	l := newLedger(t)
+	l.transcript("main", fixture.Base, "rolling restart of the fleet", "a rolling restart, then another restart", "restart")
+	l.ingest()
+	req := search.Request{Query: "restart", Limit: 10}
+	before := l.search(req, nil)
+	if err := l.db.DropLengths(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after := l.search(req, nil)
+	if len(before) != 3 || !slices.Equal(hitIDs(before), hitIDs(after)) || before[0].Explain.BM25 != after[0].Explain.BM25 {
+		t.Errorf("ranked %v with search_lengths, %v without", hitIDs(before), hitIDs(after))
 	}
 }

@@ -18,6 +18,10 @@ import (
 // reads them). FTS5 has them at hand for every match (its position
 // lists and %_docsize); the alternative, joining each match to its text
 // and tokenizing it again, cost most of a search for a mid-frequency word.
+// Given a second argument, the match's row of search_lengths (joined on
+// rowid / LengthBlock), it reads the length there (BlockLength), and asks
+// FTS5 only for a length the row lacks: FTS5 reads its %_docsize with a
+// statement of its own per match, which cost half of a search.
 // Empty when the driver has no such function (the cgo build, or a failed
 // registration).
 var TermFreqs string
@@ -105,11 +109,14 @@ func termFreqs(tls *libc.TLS, pApi, pFts, pCtx uintptr, nVal int32, apVal uintpt
 	out := unsafe.Slice((*byte)(cptr(bp+16)), size)
 	clear(out)
 	fail := func(rc int32) { sqlite3.Xsqlite3_result_error_code(tls, pCtx, rc) }
-	if rc := call3(tls, api.FxColumnSize, pFts, 0, bp); rc != sqlite3.SQLITE_OK {
+	if length, ok := blockArg(tls, api, pFts, nVal, apVal); ok {
+		binary.LittleEndian.PutUint32(out, uint32(length))
+	} else if rc := call3(tls, api.FxColumnSize, pFts, 0, bp); rc != sqlite3.SQLITE_OK {
 		fail(rc)
 		return
+	} else {
+		binary.LittleEndian.PutUint32(out, uint32(*(*int32)(cptr(bp))))
 	}
-	binary.LittleEndian.PutUint32(out, uint32(*(*int32)(cptr(bp))))
 	if rc := call2(tls, api.FxInstCount, pFts, bp); rc != sqlite3.SQLITE_OK {
 		fail(rc)
 		return
@@ -126,6 +133,22 @@ func termFreqs(tls *libc.TLS, pApi, pFts, pCtx uintptr, nVal int32, apVal uintpt
 		}
 	}
 	sqlite3.Xsqlite3_result_blob(tls, pCtx, bp+16, int32(size), ^uintptr(0)) // SQLITE_TRANSIENT: copied
+}
+
+// blockArg reads the current row's length from the function's first
+// argument, its row of search_lengths, if it was given one that has it.
+func blockArg(tls *libc.TLS, api *sqlite3.TFts5ExtensionApi, pFts uintptr, nVal int32, apVal uintptr) (int, bool) {
+	if nVal < 1 {
+		return 0, false
+	}
+	v := *(*uintptr)(cptr(apVal))
+	n := sqlite3.Xsqlite3_value_bytes(tls, v)
+	if sqlite3.Xsqlite3_value_type(tls, v) != sqlite3.SQLITE_BLOB || n <= 0 {
+		return 0, false
+	}
+	fn := api.FxRowid
+	rowid := (*(*func(*libc.TLS, uintptr) int64)(unsafe.Pointer(&fn)))(tls, pFts)
+	return BlockLength(unsafe.Slice((*byte)(cptr(sqlite3.Xsqlite3_value_blob(tls, v))), n), rowid)
 }
 
 // The calls of Fts5ExtensionApi's methods, by their C signatures.
