@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -434,15 +433,6 @@ const (
 // tests in that time (variables for the tests).
 var bucketScanCost, walkCost = 64.0, 4.0
 
-// PROTOTYPE (branch pg-partition): PGPART_RANGE=1 reads the matches by id
-// range passes instead of buckets or every match; PGPART_ALIGN=N rounds a
-// pass's lower bound down to a multiple of 2^N (the partitions' size).
-// PGPART_RANGE=again uses them only where every match would be read.
-var rangePasses, rangeAgainOnly, rangeAlign = os.Getenv("PGPART_RANGE") != "", os.Getenv("PGPART_RANGE") == "again", func() int {
-	n, _ := strconv.Atoi(os.Getenv("PGPART_ALIGN"))
-	return n
-}()
-
 // planHook, in tests, learns the plan newestMatches chose for a query;
 // bucketHook the buckets each of its passes through the index read (lo
 // 0 and no upper bound: every match).
@@ -608,20 +598,7 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 	}
 	// the ids that hold the window, by the matches' density over the ids
 	span := float64(want) * float64(max(maxID, 1)) / max(bound, 1)
-	if rangePasses && !walk && (!rangeAgainOnly || span/bucketScanCost+float64(want) >= 0.8*bound && bound > 1.5*float64(want)) {
-		// PROTOTYPE (branch pg-partition): a pass over the newest ids the
-		// estimate says hold the window and a fifth more, rounded down to a
-		// partition's first id, then one over the rest if it fell short
-		lo := maxID - int64(span*1.2)
-		if rangeAlign > 0 {
-			lo = lo >> rangeAlign << rangeAlign
-		}
-		if lo <= 0 {
-			err = newest("", nil, true)
-		} else if err = newest(` AND c.id >= ?`, lo, false); err == nil && len(out) < want {
-			err = newest(` AND c.id < ?`, lo, true)
-		}
-	} else if walk || span/bucketScanCost+float64(want) >= 0.8*bound {
+	if walk || span/bucketScanCost+float64(want) >= 0.8*bound {
 		again = !walk && bound > 1.5*float64(want)
 		err = newest("", nil, true)
 	} else {
