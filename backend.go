@@ -56,8 +56,7 @@ type OpenOptions struct {
 	// Import says a writer's first work is storing what the state dirs
 	// hold (an ingest, a query's refresh). A backend may store it faster
 	// into a ledger this Open creates, while other processes' readers
-	// wait for each of its commits, until the writer's EndImport (or
-	// Close).
+	// wait for its commits, until the writer's EndImport (or Close).
 	Import bool
 }
 

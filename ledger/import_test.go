@@ -33,8 +33,9 @@ func (l *importLog) add(call string) {
 type importRecorder struct{ log *importLog }
 
 func (importRecorder) Locate(loc *clawledger.Location) error {
-	loc.Path = loc.URL.Opaque
-	return nil
+	p, err := url.PathUnescape(loc.URL.Opaque)
+	loc.Path = p
+	return err
 }
 
 func (b importRecorder) Open(ctx context.Context, loc clawledger.Location, opt clawledger.OpenOptions) (clawledger.Store, error) {
@@ -79,14 +80,17 @@ func (d recordedDB) TranscriptDocs(ctx context.Context, src *clawledger.IndexSou
 	return d.DB.TranscriptDocs(ctx, src, after, limit)
 }
 
-var registerRecorder sync.Once
+var (
+	registerRecorder sync.Once
+	recorderLog      importLog
+)
 
 // TestImportBeforeDerived: an ingest, and a query's refresh, open the
 // ledger to import into it and end the import before the derived layers
 // read it (in SQLite's rollback-journal mode a reader on another
 // connection would hold the layers' own commits up).
 func TestImportBeforeDerived(t *testing.T) {
-	log := &importLog{}
+	log := &recorderLog
 	registerRecorder.Do(func() { clawledger.RegisterBackend("importrec", importRecorder{log}) })
 	for _, c := range []struct {
 		name string
@@ -104,7 +108,9 @@ func TestImportBeforeDerived(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			log.mu.Lock()
 			log.calls = nil
+			log.mu.Unlock()
 			tmp := t.TempDir()
 			loc, err := clawledger.ParseLocation("importrec:" + url.PathEscape(filepath.Join(tmp, "ledger.db")))
 			if err != nil {
@@ -125,6 +131,9 @@ func TestImportBeforeDerived(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := []string{"open to import", "end import", "cortex", "index"}
+			if !filepath.IsAbs(loc.Path) || filepath.Dir(loc.Path) != tmp {
+				t.Fatalf("the ledger is at %s, not in %s", loc.Path, tmp)
+			}
 			if !slices.Equal(log.calls, want) {
 				t.Errorf("calls %q, want %q", log.calls, want)
 			}

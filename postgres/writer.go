@@ -677,7 +677,6 @@ func (db *DB) Flush(ctx context.Context) error {
 	return db.w.flush(ctx)
 }
 
-// EndImport commits the write batch: a PostgreSQL ledger stores an
-// import as it stores everything else (its readers never wait for the
-// writer).
-func (db *DB) EndImport(ctx context.Context) error { return db.Flush(ctx) }
+// EndImport does nothing: a PostgreSQL ledger stores an import as it
+// stores everything else (its readers never wait for the writer).
+func (db *DB) EndImport(context.Context) error { return nil }

@@ -104,8 +104,11 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	if db.importing {
 		// the file's own journal mode (rollback) until EndImport makes it
-		// WAL; a connection the pool opens again follows the file
-		params = slices.Delete(params, 1, 2)
+		// WAL (a connection the pool opens again follows the file), and
+		// synchronous FULL: with a rollback journal NORMAL leaves a power
+		// failure at the wrong moment free to damage the file
+		params = slices.DeleteFunc(params, func(p string) bool { return p == "_pragma=journal_mode(WAL)" })
+		params[slices.Index(params, "_pragma=synchronous(NORMAL)")] = "_pragma=synchronous(FULL)"
 	}
 	db.w, err = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(abs, params...))
 	if err != nil {
@@ -178,7 +181,8 @@ func (db *DB) openReaders(ctx context.Context, opt Options) error {
 	err = probe(ctx, db.r.DB)
 	if c := sqlitedriver.Code(err); c == sqlitedriver.CodeCantOpen || c == sqlitedriver.CodeReadOnly {
 		_, walErr := os.Lstat(db.Path + "-wal")
-		if _, watched := Watching(db.Path); errors.Is(walErr, fs.ErrNotExist) && !watched {
+		_, journalErr := os.Lstat(db.Path + "-journal") // an import's, when one was killed
+		if _, watched := Watching(db.Path); errors.Is(walErr, fs.ErrNotExist) && errors.Is(journalErr, fs.ErrNotExist) && !watched {
 			db.r.Close()
 			r, _ = sql.Open(sqlitedriver.Name, sqlitedriver.DSN(db.Path, append([]string{"mode=ro", "immutable=1"}, params...)...))
 			db.r = &readPool{DB: r}

@@ -27,7 +27,8 @@ func journalMode(t *testing.T, db *DB) string {
 	return mode
 }
 
-// importLines stores n lines of a new cron run log and commits them.
+// importLines stores n more lines of a cron run log and commits them
+// (into the open batch).
 func importLines(t *testing.T, db *DB, n int64) {
 	t.Helper()
 	ctx := context.Background()
@@ -43,14 +44,24 @@ func importLines(t *testing.T, db *DB, n int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range n {
+	from := src.Cursor.Offset
+	for i := from; i < from+n; i++ {
 		if err := tx.Add(&clawledger.Record{Line: clawledger.Line{Offset: i, No: i + 1, Raw: []byte(`{"ts":1}`)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := tx.Commit(clawledger.Cursor{Offset: n, Lines: n}, nil); err != nil {
+	if err := tx.Commit(clawledger.Cursor{Offset: from + n, Lines: from + n}, nil); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// synchronous is the writer connection's synchronous setting.
+func synchronous(t *testing.T, db *DB) (n int) {
+	t.Helper()
+	if err := db.w.QueryRowContext(context.Background(), "PRAGMA synchronous").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func storedLines(t *testing.T, db *DB) (n int64) {
@@ -77,6 +88,9 @@ func TestImport(t *testing.T) {
 	if got := journalMode(t, db); got != "delete" || db.ckpt != nil {
 		t.Fatalf("a new ledger's import: journal mode %q, checkpointer %v; want delete, none", got, db.ckpt != nil)
 	}
+	if got := synchronous(t, db); got != 2 {
+		t.Fatalf("an import's synchronous setting %d, want 2 (FULL)", got)
+	}
 	importLines(t, db, 50)
 	if err := db.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -89,6 +103,9 @@ func TestImport(t *testing.T) {
 	}
 	if got := journalMode(t, db); got != "wal" || db.ckpt == nil {
 		t.Fatalf("after EndImport: journal mode %q, checkpointer %v; want wal and one", got, db.ckpt != nil)
+	}
+	if got := synchronous(t, db); got != 1 {
+		t.Fatalf("after EndImport: synchronous %d, want 1 (NORMAL)", got)
 	}
 	if n := storedLines(t, db); n != 50 {
 		t.Fatalf("%d lines after EndImport, want 50", n)
@@ -120,7 +137,8 @@ func TestImport(t *testing.T) {
 	}
 	db.Close()
 
-	// Close ends an import left open: the committed batches stay, the ledger is in WAL mode
+	// Close ends an import left open: the committed batches stay, the open one
+	// is rolled back, the ledger is in WAL mode
 	path = filepath.Join(t.TempDir(), "ledger.db")
 	db, err = Open(ctx, path, Options{Import: true})
 	if err != nil {
@@ -130,6 +148,7 @@ func TestImport(t *testing.T) {
 	if err := db.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	importLines(t, db, 3) // an open batch: rolled back
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}

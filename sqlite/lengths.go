@@ -25,7 +25,7 @@ func (t *indexTx) writeLengths(ctx context.Context, from, to int64) error {
 	if from <= 0 { // no chunk added
 		return nil
 	}
-	s, err := t.stmt(ctx, `SELECT id, sz FROM search_fts_docsize WHERE id BETWEEN ? AND ?`)
+	s, err := t.stmt(ctx, `SELECT id, sz FROM search_fts_docsize WHERE id BETWEEN ? AND ? ORDER BY id`)
 	if err != nil {
 		return err
 	}
