@@ -110,8 +110,10 @@ func TestCache(t *testing.T) {
 	n := calls()
 	f.add("s-new", "main", "", "a new session", nil, 0)
 	now = now.Add(cacheTTL + time.Millisecond)
+	release := f.holdCalls() // the background computation waits for both reads
 	_, stale := get(t, s, "/api/v1/sessions?limit=50")
 	_, stale2 := get(t, s, "/api/v1/sessions?limit=50") // stale too: no second computation
+	release()
 	s.cache.refreshes.Wait()
 	if stale != old || stale2 != old || calls() != n+1 {
 		t.Errorf("after cacheTTL: the kept answer %v %v, %d calls (want %d: one in the background)", stale == old, stale2 == old, calls(), n+1)

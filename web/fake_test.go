@@ -30,6 +30,7 @@ type fakeService struct {
 	redacted []ledger.RedactRequest
 	shows    int // Show calls
 	calls    map[string]int
+	hold     chan struct{} // when set, every call waits for it to close once counted
 }
 
 type fakeSession struct {
@@ -102,14 +103,36 @@ func (f *fakeService) addMany(n int) {
 // fail counts a call of the caller and returns the error every call fails with.
 func (f *fakeService) fail() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	pc, _, _, _ := runtime.Caller(1)
 	name := runtime.FuncForPC(pc).Name()
 	if f.calls == nil {
 		f.calls = map[string]int{}
 	}
 	f.calls[name[strings.LastIndexByte(name, '.')+1:]]++
+	hold := f.hold
+	f.mu.Unlock()
+	if hold != nil {
+		<-hold
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.err
+}
+
+// holdCalls makes every call wait, once counted, until release: a
+// computation in the background then cannot finish before the test has
+// read what it means to.
+func (f *fakeService) holdCalls() (release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hold = make(chan struct{})
+	hold := f.hold
+	return func() {
+		f.mu.Lock()
+		f.hold = nil
+		f.mu.Unlock()
+		close(hold)
+	}
 }
 
 func (f *fakeService) count(method string) int {
