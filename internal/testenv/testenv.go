@@ -48,6 +48,11 @@ var (
 	binPath   string
 	buildErr  error
 	buildOut  []byte
+	// startEnv is the environment the test process started with: a test
+	// that sets HOME (t.Setenv) before the first Binary call must not
+	// give the build a module cache in its temp dir (a download, and
+	// read-only files its cleanup cannot remove).
+	startEnv = os.Environ()
 )
 
 // Binary builds cmd/clawledger once per test process and returns its path.
@@ -61,7 +66,7 @@ func Binary(t testing.TB) string {
 		}
 		binPath = filepath.Join(dir, "clawledger")
 		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/clawledger")
-		cmd.Dir = ModuleRoot(t)
+		cmd.Dir, cmd.Env = ModuleRoot(t), startEnv
 		buildOut, buildErr = cmd.CombinedOutput()
 	})
 	if buildErr != nil {
