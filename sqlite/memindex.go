@@ -56,7 +56,11 @@ func (t *indexTx) DeleteMemoryIndexFile(ctx context.Context, id int64) error {
 }
 
 func (t *indexTx) DeleteMemoryIndex(ctx context.Context, id int64) error {
-	return t.exec(ctx, `DELETE FROM memory_entry_origins WHERE index_id = ?; DELETE FROM memory_indexes WHERE id = ?`, id, id)
+	// one statement each: a prepared statement holds one (the cgo driver's does)
+	if err := t.exec(ctx, `DELETE FROM memory_entry_origins WHERE index_id = ?`, id); err != nil {
+		return err
+	}
+	return t.exec(ctx, `DELETE FROM memory_indexes WHERE id = ?`, id)
 }
 
 func (t *indexTx) PutMemoryEntryOrigins(ctx context.Context, indexID int64, origins []clawledger.MemoryEntryOrigin) error {

@@ -174,13 +174,13 @@ func forgetEvents(w wtx, stateDirID int64, f *clawledger.Forgotten) error {
 	for _, q := range []string{
 		`DELETE FROM episodic_events_fts WHERE rowid IN (` + capturedFrom + `)`,
 		`DELETE FROM episodic_events WHERE id IN (` + capturedFrom + `)`,
-		`INSERT INTO episodic_events_fts(episodic_events_fts) VALUES ('optimize')`,
 	} {
 		if _, err := w.exec(q, stateDirID); err != nil {
 			return err
 		}
 	}
-	return nil
+	_, err := w.exec(`INSERT INTO episodic_events_fts(episodic_events_fts) VALUES ('optimize')`)
+	return err
 }
 
 // forgetChunks deletes the search index's chunks of a state dir's sources
