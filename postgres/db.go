@@ -93,6 +93,9 @@ func (db *DB) open(ctx context.Context, opt Options) error {
 		return clawledger.Reasonf(clawledger.ENOTFOUND, clawledger.ErrNoLedger, "no ledger at %s", db.where)
 	}
 	if !opt.ReadOnly {
+		if err := db.writable(ctx, exists); err != nil {
+			return err
+		}
 		if err := db.migrate(ctx); err != nil {
 			return db.fail(fmt.Errorf("migrate the ledger: %w", err))
 		}
@@ -121,6 +124,27 @@ func (db *DB) open(ctx context.Context, opt Options) error {
 		return err
 	}
 	return db.detectVectors(ctx)
+}
+
+// writable fails with reason clawledger.ErrReadOnly when the ledger
+// exists and the role cannot write it (the least-privilege reader, say):
+// a query's refresh then answers from the ledger as it is, as on
+// read-only media, and a writer's command says why it cannot run.
+func (db *DB) writable(ctx context.Context, exists bool) error {
+	if !exists {
+		return nil // creating it tells
+	}
+	var ok bool
+	var role string
+	if err := db.pool.QueryRow(ctx, `SELECT has_table_privilege('hosts', 'INSERT') AND has_table_privilege('lines', 'INSERT'), current_user`).
+		Scan(&ok, &role); err != nil {
+		return db.fail(err)
+	}
+	if ok {
+		return nil
+	}
+	return &clawledger.Error{Code: clawledger.EINVALID, Err: clawledger.ErrReadOnly,
+		Message: fmt.Sprintf("the ledger %s cannot be written: role %s may only read it", db.where, role)}
 }
 
 // schemaExists reports whether the ledger's tables are there.
@@ -233,9 +257,7 @@ func (db *DB) fail(err error) error {
 		return nil
 	}
 	msg := strings.Join(strings.Fields(err.Error()), " ") // pgx puts each address tried on a line of its own
-	if db.secret != "" && strings.Contains(msg, db.secret) {
-		msg = strings.ReplaceAll(msg, db.secret, "xxxxx")
-	}
+	msg = maskPassword(msg, db.secret)
 	code := clawledger.ErrorCode(err)
 	var pe *pgconn.PgError
 	var ce *pgconn.ConnectError

@@ -17,10 +17,7 @@ import (
 func parseDSN(dsn string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		msg := err.Error()
-		if pw := dsnPassword(dsn); pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
-		}
+		msg := maskPassword(err.Error(), dsnPassword(dsn))
 		return nil, clawledger.Errorf(clawledger.EINVALID, "%s: %s", maskDSN(dsn), msg)
 	}
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
@@ -42,6 +39,23 @@ func parseDSN(dsn string) (*pgxpool.Config, error) {
 
 // keywordPassword finds the password of a keyword/value DSN.
 var keywordPassword = regexp.MustCompile(`(?i)(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+
+// maskPassword masks the password pw wherever msg holds it. A password
+// shorter than 4 characters is masked only where a connection string
+// spells it (user:pw@, password=pw): masking every "r" of a message would
+// garble it ("pexxxxxmission denied") and hide nothing.
+func maskPassword(msg, pw string) string {
+	switch {
+	case pw == "":
+		return msg
+	case len(pw) >= 4:
+		return strings.ReplaceAll(msg, pw, "xxxxx")
+	}
+	for _, spelled := range []string{pw, url.QueryEscape(pw), url.PathEscape(pw)} {
+		msg = strings.ReplaceAll(msg, ":"+spelled+"@", ":xxxxx@")
+	}
+	return keywordPassword.ReplaceAllString(msg, "${1}xxxxx")
+}
 
 // maskDSN is a DSN for people: its password (in the URL's user info, a
 // password= parameter or a keyword) masked.

@@ -103,9 +103,19 @@ func TestLeastPrivilege(t *testing.T) {
 	if _, _, err := r.Events(ctx, clawledger.EventFilter{ScopeSelector: clawledger.ScopeSelector{Global: true}}); !denied(err) {
 		t.Errorf("the reader reads the episodic events: %v", err)
 	}
-	// a writer with the reader's role gets nowhere
-	if _, err := postgres.Open(ctx, readerDSN, postgres.Options{Host: "intruder"}); !denied(err) {
+	// a writer with the reader's role gets nowhere, and says why: the
+	// ledger is read-only to it (a query's refresh then answers from the
+	// ledger as it is, as on read-only media)
+	if _, err := postgres.Open(ctx, readerDSN, postgres.Options{Host: "intruder"}); !errors.Is(err, clawledger.ErrReadOnly) ||
+		!strings.Contains(err.Error(), "role "+vars["reader"]+" may only read it") {
 		t.Errorf("the reader opened the ledger to write: %v", err)
+	}
+	conn, err := pgx.Connect(ctx, admin)
+	check(t, err)
+	defer conn.Close(ctx)
+	var intruders int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM t_`+suffix+`.hosts WHERE name = 'intruder'`).Scan(&intruders); err != nil || intruders != 0 {
+		t.Errorf("the reader registered its host: %d (%v)", intruders, err)
 	}
 	for _, stmt := range []string{
 		`INSERT INTO t_` + suffix + `.hosts(name) VALUES ('x')`,
