@@ -48,3 +48,12 @@ func SetBucketCost(c float64) (restore func()) {
 	bucketScanCost = c
 	return func() { bucketScanCost = old }
 }
+
+// SetRangeHook makes hook learn the first id of the range each read of
+// every match read first, and sets how much wider than the estimate's
+// span that range is; it returns a function that restores both.
+func SetRangeHook(margin float64, hook func(tsquery string, lo int64)) (restore func()) {
+	old := rangeMargin
+	rangeMargin, rangeHook = margin, hook
+	return func() { rangeMargin, rangeHook = old, nil }
+}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -433,12 +434,18 @@ const (
 // tests in that time (variables for the tests).
 var bucketScanCost, walkCost = 64.0, 4.0
 
+// rangeMargin is how much wider than the estimate's span of ids the
+// first range of a read of every match is (matches are not spread evenly).
+var rangeMargin = 1.2
+
 // planHook, in tests, learns the plan newestMatches chose for a query;
 // bucketHook the buckets each of its passes through the index read (lo
-// 0 and no upper bound: every match).
+// 0 and no upper bound: every match); rangeHook the first id of the
+// range a read of every match reads first.
 var (
 	planHook   func(tsquery string, walk bool)
 	bucketHook func(tsquery string, lo, hi int64)
+	rangeHook  func(tsquery string, lo int64)
 )
 
 // A phrase's matches the planner estimates as if its words were
@@ -557,10 +564,12 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 	var out []clawledger.LexicalMatch
 	cols, scan := k.cols(&p), k.scanner(text)
 	// reading every match through the index, when most will not be kept,
-	// the newest are chosen by their ids alone, then read again by their
-	// row addresses for their counts or texts (search_counts.go): the walk
-	// and the buckets' passes keep most of what they read
-	again := false
+	// the counts or texts (search_counts.go) are read only of the matches
+	// from split, the first id of the span the estimate says holds the window
+	// and a fifth more (rangeMargin): the older ones only if those come
+	// short, in the same statement (the walk and the buckets' passes keep
+	// most of what they read)
+	ranged, split := false, int64(0)
 	// newest adds the newest matches past a condition, the setting sent
 	// with the first, the commit with the last
 	newest := func(cond string, arg any, last bool) error {
@@ -573,10 +582,16 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 			b.Queue(setting)
 			setting = ""
 		}
-		rest := from + cond + ` ORDER BY c.id DESC LIMIT ` + p.add(want-len(out))
-		query := `SELECT ` + cols + ` ` + rest
-		if again {
-			query = `SELECT ` + cols + ` FROM search_chunks c WHERE c.ctid = ANY(ARRAY(SELECT c.ctid ` + rest + `)) ORDER BY c.id DESC`
+		limit := p.add(want - len(out))
+		query := `SELECT ` + cols + ` ` + from + cond + ` ORDER BY c.id DESC LIMIT ` + limit
+		if ranged {
+			// the heap gives every match's id (the range is no condition
+			// the index can take: + 0 keeps the planner from ANDing the
+			// primary key's range in, which costs more than it saves)
+			l := p.add(split)
+			query = `WITH a AS MATERIALIZED (SELECT ` + cols + ` ` + from + cond + ` AND c.id + 0 >= ` + l + ` ORDER BY c.id DESC LIMIT ` + limit + `)
+				SELECT * FROM a UNION ALL (SELECT ` + cols + ` ` + from + cond + ` AND c.id + 0 < ` + l +
+				` AND (SELECT count(*) FROM a) < ` + limit + ` ORDER BY c.id DESC LIMIT ` + limit + ` - (SELECT count(*) FROM a))`
 		}
 		b.Queue(query, p.args...).
 			Query(func(r pgx.Rows) error {
@@ -594,12 +609,20 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 		}
 		err := conn.SendBatch(ctx, b).Close()
 		committed = last && err == nil
+		if ranged { // the parts in turn, unless the planner ran them in parallel
+			slices.SortFunc(out, func(a, b clawledger.LexicalMatch) int { return cmp.Compare(b.ID, a.ID) })
+		}
 		return err
 	}
 	// the ids that hold the window, by the matches' density over the ids
 	span := float64(want) * float64(max(maxID, 1)) / max(bound, 1)
 	if walk || span/bucketScanCost+float64(want) >= 0.8*bound {
-		again = !walk && bound > 1.5*float64(want)
+		if ranged = !walk && bound > 1.5*float64(want); ranged {
+			split = maxID - int64(span*rangeMargin)
+			if rangeHook != nil {
+				rangeHook(expr, split)
+			}
+		}
 		err = newest("", nil, true)
 	} else {
 		// the buckets of that span and a fifth more (matches are not

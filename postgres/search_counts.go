@@ -25,9 +25,9 @@ import (
 //
 // Reading the text or the words of a candidate costs about what finding
 // it does (the row's later cache lines: 4-5 ms of 10 for 5,000
-// candidates), so when most candidates will be dropped, the newest
-// matches are chosen by their row address and id alone and only the
-// window's rows are read again for their counts or texts (newestMatches).
+// candidates), so when most candidates will be dropped, the counts or
+// texts are read only of the matches in the newest range of ids the
+// estimate says holds the window (newestMatches).
 
 // counter counts a query's phrases in its matches' stored words: the
 // terms of its groups that have words, in order, as the search package

@@ -69,8 +69,8 @@ func searchCorpus(t *testing.T) (*postgres.DB, []string, map[string]int, string)
 
 // TestNewestMatches: a window of a query's newest matches is the newest
 // of all its matches, whichever way the store finds them (walking the
-// newest chunks, through the word index every match or a range of
-// recency buckets at a time): words of the search benchmark's corpus from the commonest to
+// newest chunks, through the word index every match, the newest range of
+// ids first, or a range of recency buckets at a time): words of the search benchmark's corpus from the commonest to
 // the rarest, in windows from 1 to past their matches; with the chunk ids
 // as the corpus gives them (one bucket) and spread over 36 buckets, the
 // buckets read whenever the window is smaller than the matches.
@@ -85,9 +85,23 @@ func TestNewestMatches(t *testing.T) {
 		passes[tsquery]++
 	})()
 	newestMatchesAgree(t, db, words)
-	// every match through the index, the newest chosen by id and read again
+	// every match through the index, the counts read of the newest range
+	// of ids first: by the estimate's span, the older part not read; by a
+	// span of nothing, the older part giving the window
 	restore := postgres.SetBucketCost(1e-9)
-	newestMatchesAgree(t, db, words)
+	for _, margin := range []float64{1.2, 0} {
+		ranged := 0
+		restoreRange := postgres.SetRangeHook(margin, func(string, int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			ranged++
+		})
+		newestMatchesAgree(t, db, words)
+		restoreRange()
+		if ranged == 0 {
+			t.Errorf("margin %v: no search read a range of ids first", margin)
+		}
+	}
 	restore()
 	pgtest.Exec(t, dsn, `UPDATE search_chunks SET id = -id`, `UPDATE search_chunks SET id = -id * 97`)
 	clear(passes)
