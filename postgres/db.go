@@ -134,17 +134,27 @@ func (db *DB) writable(ctx context.Context, exists bool) error {
 	if !exists {
 		return nil // creating it tells
 	}
-	var ok bool
+	var may, standby, readOnly bool
 	var role string
-	if err := db.pool.QueryRow(ctx, `SELECT has_table_privilege('hosts', 'INSERT') AND has_table_privilege('lines', 'INSERT'), current_user`).
-		Scan(&ok, &role); err != nil {
+	if err := db.pool.QueryRow(ctx, `SELECT coalesce(has_table_privilege(to_regclass('hosts'), 'INSERT, UPDATE')
+			AND has_table_privilege(to_regclass('lines'), 'INSERT'), false),
+		pg_is_in_recovery(), current_setting('transaction_read_only') = 'on', current_user`).
+		Scan(&may, &standby, &readOnly, &role); err != nil {
 		return db.fail(err)
 	}
-	if ok {
+	why := ""
+	switch {
+	case standby:
+		why = "the server is a standby (read-only replica)"
+	case readOnly:
+		why = "the session is read-only (default_transaction_read_only)"
+	case !may:
+		why = "role " + role + " may only read it"
+	default:
 		return nil
 	}
 	return &clawledger.Error{Code: clawledger.EINVALID, Err: clawledger.ErrReadOnly,
-		Message: fmt.Sprintf("the ledger %s cannot be written: role %s may only read it", db.where, role)}
+		Message: fmt.Sprintf("the ledger %s cannot be written: %s", db.where, why)}
 }
 
 // schemaExists reports whether the ledger's tables are there.

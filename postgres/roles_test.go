@@ -13,6 +13,7 @@ import (
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/pgtest"
+	"github.com/clawledger/clawledger/ledger"
 	"github.com/clawledger/clawledger/postgres"
 	"github.com/clawledger/clawledger/search"
 )
@@ -110,12 +111,31 @@ func TestLeastPrivilege(t *testing.T) {
 		!strings.Contains(err.Error(), "role "+vars["reader"]+" may only read it") {
 		t.Errorf("the reader opened the ledger to write: %v", err)
 	}
+	// a report with the reader's URL answers from the ledger as it is: its
+	// refresh (which would write) is skipped
+	loc, err := clawledger.ParseLocation(readerDSN)
+	check(t, err)
+	svc := &ledger.Service{Location: loc, Name: "test", StateDirs: func() ([]string, error) { return fixtures(t)["sample"], nil }}
+	defer svc.Close()
+	if ss, err := svc.Sessions(ctx, ledger.SessionsRequest{Refresh: ledger.Refresh{Ingest: true}}); err != nil || len(ss.Sessions) == 0 {
+		t.Errorf("a report with the reader's URL: %+v, %v", ss, err)
+	}
 	conn, err := pgx.Connect(ctx, admin)
 	check(t, err)
 	defer conn.Close(ctx)
-	var intruders int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM t_`+suffix+`.hosts WHERE name = 'intruder'`).Scan(&intruders); err != nil || intruders != 0 {
-		t.Errorf("the reader registered its host: %d (%v)", intruders, err)
+	var hosts int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM t_`+suffix+`.hosts`).Scan(&hosts); err != nil || hosts != 1 {
+		t.Errorf("the reader registered its host: %d hosts (%v)", hosts, err)
+	}
+	// a read-only session (a standby answers the same) is read-only too
+	ro, err := url.Parse(writerDSN)
+	check(t, err)
+	params := ro.Query()
+	params.Set("default_transaction_read_only", "on")
+	ro.RawQuery = params.Encode()
+	if _, err := postgres.Open(ctx, ro.String(), postgres.Options{Host: "h"}); !errors.Is(err, clawledger.ErrReadOnly) ||
+		!strings.Contains(err.Error(), "the session is read-only") {
+		t.Errorf("the writer in a read-only session: %v", err)
 	}
 	for _, stmt := range []string{
 		`INSERT INTO t_` + suffix + `.hosts(name) VALUES ('x')`,

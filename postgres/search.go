@@ -614,11 +614,18 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 		}
 		return err
 	}
-	// the ids that hold the window, by the matches' density over the ids
+	// the ids that hold the window, by the matches' density over the ids,
+	// from the newest id the search may see (a later page's snapshot)
 	span := float64(want) * float64(max(maxID, 1)) / max(bound, 1)
+	newestID := maxID
+	if f.MaxID > 0 {
+		newestID = min(maxID, f.MaxID)
+	}
 	if walk || span/bucketScanCost+float64(want) >= 0.8*bound {
-		if ranged = !walk && bound > 1.5*float64(want); ranged {
-			split = maxID - int64(span*rangeMargin)
+		// not before a time (--until): ids follow the ingest, not the
+		// time, so the window's ids cannot be told from the density
+		if ranged = !walk && bound > 1.5*float64(want) && f.Until == 0; ranged {
+			split = newestID - int64(span*rangeMargin)
 			if rangeHook != nil {
 				rangeHook(expr, split)
 			}
@@ -629,7 +636,7 @@ func (db *DB) newestMatches(ctx context.Context, expr string, phrases []phraseBo
 		// spread evenly), and one more (the newest is partly filled): a
 		// pass costs by the buckets it reads, so a second is dearer than
 		// a wider first
-		top := maxID >> bucketShift
+		top := newestID >> bucketShift
 		n := int64(span*1.2)>>bucketShift + 2
 		for hi := top; hi >= 0 && len(out) < want && err == nil; {
 			lo := max(0, hi-n+1)

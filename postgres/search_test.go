@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/clawledger/clawledger"
@@ -91,10 +93,13 @@ func TestNewestMatches(t *testing.T) {
 	restore := postgres.SetBucketCost(1e-9)
 	for _, margin := range []float64{1.2, 0} {
 		ranged := 0
-		restoreRange := postgres.SetRangeHook(margin, func(string, int64) {
+		restoreRange := postgres.SetRangeHook(margin, func(_ string, lo int64) {
 			mu.Lock()
 			defer mu.Unlock()
 			ranged++
+			if top := pageTop.Load(); top > 0 && lo > top {
+				t.Errorf("a later page up to chunk %d read the range from %d first: nothing there", top, lo)
+			}
 		})
 		newestMatchesAgree(t, db, words)
 		restoreRange()
@@ -116,6 +121,10 @@ func TestNewestMatches(t *testing.T) {
 		t.Errorf("no search read more than one range of buckets: %v", passes)
 	}
 }
+
+// pageTop is the newest chunk id of the page newestMatchesAgree asks for
+// (0: the first page).
+var pageTop atomic.Int64
 
 func newestMatchesAgree(t *testing.T, db *postgres.DB, words []string) {
 	t.Helper()
@@ -141,10 +150,28 @@ func newestMatchesAgree(t *testing.T, db *postgres.DB, words []string) {
 				t.Fatalf("%s (%d matches), window %d: %d matches (complete %v)", w, len(all), window, len(got), complete)
 			}
 			for i := range want {
-				if got[i].ID != want[i].ID {
-					t.Fatalf("%s (%d matches), window %d: match %d is chunk %d, want %d", w, len(all), window, i, got[i].ID, want[i].ID)
+				if !reflect.DeepEqual(got[i], want[i]) {
+					t.Fatalf("%s (%d matches), window %d: match %d is %+v, want %+v", w, len(all), window, i, got[i], want[i])
 				}
 			}
+		}
+		// a later page: the newest matches up to the first page's newest id
+		if len(all) < 4 {
+			continue
+		}
+		top := all[len(all)/2].ID
+		var older []clawledger.LexicalMatch
+		for _, m := range all {
+			if m.ID <= top {
+				older = append(older, m)
+			}
+		}
+		pageTop.Store(top)
+		got, _, err := db.Lexical(ctx, q, &clawledger.SearchFilter{MaxID: top}, 3)
+		pageTop.Store(0)
+		check(t, err)
+		if want := older[:min(3, len(older))]; !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s up to chunk %d: %+v, want %+v", w, top, got, want)
 		}
 	}
 }
