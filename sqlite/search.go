@@ -219,6 +219,10 @@ func (t *indexTx) DeleteChunks(ctx context.Context, sourceID int64) (int, error)
 // AddChunk stores a chunk and its words: the FTS5 table takes the text
 // with CJK runs as bigrams (search.IndexText).
 func (t *indexTx) AddChunk(ctx context.Context, c *clawledger.Chunk, tokens int) error {
+	// not interrupted by ctx: the driver would start a goroutine per
+	// statement to watch it (two a chunk); the indexer stops between
+	// batches once ctx is done, and database/sql rolls the transaction back
+	ctx = context.WithoutCancel(ctx)
 	res, err := t.execResult(ctx, `INSERT INTO search_chunks(kind, source_id, line_id, agent_id, session_id, entry_id, role,
 		ts_ms, start_line, end_line, part, hash, tokens, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.Kind, c.SourceID, c.LineID, c.AgentID, c.SessionID, c.EntryID, c.Role,
