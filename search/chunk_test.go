@@ -182,3 +182,27 @@ func TestMemoryPaths(t *testing.T) {
 }
 
 func isoDate(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02") }
+
+func TestCollapse(t *testing.T) {
+	for _, s := range []string{
+		"", " ", "a", "a b", " a", "a ", "a  b", "a\tb", "a\nb\n", "\r\n a \v\f b ",
+		"naïve café", "a\u00a0b", "a\u0085b", "a\u2003 b", "数据 库", "é  é", "é ", " é",
+		"\xff \xfe", "a \xff", "tab\tafter é",
+	} {
+		want := strings.Join(strings.Fields(s), " ")
+		if got := collapse(s); got != want {
+			t.Errorf("collapse(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func FuzzCollapse(f *testing.F) {
+	for _, s := range []string{"a b", " a  b\n", "é\u00a0é", "\xff "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := collapse(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Errorf("collapse(%q) = %q, want %q", s, got, want)
+		}
+	})
+}

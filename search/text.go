@@ -221,5 +221,58 @@ func fold(s string) string {
 	return b.String()
 }
 
-// collapse joins the words of s with single spaces.
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+// collapse joins the words of s (as strings.Fields splits them) with
+// single spaces, in one pass and one allocation; a text already so is
+// returned as it is.
+func collapse(s string) string {
+	if collapsed(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false // a space is due before the next word
+	for i := 0; i < len(s); {
+		c, n := s[i], 1
+		isSpace := asciiSpace(c)
+		if c >= utf8.RuneSelf {
+			var r rune
+			r, n = utf8.DecodeRuneInString(s[i:])
+			isSpace = unicode.IsSpace(r)
+		}
+		if isSpace {
+			space = b.Len() > 0
+		} else {
+			if space {
+				b.WriteByte(' ')
+				space = false
+			}
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// collapsed reports whether s is words joined by single spaces.
+func collapsed(s string) bool {
+	prevSpace := true // s may not start with a space
+	for i := 0; i < len(s); {
+		c, n := s[i], 1
+		isSpace := asciiSpace(c)
+		if c >= utf8.RuneSelf {
+			var r rune
+			r, n = utf8.DecodeRuneInString(s[i:])
+			isSpace = unicode.IsSpace(r)
+		}
+		if isSpace && (c != ' ' || prevSpace) {
+			return false
+		}
+		prevSpace = isSpace
+		i += n
+	}
+	return !prevSpace || s == ""
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
