@@ -74,9 +74,13 @@ func cjkBigrams(s string, query bool) string {
 }
 
 func hasCJK(s string) bool {
-	for _, r := range s {
-		if r >= 0x1100 && isCJK(r) {
-			return true
+	for i := 0; i < len(s); i++ {
+		// a rune from U+1100 on starts with a byte from 0xE1 on: the
+		// bytes before are ASCII, two-byte runes and continuation bytes
+		if s[i] >= 0xE1 {
+			if r, _ := utf8.DecodeRuneInString(s[i:]); r >= 0x1100 && isCJK(r) {
+				return true
+			}
 		}
 	}
 	return false
