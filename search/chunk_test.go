@@ -206,3 +206,14 @@ func FuzzCollapse(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkCollapse(b *testing.B) {
+	words := strings.Repeat("bragalgallo lopo tumilo dor fenmira shimi polo lo lomi zankane poel dorrane ", 6)
+	for _, s := range []string{strings.TrimSpace(words), strings.ReplaceAll(words, "dor ", "dor\n\n")} {
+		b.Run(fmt.Sprintf("collapsed=%v", collapsed(s)), func(b *testing.B) {
+			for b.Loop() {
+				collapse(s)
+			}
+		})
+	}
+}

@@ -234,49 +234,67 @@ func collapse(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	space := false // a space is due before the next word
 	for i := 0; i < len(s); {
-		c, n := s[i], 1
-		isSpace := asciiSpace(c)
-		if c >= utf8.RuneSelf {
-			var r rune
-			r, n = utf8.DecodeRuneInString(s[i:])
-			isSpace = unicode.IsSpace(r)
+		n := spaceAt(s, i)
+		if n > 0 {
+			i += n
+			continue
 		}
-		if isSpace {
-			space = b.Len() > 0
-		} else {
-			if space {
-				b.WriteByte(' ')
-				space = false
-			}
-			b.WriteString(s[i : i+n])
+		j := i + 1 // the word's end
+		for j < len(s) && spaceAt(s, j) == 0 {
+			j++
 		}
-		i += n
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s[i:j])
+		i = j
 	}
 	return b.String()
+}
+
+// spaceAt is the length of the space (as unicode.IsSpace has it) at s[i],
+// 0 if there is none there.
+func spaceAt(s string, i int) int {
+	if c := s[i]; c < utf8.RuneSelf {
+		if asciiSpace(c) {
+			return 1
+		}
+		return 0
+	}
+	if r, n := utf8.DecodeRuneInString(s[i:]); unicode.IsSpace(r) {
+		return n
+	}
+	return 0
 }
 
 // collapsed reports whether s is words joined by single spaces.
 func collapsed(s string) bool {
 	prevSpace := true // s may not start with a space
 	for i := 0; i < len(s); {
-		c, n := s[i], 1
-		isSpace := asciiSpace(c)
-		if c >= utf8.RuneSelf {
-			var r rune
-			r, n = utf8.DecodeRuneInString(s[i:])
-			isSpace = unicode.IsSpace(r)
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !asciiSpace(c) {
+				prevSpace = false
+			} else if c != ' ' || prevSpace {
+				return false
+			} else {
+				prevSpace = true
+			}
+			i++
+			continue
 		}
-		if isSpace && (c != ' ' || prevSpace) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
 			return false
 		}
-		prevSpace = isSpace
+		prevSpace = false
 		i += n
 	}
 	return !prevSpace || s == ""
 }
 
-func asciiSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
-}
+// asciiSpace reports whether c is an ASCII space, as unicode.IsSpace has them.
+func asciiSpace(c byte) bool { return c <= ' ' && asciiSpaces[c] }
+
+var asciiSpaces = [' ' + 1]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
