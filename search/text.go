@@ -226,7 +226,7 @@ func fold(s string) string {
 }
 
 // collapse joins the words of s (as strings.Fields splits them) with
-// single spaces, in one pass and one allocation; a text already so is
+// single spaces, in one allocation; a text already so (most messages) is
 // returned as it is.
 func collapse(s string) string {
 	if collapsed(s) {

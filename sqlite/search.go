@@ -220,7 +220,11 @@ func (t *indexTx) DeleteChunks(ctx context.Context, sourceID int64) (int, error)
 }
 
 // AddChunk stores a chunk and its words: the FTS5 table takes the text
-// with CJK runs as bigrams (search.IndexText).
+// with CJK runs as bigrams (search.IndexText). One row a statement: a
+// statement that needs a statement journal (several rows, a trigger, an
+// UPDATE of the stats) makes SQLite call FTS5's xSavepoint, which writes
+// the words pending in its hash out as a segment; a multi-row INSERT made
+// one every 32 chunks, and their merges doubled the build.
 func (t *indexTx) AddChunk(ctx context.Context, c *clawledger.Chunk, tokens int) error {
 	// not interrupted by ctx: the driver would start a goroutine per
 	// statement to watch it (two a chunk); the indexer stops between
