@@ -283,7 +283,7 @@ func TestInterruptedRebuildKeepsTheIndex(t *testing.T) {
 }
 
 // TestChunkIndexes: search_chunks is read by id and by source only, and
-// keeps no other index (migration 00018 dropped the one by session, which
+// keeps no other index (migration 00017 dropped the one by session, which
 // no statement read and every chunk added paid for).
 func TestChunkIndexes(t *testing.T) {
 	l := newLedger(t)
