@@ -182,3 +182,38 @@ func TestMemoryPaths(t *testing.T) {
 }
 
 func isoDate(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02") }
+
+func TestCollapse(t *testing.T) {
+	for _, s := range []string{
+		"", " ", "a", "a b", " a", "a ", "a  b", "a\tb", "a\nb\n", "\r\n a \v\f b ",
+		"naïve café", "a\u00a0b", "a\u0085b", "a\u2003 b", "数据 库", "é  é", "é ", " é",
+		"\xff \xfe", "a \xff", "tab\tafter é",
+	} {
+		want := strings.Join(strings.Fields(s), " ")
+		if got := collapse(s); got != want {
+			t.Errorf("collapse(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func FuzzCollapse(f *testing.F) {
+	for _, s := range []string{"a b", " a  b\n", "é\u00a0é", "\xff "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := collapse(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Errorf("collapse(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+func BenchmarkCollapse(b *testing.B) {
+	words := strings.Repeat("bragalgallo lopo tumilo dor fenmira shimi polo lo lomi zankane poel dorrane ", 6)
+	for _, s := range []string{strings.TrimSpace(words), strings.ReplaceAll(words, "dor ", "dor\n\n")} {
+		b.Run(fmt.Sprintf("collapsed=%v", collapsed(s)), func(b *testing.B) {
+			for b.Loop() {
+				collapse(s)
+			}
+		})
+	}
+}

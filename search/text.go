@@ -74,9 +74,13 @@ func cjkBigrams(s string, query bool) string {
 }
 
 func hasCJK(s string) bool {
-	for _, r := range s {
-		if r >= 0x1100 && isCJK(r) {
-			return true
+	for i := 0; i < len(s); i++ {
+		// a rune from U+1100 on starts with a byte from 0xE1 on: the
+		// bytes before are ASCII, two-byte runes and continuation bytes
+		if s[i] >= 0xE1 {
+			if r, _ := utf8.DecodeRuneInString(s[i:]); r >= 0x1100 && isCJK(r) {
+				return true
+			}
 		}
 	}
 	return false
@@ -221,5 +225,76 @@ func fold(s string) string {
 	return b.String()
 }
 
-// collapse joins the words of s with single spaces.
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+// collapse joins the words of s (as strings.Fields splits them) with
+// single spaces, in one allocation; a text already so (most messages) is
+// returned as it is.
+func collapse(s string) string {
+	if collapsed(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		n := spaceAt(s, i)
+		if n > 0 {
+			i += n
+			continue
+		}
+		j := i + 1 // the word's end
+		for j < len(s) && spaceAt(s, j) == 0 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s[i:j])
+		i = j
+	}
+	return b.String()
+}
+
+// spaceAt is the length of the space (as unicode.IsSpace has it) at s[i],
+// 0 if there is none there.
+func spaceAt(s string, i int) int {
+	if c := s[i]; c < utf8.RuneSelf {
+		if asciiSpace(c) {
+			return 1
+		}
+		return 0
+	}
+	if r, n := utf8.DecodeRuneInString(s[i:]); unicode.IsSpace(r) {
+		return n
+	}
+	return 0
+}
+
+// collapsed reports whether s is words joined by single spaces.
+func collapsed(s string) bool {
+	prevSpace := true // s may not start with a space
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !asciiSpace(c) {
+				prevSpace = false
+			} else if c != ' ' || prevSpace {
+				return false
+			} else {
+				prevSpace = true
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			return false
+		}
+		prevSpace = false
+		i += n
+	}
+	return !prevSpace || s == ""
+}
+
+// asciiSpace reports whether c is an ASCII space, as unicode.IsSpace has them.
+func asciiSpace(c byte) bool { return c <= ' ' && asciiSpaces[c] }
+
+var asciiSpaces = [' ' + 1]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}

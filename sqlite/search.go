@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/clawledger/clawledger"
@@ -145,11 +146,11 @@ func (t *indexTx) Behind(ctx context.Context) ([]clawledger.IndexSource, error) 
 // order, with their offsets. It reads on a reader connection, so that
 // the indexer reads while it writes.
 func (db *DB) TranscriptDocs(ctx context.Context, src *clawledger.IndexSource, after int64, limit int) ([]clawledger.SearchDoc, []int64, error) {
-	q, err := db.readStmt(ctx, transcriptDocs)
+	q, err := db.readStmt(ctx, transcriptDocs+strconv.Itoa(limit))
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := q.QueryContext(ctx, src.ID, after, limit)
+	rows, err := q.QueryContext(ctx, src.ID, after)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,7 +173,9 @@ func (db *DB) TranscriptDocs(ctx context.Context, src *clawledger.IndexSource, a
 }
 
 // transcriptDocs selects a transcript's documents past an offset (?2),
-// at most ?3 of them.
+// at most as many as the number appended to it: SQLite prepares a
+// statement whose LIMIT is a parameter again every time a value is bound
+// to it (cortexLinesSQL), which took a quarter of this query's CPU.
 const transcriptDocs = `SELECT l.id, l.offset, l.line_no, coalesce(l.entry_id, ''), l.role, coalesce(l.msg_ts_ms, 0), l.text
 		FROM lines l
 		WHERE l.source_id = ?1 AND l.offset > ?2 AND l.role IN ('user', 'assistant') AND l.text <> ''
@@ -180,7 +183,7 @@ const transcriptDocs = `SELECT l.id, l.offset, l.line_no, coalesce(l.entry_id, '
 		SELECT c.line_id, l.offset, l.line_no, coalesce(l.entry_id, ''), c.kind, c.ts_ms, c.summary
 		FROM compactions c JOIN lines l ON l.id = c.line_id
 		WHERE c.source_id = ?1 AND l.offset > ?2 AND c.summary <> ''
-		ORDER BY 2 LIMIT ?3`
+		ORDER BY 2 LIMIT `
 
 // WorkspaceDoc reads a workspace file as a document.
 func (t *indexTx) WorkspaceDoc(ctx context.Context, src *clawledger.IndexSource) (clawledger.SearchDoc, string, error) {
@@ -217,8 +220,16 @@ func (t *indexTx) DeleteChunks(ctx context.Context, sourceID int64) (int, error)
 }
 
 // AddChunk stores a chunk and its words: the FTS5 table takes the text
-// with CJK runs as bigrams (search.IndexText).
+// with CJK runs as bigrams (search.IndexText). One row a statement: a
+// statement that needs a statement journal (several rows, a trigger, an
+// UPDATE of the stats) makes SQLite call FTS5's xSavepoint, which writes
+// the words pending in its hash out as a segment; a multi-row INSERT made
+// one every 32 chunks, and their merges doubled the build.
 func (t *indexTx) AddChunk(ctx context.Context, c *clawledger.Chunk, tokens int) error {
+	// not interrupted by ctx: the driver would start a goroutine per
+	// statement to watch it (two a chunk); the indexer stops between
+	// batches once ctx is done, and database/sql rolls the transaction back
+	ctx = context.WithoutCancel(ctx)
 	res, err := t.execResult(ctx, `INSERT INTO search_chunks(kind, source_id, line_id, agent_id, session_id, entry_id, role,
 		ts_ms, start_line, end_line, part, hash, tokens, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.Kind, c.SourceID, c.LineID, c.AgentID, c.SessionID, c.EntryID, c.Role,

@@ -282,6 +282,31 @@ func TestInterruptedRebuildKeepsTheIndex(t *testing.T) {
 	}
 }
 
+// TestChunkIndexes: search_chunks is read by id and by source only, and
+// keeps no other index (migration 00017 dropped the one by session, which
+// no statement read and every chunk added paid for).
+func TestChunkIndexes(t *testing.T) {
+	l := newLedger(t)
+	l.transcript("main", fixture.Base, "walrus question", "walrus answer")
+	l.ingest()
+	raw, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(l.db.Path, "_pragma=query_only(1)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var got string
+	if err := raw.QueryRow(`SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_schema
+		WHERE type = 'index' AND tbl_name = 'search_chunks' AND sql IS NOT NULL ORDER BY name)`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "CREATE INDEX search_chunks_source ON search_chunks(source_id)"; got != want {
+		t.Errorf("indexes on search_chunks: %s, want %s", got, want)
+	}
+	if hits := l.search(search.Request{Query: "walrus"}, nil); len(hits) != 2 {
+		t.Errorf("walrus: %d hits, want 2", len(hits))
+	}
+}
+
 // TestInterruptedUpdateResumes: an update cancelled while its reader is
 // ahead of its writer (readAhead batches) is not marked current, and the
 // next one indexes every document once.
