@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/internal/pgtest"
 	"github.com/clawledger/clawledger/internal/searchbench"
@@ -276,5 +278,28 @@ func TestSearchPlan(t *testing.T) {
 		if want := w == words[0]; !ok || walk != want {
 			t.Errorf("%s (%d matches): walked %v (chosen: %v), want %v", w, n[w], walk, ok, want)
 		}
+	}
+}
+
+// TestChunkIndexes: search_chunks keeps only the indexes a statement
+// reads (migration 00014 dropped the one by session, as SQLite's 00017).
+func TestChunkIndexes(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	openPG(t, dsn, "h")
+	conn, err := pgx.Connect(ctx, dsn)
+	check(t, err)
+	defer conn.Close(ctx)
+	var got []string
+	rows, err := conn.Query(ctx, `SELECT indexname FROM pg_indexes WHERE tablename = 'search_chunks' AND schemaname = current_schema() ORDER BY 1`)
+	check(t, err)
+	for rows.Next() {
+		var n string
+		check(t, rows.Scan(&n))
+		got = append(got, n)
+	}
+	check(t, rows.Err())
+	if slices.Contains(got, "search_chunks_session") || !slices.Contains(got, "search_chunks_source") {
+		t.Errorf("indexes on search_chunks: %v", got)
 	}
 }
