@@ -388,18 +388,39 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	sort.SliceStable(p.work, func(i, j int) bool {
 		return p.work[i].found.Info.ModTime().Before(p.work[j].found.Info.ModTime())
 	})
+	var fresh []*work
 	for _, w := range slices.Concat(p.work, p.cron) {
-		if w.src.ID != 0 {
-			continue
+		if w.src.ID == 0 {
+			fresh = append(fresh, w)
 		}
-		src, err := c.Store.EnsureSource(ctx, w.src)
-		if err != nil {
-			return p, err
-		}
-		src.StateDir = abs
-		byRel[src.Rel], w.src = src, src
 	}
-	return p, nil
+	srcs, err := c.ensureSources(ctx, fresh)
+	for i, src := range srcs {
+		src.StateDir = abs
+		byRel[src.Rel], fresh[i].src = src, src
+	}
+	return p, err
+}
+
+// ensureSources registers the sources of new work, in order, at once
+// when the store can (a first ingest registers thousands).
+func (c *Collector) ensureSources(ctx context.Context, work []*work) ([]*clawledger.Source, error) {
+	srcs := make([]*clawledger.Source, len(work))
+	for i, w := range work {
+		srcs[i] = w.src
+	}
+	if e, ok := c.Store.(clawledger.SourcesEnsurer); ok && len(srcs) > 0 {
+		return e.EnsureSources(ctx, srcs)
+	}
+	out := make([]*clawledger.Source, 0, len(srcs))
+	for _, src := range srcs {
+		s, err := c.Store.EnsureSource(ctx, src)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // unchanged is the no-op check: same file, same size, same mtime.

@@ -203,3 +203,60 @@ func TestUsageCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestEnsureSources: sources registered at once are stored and returned as
+// EnsureSource stores and returns each (a source already there as it is),
+// with ids in the order given, across more than one INSERT.
+func TestEnsureSources(t *testing.T) {
+	ctx := context.Background()
+	db, dirID := openStateDir(t)
+	other, err := db.StateDirID(ctx, "/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := db.EnsureSource(ctx, &clawledger.Source{StateDirID: dirID, Rel: "agents/main/sessions/kept.jsonl", Kind: clawledger.KindTranscript})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept.Cursor = clawledger.Cursor{Offset: 42, Lines: 2, Size: 42, MtimeNs: 7}
+	if err := db.UpdateSource(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	var srcs []*clawledger.Source
+	for i := range 2*ensureChunk + 3 {
+		dir := dirID
+		if i%5 == 4 {
+			dir = other
+		}
+		srcs = append(srcs, &clawledger.Source{StateDirID: dir, Rel: fmt.Sprintf("agents/a%d/sessions/s%d.jsonl", i%3, i),
+			Kind: clawledger.KindTranscript, Class: clawledger.ClassLive, AgentID: fmt.Sprintf("a%d", i%3), SessionID: fmt.Sprintf("s%d", i), Topic: "t"})
+	}
+	srcs = append(srcs[:ensureChunk], append([]*clawledger.Source{{StateDirID: dirID, Rel: kept.Rel, Kind: clawledger.KindTranscript}}, srcs[ensureChunk:]...)...)
+	got, err := db.EnsureSources(ctx, srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(srcs) {
+		t.Fatalf("%d sources returned for %d", len(got), len(srcs))
+	}
+	var last int64
+	for i, s := range got {
+		want, err := db.EnsureSource(ctx, srcs[i]) // as stored: a second call finds it
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprintf("%+v", *s) != fmt.Sprintf("%+v", *want) {
+			t.Fatalf("source %d: EnsureSources gave %+v, EnsureSource %+v", i, *s, *want)
+		}
+		if s.Rel == kept.Rel {
+			if s.ID != kept.ID || s.Cursor.Offset != 42 {
+				t.Fatalf("the source already there came back as %+v, want %+v", *s, *kept)
+			}
+			continue
+		}
+		if s.ID <= last {
+			t.Fatalf("source %d has id %d after %d: ids not in the order given", i, s.ID, last)
+		}
+		last = s.ID
+	}
+}
