@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clawledger/clawledger"
@@ -258,5 +259,30 @@ func TestEnsureSources(t *testing.T) {
 			t.Fatalf("source %d has id %d after %d: ids not in the order given", i, s.ID, last)
 		}
 		last = s.ID
+	}
+}
+
+// TestSessionUpsertWritesEveryColumn: saving a session writes every column
+// of sessions, as the REPLACE it stands for did (a column outside
+// SessionStateColumns would keep its old value instead of its default).
+func TestSessionUpsertWritesEveryColumn(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openStateDir(t)
+	rows, err := db.r.QueryContext(ctx, `SELECT name FROM pragma_table_info('sessions') WHERE name <> 'source_id'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(saveSessionSQL, name+" = excluded."+name) {
+			t.Errorf("saving a session leaves column %s as it was", name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
