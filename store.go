@@ -215,6 +215,13 @@ type WorkspaceVersion struct {
 	Current  bool  // the file's content as of its last read
 }
 
+// SourcesEnsurer is a Writer that registers many sources at once: what
+// EnsureSource does for each, in order (new sources get ids in the order
+// given), in fewer statements. A first ingest registers thousands.
+type SourcesEnsurer interface {
+	EnsureSources(ctx context.Context, srcs []*Source) ([]*Source, error)
+}
+
 // Writer is the ingest side of a ledger store. One writer at a time.
 type Writer interface {
 	// StateDir returns the id of a state dir, registering it when new, and

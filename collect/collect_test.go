@@ -364,7 +364,50 @@ func sessionsByPath(t *testing.T, l *ledger) map[string]*clawledger.Session {
 // countingStore counts how often a run loads every source of a state dir.
 type countingStore struct {
 	*sqlite.DB
-	loads int
+	loads    int
+	ensured  int // sources registered one at a time
+	ensuredN int // sources registered at once
+}
+
+func (s *countingStore) EnsureSource(ctx context.Context, src *clawledger.Source) (*clawledger.Source, error) {
+	s.ensured++
+	return s.DB.EnsureSource(ctx, src)
+}
+
+func (s *countingStore) EnsureSources(ctx context.Context, srcs []*clawledger.Source) ([]*clawledger.Source, error) {
+	s.ensuredN += len(srcs)
+	return s.DB.EnsureSources(ctx, srcs)
+}
+
+// TestSourcesRegisteredAtOnce: a first ingest registers its files' sources
+// in one call of a store that can (not a statement or two per file), in
+// the order they are read, and stores every line under its own.
+func TestSourcesRegisteredAtOnce(t *testing.T) {
+	home := t.TempDir()
+	large, err := fixture.WriteLarge(home, fixture.LargeOptions{TotalBytes: 256 << 10, Files: 12, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger(t)
+	store := &countingStore{DB: l.db}
+	l.c.Store = store
+	rep := l.run(large.StateDir)
+	if store.ensured != 0 || store.ensuredN < 12 {
+		t.Fatalf("%d sources registered one at a time, %d at once; want none and every file's", store.ensured, store.ensuredN)
+	}
+	if rep.LinesIngested != large.Lines {
+		t.Fatalf("%d lines ingested of %d", rep.LinesIngested, large.Lines)
+	}
+	got := l.exported(false)
+	if len(got) < 12 {
+		t.Fatalf("%d files exported, want 12", len(got))
+	}
+	for rel, b := range got {
+		want, err := os.ReadFile(filepath.Join(large.StateDir, filepath.FromSlash(strings.TrimPrefix(rel, filepath.Base(large.StateDir)+"/"))))
+		if err != nil || !bytes.Equal(b, want) {
+			t.Fatalf("%s: the ledger holds %d bytes, the file %d (%v)", rel, len(b), len(want), err)
+		}
+	}
 }
 
 func (s *countingStore) Sources(ctx context.Context, id int64) ([]*clawledger.Source, error) {

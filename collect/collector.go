@@ -388,18 +388,39 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	sort.SliceStable(p.work, func(i, j int) bool {
 		return p.work[i].found.Info.ModTime().Before(p.work[j].found.Info.ModTime())
 	})
+	var fresh []*work
 	for _, w := range slices.Concat(p.work, p.cron) {
-		if w.src.ID != 0 {
-			continue
+		if w.src.ID == 0 {
+			fresh = append(fresh, w)
 		}
-		src, err := c.Store.EnsureSource(ctx, w.src)
-		if err != nil {
-			return p, err
-		}
-		src.StateDir = abs
-		byRel[src.Rel], w.src = src, src
 	}
-	return p, nil
+	srcs, err := c.ensureSources(ctx, fresh)
+	for i, src := range srcs {
+		src.StateDir = abs
+		byRel[src.Rel], fresh[i].src = src, src
+	}
+	return p, err
+}
+
+// ensureSources registers the sources of new work, in order, at once
+// when the store can (a first ingest registers thousands).
+func (c *Collector) ensureSources(ctx context.Context, work []*work) ([]*clawledger.Source, error) {
+	srcs := make([]*clawledger.Source, len(work))
+	for i, w := range work {
+		srcs[i] = w.src
+	}
+	if e, ok := c.Store.(clawledger.SourcesEnsurer); ok && len(srcs) > 0 {
+		return e.EnsureSources(ctx, srcs)
+	}
+	out := make([]*clawledger.Source, 0, len(srcs))
+	for _, src := range srcs {
+		s, err := c.Store.EnsureSource(ctx, src)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // unchanged is the no-op check: same file, same size, same mtime.
@@ -433,7 +454,7 @@ func (c *Collector) execute(ctx context.Context, p *dirPlan, rep *Report) error 
 	if err := c.executeDatabases(ctx, p, rep); err != nil {
 		return err
 	}
-	ahead := &readAhead{c: c, work: p.work, opened: map[int]opened{}}
+	ahead := &readAhead{c: c, work: p.work, opened: map[int]*opening{}}
 	defer ahead.close()
 	for i, w := range p.work {
 		if err := ctx.Err(); err != nil {
@@ -512,36 +533,47 @@ func readsLines(w *work) bool {
 const readAheadFiles = 4
 
 // readAhead opens the files of lines of a plan's work ahead of storing
-// them (openLines), readAheadFiles at a time.
+// them (openLines), readAheadFiles at a time, each on a goroutine of its
+// own: resolving its path, opening it and checking its cursor stay off the
+// storing goroutine, which an ingest of many small files waits for.
 type readAhead struct {
 	c      *Collector
 	work   []*work
 	next   int // the first work item not looked at yet
-	opened map[int]opened
+	opened map[int]*opening
 }
 
-type opened struct {
-	r   *lineRead
-	err error
+// opening is a file of lines being opened; done is closed once r and err
+// are set.
+type opening struct {
+	done chan struct{}
+	r    *lineRead
+	err  error
 }
 
 // take returns work item i opened (it must be a file of lines), having
-// opened the next readAheadFiles files of lines after it.
+// started opening the next readAheadFiles files of lines after it.
 func (a *readAhead) take(i int) (*lineRead, error) {
 	for a.next = max(a.next, i); a.next < len(a.work) && (a.next == i || len(a.opened) <= readAheadFiles); a.next++ {
 		if w := a.work[a.next]; readsLines(w) {
-			r, err := a.c.openLines(w.src)
-			a.opened[a.next] = opened{r, err}
+			o := &opening{done: make(chan struct{})}
+			a.opened[a.next] = o
+			go func() {
+				defer close(o.done)
+				o.r, o.err = a.c.openLines(w.src)
+			}()
 		}
 	}
 	o := a.opened[i]
 	delete(a.opened, i)
+	<-o.done
 	return o.r, o.err
 }
 
 // close closes the files opened and not taken.
 func (a *readAhead) close() {
 	for _, o := range a.opened {
+		<-o.done
 		if o.r != nil {
 			o.r.close()
 		}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/clawledger/clawledger"
 
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/openclaw"
@@ -126,6 +129,96 @@ func TestReadAhead(t *testing.T) {
 		}
 	}
 	if rep.LinesIngested+int64(bytes.Count(files[filepath.ToSlash(failKey)], []byte{'\n'})) != large.Lines {
+		t.Fatalf("%d lines ingested of %d", rep.LinesIngested, large.Lines)
+	}
+}
+
+// gatedFS holds the opening of every transcript but first until the
+// ledger stores a line: a file read ahead must be opened off the storing
+// goroutine, or the store waits for files it does not need yet. The
+// watchdog only ends a run that would otherwise never finish.
+type gatedFS struct {
+	openclaw.FS
+	first  string
+	stored chan struct{}
+	mu     sync.Mutex
+	waited []string // transcripts whose opening the store waited for (the first one)
+}
+
+func (f *gatedFS) Open(p string) (openclaw.File, error) {
+	f.mu.Lock()
+	gate := filepath.Ext(p) == ".jsonl" && p != f.first && len(f.waited) == 0
+	f.mu.Unlock()
+	if gate {
+		select {
+		case <-f.stored:
+		case <-time.After(10 * time.Second):
+			f.mu.Lock()
+			f.waited = append(f.waited, p)
+			f.mu.Unlock()
+		}
+	}
+	return f.FS.Open(p)
+}
+
+// storeSignal closes stored at the first line added.
+type storeSignal struct {
+	clawledger.Store
+	once   sync.Once
+	stored chan struct{}
+}
+
+func (s *storeSignal) Begin(ctx context.Context, src *clawledger.Source, mode clawledger.WriteMode) (clawledger.IngestTx, *clawledger.Session, error) {
+	tx, sess, err := s.Store.Begin(ctx, src, mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &txSignal{IngestTx: tx, s: s}, sess, nil
+}
+
+type txSignal struct {
+	clawledger.IngestTx
+	s *storeSignal
+}
+
+func (t *txSignal) Add(rec *clawledger.Record) error {
+	t.s.once.Do(func() { close(t.s.stored) })
+	return t.IngestTx.Add(rec)
+}
+
+// TestReadAheadOpensOffTheStore: the files read ahead are opened on
+// goroutines of their own, so the first file is stored while the next
+// ones are still being opened.
+func TestReadAheadOpensOffTheStore(t *testing.T) {
+	home := t.TempDir()
+	large, err := fixture.WriteLarge(home, fixture.LargeOptions{TotalBytes: 256 << 10, Files: 6, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	filepath.WalkDir(large.StateDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && filepath.Ext(p) == ".jsonl" {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	// files are stored oldest first: paths[0] first
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i, p := range paths {
+		if err := os.Chtimes(p, base, base.Add(time.Duration(i)*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := newLedger(t)
+	stored := make(chan struct{})
+	gfs := &gatedFS{FS: openclaw.OS, first: paths[0], stored: stored}
+	l.c.FS = gfs
+	l.c.Store = &storeSignal{Store: l.db, stored: stored}
+	rep := l.run(large.StateDir)
+	if len(gfs.waited) > 0 {
+		t.Fatalf("the store waited for %s, read ahead, to open", gfs.waited[0])
+	}
+	if rep.LinesIngested != large.Lines {
 		t.Fatalf("%d lines ingested of %d", rep.LinesIngested, large.Lines)
 	}
 }

@@ -116,3 +116,54 @@ func TestConnectionPragmas(t *testing.T) {
 		t.Errorf("journal_mode = %s (%v), want wal", mode, err)
 	}
 }
+
+// TestCreateWhole: a new ledger is built beside its file and renamed over
+// it whole (schema, page size, journal mode, private), for an import in
+// the rollback journal's mode; an empty ledger file with the leftover of
+// a creation that was killed (the ".new" file) is created again.
+func TestCreateWhole(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name     string
+		imports  bool
+		leftover bool
+		mode     string
+	}{
+		{"new", false, false, "wal"},
+		{"import", true, false, "delete"},
+		{"killed creation", true, true, "delete"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "ledger.db")
+			if c.leftover {
+				os.WriteFile(path, nil, 0o600)
+				os.WriteFile(path+".new", []byte(strings.Repeat("half a schema", 1000)), 0o644)
+			}
+			db, err := Open(ctx, path, Options{Import: c.imports})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if db.importing != c.imports {
+				t.Fatalf("importing %v, want %v", db.importing, c.imports)
+			}
+			var mode string
+			var ps, applied int64
+			if err := db.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != c.mode {
+				t.Fatalf("journal_mode %s (%v), want %s", mode, err, c.mode)
+			}
+			if err := db.w.QueryRowContext(ctx, "PRAGMA page_size").Scan(&ps); err != nil || ps != PageSize {
+				t.Fatalf("page size %d (%v)", ps, err)
+			}
+			if err := db.w.QueryRowContext(ctx, `SELECT count(DISTINCT version_id) FROM schema_migrations WHERE is_applied AND version_id > 0`).Scan(&applied); err != nil || applied != migrationCount() {
+				t.Fatalf("%d migrations applied (%v), want %d", applied, err, migrationCount())
+			}
+			if _, err := os.Stat(path + ".new"); !os.IsNotExist(err) {
+				t.Fatalf("the file the ledger was built in is left: %v", err)
+			}
+			if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Fatalf("ledger mode %v (%v)", fi.Mode().Perm(), err)
+			}
+		})
+	}
+}

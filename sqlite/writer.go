@@ -98,20 +98,94 @@ func (db *DB) Sources(ctx context.Context, stateDirID int64) ([]*clawledger.Sour
 func (db *DB) EnsureSource(ctx context.Context, src *clawledger.Source) (*clawledger.Source, error) {
 	var out *clawledger.Source
 	err := db.within(ctx, func(w wtx) error {
-		if _, err := w.exec(`INSERT INTO sources(state_dir_id, rel_path, kind, class, agent_id, file_session_id, topic)
-			VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(state_dir_id, rel_path) DO NOTHING`,
-			src.StateDirID, src.Rel, string(src.Kind), string(src.Class), src.AgentID, src.SessionID, src.Topic); err != nil {
-			return err
-		}
 		var err error
-		out, err = scanSource(w.queryRow(`SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
-			WHERE s.state_dir_id = ? AND s.rel_path = ?`, src.StateDirID, src.Rel))
+		out, err = ensureSource(w, src)
 		return err
 	})
 	return out, err
 }
 
-const updateSourceSQL = `UPDATE sources SET rel_path = ?, kind = ?, class = ?, agent_id = ?, file_session_id = ?, topic = ?,
+func ensureSource(w wtx, src *clawledger.Source) (*clawledger.Source, error) {
+	if _, err := w.exec(`INSERT INTO sources(state_dir_id, rel_path, kind, class, agent_id, file_session_id, topic)
+		VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(state_dir_id, rel_path) DO NOTHING`,
+		src.StateDirID, src.Rel, string(src.Kind), string(src.Class), src.AgentID, src.SessionID, src.Topic); err != nil {
+		return nil, err
+	}
+	return scanSource(w.queryRow(`SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
+		WHERE s.state_dir_id = ? AND s.rel_path = ?`, src.StateDirID, src.Rel))
+}
+
+// ensureChunk is how many sources one INSERT registers (7 parameters
+// each, well under SQLite's limit of 32,766).
+const ensureChunk = 512
+
+// EnsureSources registers sources (by state dir and path) as EnsureSource
+// does each, a chunk of them per INSERT, and returns them as stored.
+func (db *DB) EnsureSources(ctx context.Context, srcs []*clawledger.Source) ([]*clawledger.Source, error) {
+	out := make([]*clawledger.Source, 0, len(srcs))
+	err := db.within(ctx, func(w wtx) error {
+		dirs := map[int64]string{}
+		for chunk := range slices.Chunk(srcs, ensureChunk) {
+			args := make([]any, 0, 7*len(chunk))
+			for _, src := range chunk {
+				args = append(args, src.StateDirID, src.Rel, string(src.Kind), string(src.Class), src.AgentID, src.SessionID, src.Topic)
+			}
+			// the sources inserted: those already there are read as EnsureSource reads them
+			added, err := queryAll(ctx, w, scanSource, `INSERT INTO sources(state_dir_id, rel_path, kind, class, agent_id, file_session_id, topic)
+				VALUES(?, ?, ?, ?, ?, ?, ?)`+strings.Repeat(", (?, ?, ?, ?, ?, ?, ?)", len(chunk)-1)+`
+				ON CONFLICT(state_dir_id, rel_path) DO NOTHING RETURNING `+insertedColumns, args...)
+			if err != nil {
+				return err
+			}
+			byKey := make(map[sourceKey]*clawledger.Source, len(added))
+			for _, s := range added {
+				byKey[sourceKey{s.StateDirID, s.Rel}] = s
+			}
+			for _, src := range chunk {
+				s := byKey[sourceKey{src.StateDirID, src.Rel}]
+				if s == nil {
+					if s, err = ensureSource(w, src); err != nil {
+						return err
+					}
+				} else if s.StateDir, err = stateDirPath(w, dirs, s.StateDirID); err != nil {
+					return err
+				}
+				out = append(out, s)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+type sourceKey struct {
+	stateDirID int64
+	rel        string
+}
+
+// insertedColumns are sourceColumns as an INSERT's RETURNING gives them:
+// the state dir's path is read apart (stateDirPath).
+var insertedColumns = strings.NewReplacer("s.", "", "d.path", "''").Replace(sourceColumns)
+
+// stateDirPath returns a state dir's path, read once per id into dirs.
+func stateDirPath(w wtx, dirs map[int64]string, id int64) (string, error) {
+	if p, ok := dirs[id]; ok {
+		return p, nil
+	}
+	var p string
+	if err := w.queryRow(`SELECT path FROM state_dirs WHERE id = ?`, id).Scan(&p); err != nil {
+		return "", err
+	}
+	dirs[id] = p
+	return p, nil
+}
+
+// The writes of a source's cursor and session are OR FAIL: a failed write
+// rolls the whole write transaction back (ingestTx.exec, within), so SQLite
+// need not keep a statement journal to undo one statement alone, which it
+// did for these two (triggers, REPLACE) on every file: a copy of each page
+// they changed, 16 KiB at a time (2% of a first ingest of 2,400 files).
+const updateSourceSQL = `UPDATE OR FAIL sources SET rel_path = ?, kind = ?, class = ?, agent_id = ?, file_session_id = ?, topic = ?,
 	dev = ?, inode = ?, size = ?, mtime_ns = ?, head_hash = ?, tail_hash = ?, prefix_hash = ?, offset = ?,
 	line_count = ?, malformed_count = ?, pending_bytes = ?, gone_at_ms = ?, mark = ? WHERE id = ?`
 
@@ -478,8 +552,21 @@ func saveSessionArgs(s *clawledger.Session) []any {
 	return args
 }
 
-var saveSessionSQL = `INSERT OR REPLACE INTO sessions(source_id, ` + storekit.SessionStateColumns + `)
-	VALUES(?` + strings.Repeat(", ?", strings.Count(storekit.SessionStateColumns, ",")+1) + `)`
+// saveSessionSQL writes every column of a session (as REPLACE did), as an
+// upsert: see updateSourceSQL.
+var saveSessionSQL = `INSERT OR FAIL INTO sessions(source_id, ` + storekit.SessionStateColumns + `)
+	VALUES(?` + strings.Repeat(", ?", strings.Count(storekit.SessionStateColumns, ",")+1) + `)
+	ON CONFLICT(source_id) DO UPDATE SET ` + upsertSet(storekit.SessionStateColumns)
+
+// upsertSet is the SET clause of an upsert that writes every column named.
+func upsertSet(columns string) string {
+	set := strings.Split(columns, ",")
+	for i, c := range set {
+		c = strings.TrimSpace(c)
+		set[i] = c + " = excluded." + c
+	}
+	return strings.Join(set, ", ")
+}
 
 // ReplaceIndex replaces what one sessions.json says, and its cursor.
 func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries []clawledger.IndexEntry) error {

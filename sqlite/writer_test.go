@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clawledger/clawledger"
@@ -201,5 +202,87 @@ func TestUsageCopies(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("step %d: usage_copies %v, want %v", step, got, want)
 		}
+	}
+}
+
+// TestEnsureSources: sources registered at once are stored and returned as
+// EnsureSource stores and returns each (a source already there as it is),
+// with ids in the order given, across more than one INSERT.
+func TestEnsureSources(t *testing.T) {
+	ctx := context.Background()
+	db, dirID := openStateDir(t)
+	other, err := db.StateDirID(ctx, "/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := db.EnsureSource(ctx, &clawledger.Source{StateDirID: dirID, Rel: "agents/main/sessions/kept.jsonl", Kind: clawledger.KindTranscript})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept.Cursor = clawledger.Cursor{Offset: 42, Lines: 2, Size: 42, MtimeNs: 7}
+	if err := db.UpdateSource(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	var srcs []*clawledger.Source
+	for i := range 2*ensureChunk + 3 {
+		dir := dirID
+		if i%5 == 4 {
+			dir = other
+		}
+		srcs = append(srcs, &clawledger.Source{StateDirID: dir, Rel: fmt.Sprintf("agents/a%d/sessions/s%d.jsonl", i%3, i),
+			Kind: clawledger.KindTranscript, Class: clawledger.ClassLive, AgentID: fmt.Sprintf("a%d", i%3), SessionID: fmt.Sprintf("s%d", i), Topic: "t"})
+	}
+	srcs = append(srcs[:ensureChunk], append([]*clawledger.Source{{StateDirID: dirID, Rel: kept.Rel, Kind: clawledger.KindTranscript}}, srcs[ensureChunk:]...)...)
+	got, err := db.EnsureSources(ctx, srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(srcs) {
+		t.Fatalf("%d sources returned for %d", len(got), len(srcs))
+	}
+	var last int64
+	for i, s := range got {
+		want, err := db.EnsureSource(ctx, srcs[i]) // as stored: a second call finds it
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprintf("%+v", *s) != fmt.Sprintf("%+v", *want) {
+			t.Fatalf("source %d: EnsureSources gave %+v, EnsureSource %+v", i, *s, *want)
+		}
+		if s.Rel == kept.Rel {
+			if s.ID != kept.ID || s.Cursor.Offset != 42 {
+				t.Fatalf("the source already there came back as %+v, want %+v", *s, *kept)
+			}
+			continue
+		}
+		if s.ID <= last {
+			t.Fatalf("source %d has id %d after %d: ids not in the order given", i, s.ID, last)
+		}
+		last = s.ID
+	}
+}
+
+// TestSessionUpsertWritesEveryColumn: saving a session writes every column
+// of sessions, as the REPLACE it stands for did (a column outside
+// SessionStateColumns would keep its old value instead of its default).
+func TestSessionUpsertWritesEveryColumn(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openStateDir(t)
+	rows, err := db.r.QueryContext(ctx, `SELECT name FROM pragma_table_info('sessions') WHERE name <> 'source_id'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(saveSessionSQL, name+" = excluded."+name) {
+			t.Errorf("saving a session leaves column %s as it was", name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
