@@ -268,6 +268,17 @@ const PageSize = 16384
 // on 2,400 transcripts.) The ledger is left in WAL mode, or for an import
 // in the rollback journal's.
 func create(ctx context.Context, path string, imports bool) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real // a ledger path that is a link: the ledger is made where it points
+	}
+	// as SQLite does with a database of no pages: a WAL or journal beside
+	// it is a deleted ledger's (a writer killed, the file removed), and
+	// would be played into the new one
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("initialize ledger: %w", err)
+		}
+	}
 	tmp := path + ".new"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) { // a killed creation's
 		return fmt.Errorf("initialize ledger: %w", err)
@@ -281,11 +292,16 @@ func create(ctx context.Context, path string, imports bool) error {
 	if err != nil {
 		return fmt.Errorf("initialize ledger: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("initialize ledger: %w", err)
+	if err := renameFile(tmp, path); err != nil {
+		// a file that cannot be replaced (one bind-mounted on its own):
+		// initialized where it is, and Open migrates it, each step a commit
+		return initialize(path, imports)
 	}
 	return syncDir(filepath.Dir(path))
 }
+
+// renameFile is os.Rename (a variable for the tests).
+var renameFile = os.Rename
 
 // buildSchema gives the database at path its page size and schema without
 // syncing (create syncs the file), and its journal mode.
@@ -318,16 +334,21 @@ func execAll(ctx context.Context, db *sql.DB, stmts ...string) error {
 	return nil
 }
 
-// initialize gives a new, empty database file (a salvage's) the ledger's
-// page size and WAL mode.
-func initialize(path string) error {
+// initialize gives a new, empty database file in place (a salvage's, or
+// a ledger create cannot replace) the ledger's page size and WAL mode, or
+// for an import the rollback journal's.
+func initialize(path string, imports bool) error {
 	db, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(path))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if err := execAll(context.Background(), db, fmt.Sprintf("PRAGMA page_size = %d", PageSize), "PRAGMA journal_mode = WAL"); err != nil {
+	pragmas := []string{fmt.Sprintf("PRAGMA page_size = %d", PageSize), "PRAGMA journal_mode = WAL"}
+	if imports {
+		pragmas = append(pragmas, "PRAGMA journal_mode = DELETE")
+	}
+	if err := execAll(context.Background(), db, pragmas...); err != nil {
 		return fmt.Errorf("initialize ledger: %w", err)
 	}
 	return nil

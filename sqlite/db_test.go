@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/clawledger/clawledger/internal/sqlitedriver"
 )
 
 func TestOpenCreatesPrivateFileAndMigratesOnce(t *testing.T) {
@@ -132,12 +135,34 @@ func TestCreateWhole(t *testing.T) {
 		{"new", false, false, "wal"},
 		{"import", true, false, "delete"},
 		{"killed creation", true, true, "delete"},
+		{"a deleted ledger's WAL beside it", false, false, "wal"},
+		{"through a link", true, false, "delete"},
+		{"not replaceable", true, false, "delete"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "ledger.db")
+			dir := t.TempDir()
+			path := filepath.Join(dir, "ledger.db")
 			if c.leftover {
 				os.WriteFile(path, nil, 0o600)
 				os.WriteFile(path+".new", []byte(strings.Repeat("half a schema", 1000)), 0o644)
+			}
+			switch c.name {
+			case "a deleted ledger's WAL beside it":
+				staleWAL(t, filepath.Join(dir, "old.db"), path+"-wal")
+				os.WriteFile(path, nil, 0o600)
+			case "through a link":
+				os.Mkdir(filepath.Join(dir, "real"), 0o700)
+				if err := os.Symlink(filepath.Join(dir, "real", "ledger.db"), path); err != nil {
+					t.Fatal(err)
+				}
+				defer func() {
+					if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+						t.Errorf("the link was replaced: %v %v", fi, err)
+					}
+				}()
+			case "not replaceable":
+				renameFile = func(string, string) error { return syscall.EBUSY }
+				defer func() { renameFile = os.Rename }()
 			}
 			db, err := Open(ctx, path, Options{Import: c.imports})
 			if err != nil {
@@ -164,6 +189,36 @@ func TestCreateWhole(t *testing.T) {
 			if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 				t.Fatalf("ledger mode %v (%v)", fi.Mode().Perm(), err)
 			}
+			var stale int
+			var check string
+			if err := db.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'stale'`).Scan(&stale); err != nil || stale != 0 {
+				t.Fatalf("the deleted ledger's table is in the new one: %d (%v)", stale, err)
+			}
+			if err := db.w.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+				t.Fatalf("integrity: %s (%v)", check, err)
+			}
 		})
+	}
+}
+
+// staleWAL leaves at wal the WAL of another database (built at path) with
+// a table "stale" in it, not checkpointed: what a killed writer leaves.
+func staleWAL(t *testing.T, path, wal string) {
+	t.Helper()
+	db, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(path, "_pragma=journal_mode(WAL)", "_pragma=wal_autocheckpoint(0)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`CREATE TABLE stale(x); INSERT INTO stale VALUES (1), (2)`); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path + "-wal")
+	if err != nil || len(b) == 0 {
+		t.Fatalf("no WAL to leave: %d bytes (%v)", len(b), err)
+	}
+	if err := os.WriteFile(wal, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -61,7 +61,7 @@ func (db *DB) Salvage(ctx context.Context, out string) (rep *clawledger.SalvageR
 			}
 		}
 	}()
-	if err := initialize(out); err != nil {
+	if err := initialize(out, false); err != nil {
 		return nil, err
 	}
 	src, err := db.r.Conn(ctx)
