@@ -84,7 +84,7 @@ func TestCorpusWorkspaces(t *testing.T) {
 	stored := func(l *ledger, dir string) map[string]string {
 		got := map[string]string{}
 		for rel, s := range l.workspaceSources(dir) {
-			got[rel] = s.AgentID
+			got[rel] = s.File.AgentID
 		}
 		return got
 	}

@@ -12,38 +12,36 @@ import (
 	"github.com/clawledger/clawledger/internal/fixture"
 )
 
-// workspaceSources returns the ledger's workspace sources of a state dir, by path.
-func (l *ledger) workspaceSources(dir string) map[string]*clawledger.Source {
+// workspaceSources returns the ledger's workspace files of a state dir, by
+// path. It reads as a report does (the read pool), so a test may call it
+// while a watch writes: the writer's methods belong to the watch.
+func (l *ledger) workspaceSources(dir string) map[string]*clawledger.WorkspaceEntry {
 	l.t.Helper()
-	ctx := context.Background()
-	id, err := l.db.StateDirID(ctx, dir)
+	list, err := l.db.WorkspaceFiles(context.Background(), clawledger.WorkspaceFilter{StateDirs: []string{dir}})
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	srcs, err := l.db.Sources(ctx, id)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	out := map[string]*clawledger.Source{}
-	for _, s := range srcs {
-		if s.Kind == clawledger.KindWorkspace {
-			out[s.Rel] = s
-		}
+	out := map[string]*clawledger.WorkspaceEntry{}
+	for _, e := range list {
+		out[e.File.Rel] = e
 	}
 	return out
 }
 
 // versions lists a workspace file's stored contents, newest first.
-func (l *ledger) versions(src *clawledger.Source) []string {
+func (l *ledger) versions(e *clawledger.WorkspaceEntry) []string {
 	l.t.Helper()
+	if e == nil {
+		return nil
+	}
 	ctx := context.Background()
-	list, err := l.db.WorkspaceVersions(ctx, src.ID)
+	list, err := l.db.WorkspaceVersions(ctx, e.SourceID)
 	if err != nil {
 		l.t.Fatal(err)
 	}
 	var out []string
 	for _, v := range list {
-		f, err := l.db.WorkspaceVersion(ctx, src.ID, v.SHA256)
+		f, err := l.db.WorkspaceVersion(ctx, e.SourceID, v.SHA256)
 		if err != nil {
 			l.t.Fatal(err)
 		}
@@ -69,7 +67,7 @@ func TestConfiguredWorkspaces(t *testing.T) {
 	srcs := l.workspaceSources(ws.StateDir)
 	for rel, agent := range ws.Files {
 		src := srcs[rel]
-		if src == nil || src.AgentID != agent {
+		if src == nil || src.File.AgentID != agent {
 			t.Errorf("%s: stored %+v, want agent %s", rel, src, agent)
 			continue
 		}
