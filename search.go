@@ -191,15 +191,7 @@ type SearchIndex interface {
 	// SearchIndexBacklog is how many ledger lines (plus one per changed
 	// memory file) the index has yet to take in.
 	SearchIndexBacklog(ctx context.Context) (int64, error)
-	// BeginIndex starts a write transaction on the index. Searches see the
-	// index as of its last commit.
-	BeginIndex(ctx context.Context) (IndexTx, error)
-	// TranscriptDocs returns up to limit documents of a transcript past a
-	// line offset (user and assistant messages with text, and summaries),
-	// in file order, each with its line's offset. It reads the committed
-	// ledger, outside any index transaction, so the indexer reads (on a
-	// goroutine of its own) while it writes.
-	TranscriptDocs(ctx context.Context, src *IndexSource, after int64, limit int) ([]SearchDoc, []int64, error)
+	IndexWriter
 	// ClearSearchIndex empties the index (vectors included; the embedding
 	// cache and settings stay), so the next update rebuilds it.
 	ClearSearchIndex(ctx context.Context) error
@@ -220,6 +212,45 @@ type SearchIndex interface {
 	GetEmbeddings(ctx context.Context, sp EmbeddingSpace, hashes [][]byte) (map[string][]float32, error)
 	PutEmbeddings(ctx context.Context, sp EmbeddingSpace, hashes [][]byte, vecs [][]float32) error
 	PruneEmbeddingCache(ctx context.Context, maxBytes int64) (int64, error)
+}
+
+// IndexWriter is what the indexer writes an index through: its
+// transactions, and the ledger's documents it reads beside them.
+type IndexWriter interface {
+	// BeginIndex starts a write transaction on the index. Searches see the
+	// index as of its last commit.
+	BeginIndex(ctx context.Context) (IndexTx, error)
+	// TranscriptDocs returns up to limit documents of a transcript past a
+	// line offset (user and assistant messages with text, and summaries),
+	// in file order, each with its line's offset. It reads the committed
+	// ledger, outside any index transaction, so the indexer reads (on a
+	// goroutine of its own) while it writes.
+	TranscriptDocs(ctx context.Context, src *IndexSource, after int64, limit int) ([]SearchDoc, []int64, error)
+}
+
+// ApartIndexer is a SearchIndex that can build a whole index apart from
+// the ledger's writer: the build writes to storage of its own, so it runs
+// while the writer does other work (an ingest's cortex), and one short
+// transaction puts it in place. A store whose writers do not wait for
+// each other (PostgreSQL) has no need of it.
+type ApartIndexer interface {
+	// BuildIndexApart begins a build of the whole index apart; nil when
+	// the index holds anything (a build apart would not be whole). The
+	// build sees the ledger as it is when it begins.
+	BuildIndexApart(ctx context.Context) (ApartIndex, error)
+}
+
+// ApartIndex is a whole index built apart from the ledger's writer.
+type ApartIndex interface {
+	IndexWriter
+	// Install puts the built index in the ledger, in one transaction; the
+	// writer may not hold one open meanwhile. It fails, changing nothing,
+	// when the ledger's index is no longer empty. The index is not marked
+	// current: an update afterwards finds what changed since the build
+	// began, and says so.
+	Install(ctx context.Context) error
+	// Close discards the build's storage (after Install, or instead of it).
+	Close() error
 }
 
 // IndexTx is one write transaction on the search index. A source's chunks

@@ -112,10 +112,16 @@ func (s *Service) derive(ctx context.Context, st clawledger.Store, d derivation)
 	if d.noIndex {
 		return lag{}, nil
 	}
-	if behind.cortex, err = s.updateCortex(ctx, st, d); err != nil {
-		return behind, err
+	apart, err := s.deriveApart(ctx, st, d)
+	if err != nil {
+		return lag{}, err
 	}
-	behind.index, err = s.updateSearch(ctx, st, d)
+	if !apart {
+		if behind.cortex, err = s.updateCortex(ctx, st, d); err != nil {
+			return behind, err
+		}
+	}
+	behind.index, err = s.updateSearch(ctx, st, d, !apart)
 	return behind, err
 }
 
@@ -153,11 +159,12 @@ func (s *Service) capture(ctx context.Context, st clawledger.CaptureStore, opt e
 }
 
 // updateSearch updates the search index after an ingest and embeds the
-// new chunks. An embedding failure (a provider down, say) is observed,
-// not returned: the text index is current regardless.
-func (s *Service) updateSearch(ctx context.Context, st clawledger.Store, d derivation) (behind int64, err error) {
+// new chunks; bar shows the update's progress (not after a build apart,
+// which showed its own). An embedding failure (a provider down, say) is
+// observed, not returned: the text index is current regardless.
+func (s *Service) updateSearch(ctx context.Context, st clawledger.Store, d derivation, bar bool) (behind int64, err error) {
 	var prog search.Progress
-	if !d.query {
+	if !d.query && bar {
 		prog = s.optionalBar(TaskIndex)
 	}
 	if d.backlog > 0 {

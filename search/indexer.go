@@ -41,7 +41,14 @@ func RebuildIndex(ctx context.Context, st clawledger.SearchIndex, progress Progr
 	return index(ctx, st, progress, true)
 }
 
-func index(ctx context.Context, st clawledger.SearchIndex, progress Progress, rebuild bool) (IndexStats, error) {
+// BuildApart builds the whole index apart from the ledger's writer (see
+// clawledger.ApartIndexer); the caller installs it. It is an update of an
+// empty index: transactions of about commitBatch documents.
+func BuildApart(ctx context.Context, b clawledger.ApartIndex, progress Progress) (IndexStats, error) {
+	return index(ctx, b, progress, false)
+}
+
+func index(ctx context.Context, st clawledger.IndexWriter, progress Progress, rebuild bool) (IndexStats, error) {
 	ix := &indexer{st: st, ctx: ctx, whole: rebuild, progress: progress}
 	defer ix.rollback()
 	if err := ix.begin(); err != nil {
@@ -124,7 +131,7 @@ func (b *batch) chunk() {
 // indexed (all of them for a stale one), indexBatch at a time; a
 // workspace file is read by the writer, in its transaction. It stops at
 // the first error (sent as a batch) or when ctx is done, and closes out.
-func readBatches(ctx context.Context, st clawledger.SearchIndex, srcs []clawledger.IndexSource, out chan<- *batch) {
+func readBatches(ctx context.Context, st clawledger.IndexWriter, srcs []clawledger.IndexSource, out chan<- *batch) {
 	defer close(out)
 	send := func(b *batch) bool {
 		select {
@@ -171,7 +178,7 @@ func readBatches(ctx context.Context, st clawledger.SearchIndex, srcs []clawledg
 // many small sources to one transaction, a large one over several; with
 // whole, everything in one.
 type indexer struct {
-	st       clawledger.SearchIndex
+	st       clawledger.IndexWriter
 	ctx      context.Context
 	stats    IndexStats
 	whole    bool

@@ -86,19 +86,23 @@ func (db *DB) BeginIndex(ctx context.Context) (clawledger.IndexTx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &indexTx{db: db, tx: tx, stmts: map[string]*sql.Stmt{}}, nil
+	return newIndexTx(tx, db.commitWrite), nil
 }
 
 // indexTx is one write transaction on the search index. The chunks it adds
 // join the corpus totals (search_stats) when it commits.
 type indexTx struct {
-	db *DB
-	tx *sql.Tx
+	tx     *sql.Tx
+	commit func(*sql.Tx) error // the ledger writer's commitWrite, or a build apart's
 	// its statements, prepared at first use: an index build runs each
 	// thousands of times (once per source or chunk)
 	stmts          map[string]*sql.Stmt
 	chunks, tokens int64
 	first, last    int64 // the ids of the chunks added (search_lengths)
+}
+
+func newIndexTx(tx *sql.Tx, commit func(*sql.Tx) error) *indexTx {
+	return &indexTx{tx: tx, commit: commit, stmts: map[string]*sql.Stmt{}}
 }
 
 // stmt returns the transaction's prepared statement of query.
@@ -282,7 +286,7 @@ func (t *indexTx) Commit() error {
 		t.tx.Rollback()
 		return err
 	}
-	return t.db.commitWrite(t.tx)
+	return t.commit(t.tx)
 }
 
 func (t *indexTx) Rollback() error {

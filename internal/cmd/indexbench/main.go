@@ -14,10 +14,8 @@ package main
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"flag"
 	"fmt"
-	"hash"
 	"log"
 	"os"
 	"runtime/pprof"
@@ -25,8 +23,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clawledger/clawledger/internal/indexdigest"
 	"github.com/clawledger/clawledger/internal/memlimit"
-	"github.com/clawledger/clawledger/internal/sqlitedriver"
 	"github.com/clawledger/clawledger/search"
 	"github.com/clawledger/clawledger/sqlite"
 )
@@ -86,8 +84,12 @@ func main() {
 	fmt.Printf("%d docs, %d chunks: wall %.2f s, cpu %.2f s\n", st.Docs, st.Chunks, wall.Seconds(), used.Seconds())
 	if *digest {
 		h := sha256.New()
-		if err := hashIndex(ctx, db.Path, h); err != nil {
+		counts, err := indexdigest.Write(ctx, db.Path, h)
+		if err != nil {
 			log.Fatal(err)
+		}
+		for i, n := range counts {
+			fmt.Printf("%d rows: %.40s\n", n, indexdigest.Queries[i])
 		}
 		fmt.Printf("digest %x\n", h.Sum(nil))
 	}
@@ -100,50 +102,4 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// hashIndex hashes what a search reads: the chunks, their kept lengths,
-// the corpus totals, and every instance of every word in FTS5's index.
-func hashIndex(ctx context.Context, path string, h hash.Hash) error {
-	r, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(path))
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	r.SetMaxOpenConns(1)
-	if _, err := r.ExecContext(ctx, `CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, search_fts, instance)`); err != nil {
-		return err
-	}
-	for _, q := range []string{
-		`SELECT id, kind, source_id, line_id, agent_id, session_id, entry_id, role, ts_ms, start_line, end_line, part, hash, tokens, text
-			FROM search_chunks ORDER BY id`,
-		`SELECT block, lens FROM search_lengths ORDER BY block`,
-		`SELECT chunks, tokens FROM search_stats`,
-		`SELECT source_id, line_count, max_offset, sha256 FROM search_sources ORDER BY source_id`,
-		`SELECT term, doc, col, offset FROM temp.vocab`,
-	} {
-		rows, err := r.QueryContext(ctx, q)
-		if err != nil {
-			return err
-		}
-		cols, _ := rows.Columns()
-		vals, ptrs := make([]any, len(cols)), make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		n := 0
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				rows.Close()
-				return err
-			}
-			fmt.Fprintf(h, "%v\n", vals)
-			n++
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		fmt.Printf("%d rows: %.40s\n", n, q)
-	}
-	return nil
 }
