@@ -164,7 +164,21 @@ func (a *apartIndex) BeginIndex(ctx context.Context) (clawledger.IndexTx, error)
 	if err != nil {
 		return nil, err
 	}
-	return newIndexTx(tx, (*sql.Tx).Commit), nil
+	return apartTx{newIndexTx(tx, (*sql.Tx).Commit), a.db}, nil
+}
+
+// apartTx is a transaction of a build apart. Behind reads on the ledger's
+// read pool (its index is empty: every source is behind): read in the
+// build's transaction, the ledger's snapshot would be held until the
+// transaction commits, and the checkpointer could not copy the frames
+// the cortex writes meanwhile (the WAL grew by half).
+type apartTx struct {
+	*indexTx
+	db *DB
+}
+
+func (t apartTx) Behind(ctx context.Context) ([]clawledger.IndexSource, error) {
+	return changedSources(ctx, t.db.r)
 }
 
 // TranscriptDocs reads the ledger's documents on its read pool.
