@@ -45,6 +45,10 @@ func (db *DB) lockKey(low int64) int64 { return int64(uint32(db.lockSpace))<<32 
 // compactDead how many tombstones make a range worth building again.
 var sealBudget, compactDead = 32, 1024
 
+// newLedgerShift, when not 0, is the size of the postings' ranges (ids
+// >> shift) of the ledgers created (tests: small fixtures fill ranges).
+var newLedgerShift int
+
 // recordWriter records the session holding the host's writer lock, and
 // that every block its host took before is closed: a writer taking the
 // lock takes new blocks.
@@ -108,23 +112,25 @@ func scanPostingsState(r pgx.Row) (*postingsState, error) {
 
 // SealPostings builds the postings of the ranges no writer can add a
 // chunk to any more (at most sealBudget of them), then builds again those
-// that hold compactDead tombstones or more.
-func (db *DB) SealPostings(ctx context.Context) error {
+// that hold compactDead tombstones or more; it returns how many ranges
+// are left to seal.
+func (db *DB) SealPostings(ctx context.Context) (int, error) {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
-		return db.fail(err)
+		return 0, db.fail(err)
 	}
 	defer conn.Release()
 	ready, err := db.sealable(ctx, conn)
 	if err != nil {
-		return db.fail(err)
+		return 0, db.fail(err)
 	}
-	for _, blk := range ready[:min(len(ready), sealBudget)] {
+	n := min(len(ready), sealBudget)
+	for _, blk := range ready[:n] {
 		if err := db.buildRange(ctx, conn, blk, false); err != nil {
-			return db.fail(err)
+			return 0, db.fail(err)
 		}
 	}
-	return db.fail(db.compact(ctx, conn, compactDead))
+	return len(ready) - n, db.fail(db.compact(ctx, conn, compactDead))
 }
 
 // CompactPostings builds again the sealed ranges holding at least min

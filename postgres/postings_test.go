@@ -49,7 +49,6 @@ func postingsAgree(t *testing.T, shift, hosts int) {
 	pgtest.Exec(t, dsn, fmt.Sprintf(`UPDATE search_postings_state SET shift = %d`, shift))
 	// each host ingests and indexes a piece in turn: their chunk id blocks
 	// interleave
-	var dirs [][]string
 	for round := range 3 {
 		for i, db := range dbs {
 			raw := filepath.Join(t.TempDir(), "raw")
@@ -58,12 +57,10 @@ func postingsAgree(t *testing.T, shift, hosts int) {
 			ingest(t, db, raw)
 			_, err = search.UpdateIndex(ctx, db, nil)
 			check(t, err)
-			if i == 0 {
-				dirs = append(dirs, []string{raw})
-			}
 		}
 	}
 	db := dbs[0]
+	var err error
 	queries := postingQueries(t, db)
 	used := 0
 	defer postgres.SetPostingsHook(func(string, []int64) { used++ })()
@@ -79,13 +76,15 @@ func postingsAgree(t *testing.T, shift, hosts int) {
 	for _, other := range dbs[1:] {
 		check(t, other.Close())
 	}
-	check(t, db.SealPostings(ctx))
+	_, err = db.SealPostings(ctx)
+	check(t, err)
 	if n := disagreements(t, db, queries); n > 0 {
 		t.Fatalf("%d searches disagree with one writer left", n)
 	}
 	check(t, db.Close())
 	db = openPG(t, dsn, "h0")
-	check(t, db.SealPostings(ctx))
+	_, err = db.SealPostings(ctx)
+	check(t, err)
 	complete := queryInt(t, dsn, `SELECT (last_value + 1024) >> (SELECT shift FROM search_postings_state) FROM search_chunk_ids`)
 	if n := sealedRanges(t, dsn); n != complete || n <= sealed {
 		t.Errorf("%d ranges sealed once the writers went (%d before), of %d complete", n, sealed, complete)
@@ -235,4 +234,3 @@ func queryInt(t *testing.T, dsn, query string) int64 {
 	check(t, conn.QueryRow(ctx, query).Scan(&n))
 	return n
 }
-

@@ -293,7 +293,7 @@ func (t *indexTx) Commit() error {
 	if err := t.tx.Commit(ctx); err != nil {
 		return t.db.fail(err)
 	}
-	if err := t.db.SealPostings(ctx); err != nil {
+	if _, err := t.db.SealPostings(ctx); err != nil {
 		return fmt.Errorf("the index committed; sealing its postings: %w", err)
 	}
 	return nil

@@ -38,3 +38,12 @@ func SetPostingsHook(hook func(tsquery string, ranges []int64)) (restore func())
 	postingsHook = hook
 	return func() { postingsHook = nil }
 }
+
+// SetNewLedgerShift makes the ledgers created hold their postings in
+// ranges of 2^shift chunk ids (0: the migration's), so that small fixtures
+// fill ranges; it returns a function that restores it.
+func SetNewLedgerShift(shift int) (restore func()) {
+	old := newLedgerShift
+	newLedgerShift = shift
+	return func() { newLedgerShift = old }
+}
