@@ -43,7 +43,7 @@ func (db *DB) lockKey(low int64) int64 { return int64(uint32(db.lockSpace))<<32 
 // takes a fraction of a second), so that an index commit is not held up
 // long by a ledger whose postings are being built after the migration;
 // compactDead how many tombstones make a range worth building again.
-var sealBudget, compactDead = 32, 1024
+var sealBudget, compactDead = 16, 1024
 
 // newLedgerShift, when not 0, is the size of the postings' ranges (ids
 // >> shift) of the ledgers created (tests: small fixtures fill ranges).
