@@ -116,7 +116,9 @@ func (db *DB) fromPostings(ctx context.Context, pq *postingQuery, expr string, f
 	var fromTail []clawledger.LexicalMatch
 	k := pq.k
 	scan := k.scanner(text)
-	next, pass := 0, 0 // the next sealed range to read; ranges read in the last pass
+	next, pass := 0, 0 // the next sealed range to read; the pass
+	// a pass reads ranges until their bound is ratio times the matches
+	// still needed: a fifth more at first, then by the last pass's yield
 	need, ratio := want, 1.2
 	for {
 		// the ranges whose postings bound the matches still needed
@@ -133,7 +135,7 @@ func (db *DB) fromPostings(ctx context.Context, pq *postingQuery, expr string, f
 		b := &pgx.Batch{}
 		if pass == 0 && len(tail) > 0 {
 			var p params
-			cond := db.tailSQL(tail, s.shift, f.MaxID, &p)
+			cond := tailSQL(tail, s.shift, f.MaxID, &p)
 			query := `SELECT ` + k.cols(&p) + ` FROM search_chunks c WHERE c.words @@ ` + p.add(expr) + `::tsquery` + cond +
 				` ORDER BY c.id DESC LIMIT ` + p.add(want)
 			b.Queue(`SET LOCAL enable_indexscan = off`)
@@ -244,7 +246,7 @@ func (db *DB) fromPostings(ctx context.Context, pq *postingQuery, expr string, f
 // the ranges listed (newest first) and no newer than maxID (0: any): their
 // recency buckets, for the word index to read (migration 00012), and
 // their ids.
-func (db *DB) tailSQL(ranges []int64, shift int, maxID int64, p *params) string {
+func tailSQL(ranges []int64, shift int, maxID int64, p *params) string {
 	var buckets []string
 	var ids []string
 	for _, blk := range ranges {
