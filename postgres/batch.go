@@ -422,6 +422,9 @@ func (w *writer) reattachOnce(ctx context.Context, b *batch, committing string) 
 		w.locked = false
 		return false, &clawledger.LockedError{Ledger: db.ledgerName(), Holder: lockHolder(ctx, w.conn, db.lockSpace, writerKey(db.hostID))}
 	}
+	if err := w.recordWriter(ctx); err != nil {
+		return false, err
+	}
 	var token string
 	if err := w.conn.QueryRow(ctx, `SELECT coalesce(batch::text, '') FROM hosts WHERE id = $1`, db.hostID).Scan(&token); err != nil {
 		return false, err

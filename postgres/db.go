@@ -99,6 +99,11 @@ func (db *DB) open(ctx context.Context, opt Options) error {
 		if err := db.migrate(ctx); err != nil {
 			return db.fail(fmt.Errorf("migrate the ledger: %w", err))
 		}
+		if !exists && newLedgerShift > 0 {
+			if _, err := db.pool.Exec(ctx, `UPDATE search_postings_state SET shift = $1`, newLedgerShift); err != nil {
+				return db.fail(err)
+			}
+		}
 	} else if err := db.checkVersion(ctx); err != nil {
 		return err
 	}

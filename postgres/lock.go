@@ -114,7 +114,7 @@ func (w *writer) lock(ctx context.Context, wait time.Duration) error {
 	if err := w.conn.QueryRow(ctx, `SELECT coalesce(batch::text, '') FROM hosts WHERE id = $1`, db.hostID).Scan(&w.committed); err != nil {
 		return db.fail(err)
 	}
-	return nil
+	return db.fail(w.recordWriter(ctx))
 }
 
 // ledgerName is the ledger and host, for lock messages.

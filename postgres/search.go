@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -200,6 +201,10 @@ func (t *indexTx) DeleteChunks(ctx context.Context, sourceID int64) (int, error)
 		WHERE host_id = $2`, sourceID, t.db.hostID); err != nil {
 		return 0, err
 	}
+	if _, err := t.run(ctx, `SELECT search_chunks_dying($1, ARRAY(SELECT id FROM search_chunks WHERE source_id = $2))`,
+		int64(uint32(t.db.lockSpace)), sourceID); err != nil {
+		return 0, err
+	}
 	if _, err := t.run(ctx, `DELETE FROM search_vectors WHERE chunk_id IN (SELECT id FROM search_chunks WHERE source_id = $1)`, sourceID); err != nil {
 		return 0, err
 	}
@@ -210,7 +215,7 @@ func (t *indexTx) DeleteChunks(ctx context.Context, sourceID int64) (int, error)
 // AddChunk stores a chunk and its words (the text with CJK runs as
 // bigrams, search.IndexText), with an id from a block of chunk_ids.
 func (t *indexTx) AddChunk(ctx context.Context, c *clawledger.Chunk, tokens int) error {
-	id, err := t.w.nextID(ctx, &t.w.chunkIDs, "chunk_ids", 1024)
+	id, err := t.w.nextChunkID(ctx)
 	if err != nil {
 		return err
 	}
@@ -267,6 +272,9 @@ func (t *indexTx) MarkCurrent(ctx context.Context) error {
 	return err
 }
 
+// Commit commits the transaction with the host's corpus totals and how
+// far its chunk ids are committed, then seals the postings of the ranges
+// no writer can add a chunk to any more (postings_seal.go).
 func (t *indexTx) Commit() error {
 	ctx := t.ctx
 	if _, err := t.run(ctx, `INSERT INTO search_stats(host_id, chunks, tokens) VALUES($1, $2, $3)
@@ -275,7 +283,20 @@ func (t *indexTx) Commit() error {
 		t.tx.Rollback(ctx)
 		return err
 	}
-	return t.db.fail(t.tx.Commit(ctx))
+	if t.chunks > 0 {
+		q, args := t.w.closedBelow()
+		if _, err := t.run(ctx, q, args...); err != nil {
+			t.tx.Rollback(ctx)
+			return err
+		}
+	}
+	if err := t.tx.Commit(ctx); err != nil {
+		return t.db.fail(err)
+	}
+	if _, err := t.db.SealPostings(ctx); err != nil {
+		return fmt.Errorf("the index committed; sealing its postings: %w", err)
+	}
+	return nil
 }
 
 func (t *indexTx) Rollback() error {
@@ -299,6 +320,10 @@ func (db *DB) ClearSearchIndex(ctx context.Context) error {
 }
 
 func (db *DB) clearIndex(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `SELECT search_chunks_dying($1, ARRAY(SELECT id FROM search_chunks WHERE host_id = $2))`,
+		int64(uint32(db.lockSpace)), db.hostID); err != nil {
+		return db.fail(err)
+	}
 	for _, q := range []string{
 		`DELETE FROM search_vectors WHERE chunk_id IN (SELECT id FROM search_chunks WHERE host_id = $1)`,
 		`DELETE FROM search_chunks WHERE host_id = $1`,
@@ -378,7 +403,13 @@ func (db *DB) lexical(ctx context.Context, query *clawledger.SearchQuery, f *cla
 	var out []clawledger.LexicalMatch
 	var err error
 	if window > 0 {
-		out, err = db.newestMatches(ctx, expr, phraseBounds(query), f, window+1, k, &text)
+		ok := false
+		if pq := newPostingQuery(query, k); pq != nil && db.postingsAnswer(f) {
+			out, ok, err = db.fromPostings(ctx, pq, expr, f, window+1, &text)
+		}
+		if !ok && err == nil {
+			out, err = db.newestMatches(ctx, expr, phraseBounds(query), f, window+1, k, &text)
+		}
 	} else {
 		var p params
 		where := `c.words @@ ` + p.add(expr) + `::tsquery` + db.filterSQL(f, &p)

@@ -43,31 +43,38 @@ func newCounter(q *clawledger.SearchQuery) *counter {
 	k := &counter{}
 	for _, g := range q.Groups {
 		for _, t := range g {
-			text, prefix := search.IndexTerm(t)
-			var ws []int
-			long := false
-			search.Words(text, func(w string) {
-				if w == "" { // combining marks alone: not in the index
-					return
-				}
-				long = long || len(w) > maxLexeme
-				i := slices.Index(k.lexemes, w)
-				if i < 0 {
-					i = len(k.lexemes)
-					k.lexemes = append(k.lexemes, w)
-				}
-				ws = append(ws, i)
-			})
+			ws, exact := termWords(t, &k.lexemes)
 			if len(ws) == 0 {
 				continue // left out of the query, as renderQuery leaves it
 			}
-			if prefix || long {
+			if !exact {
 				return nil
 			}
 			k.terms = append(k.terms, ws)
 		}
 	}
 	return k
+}
+
+// termWords returns a term's words as the index holds them, as indexes
+// into words (adding those it lacks), and whether the index holds them
+// exactly: false for a prefix term, or a word longer than the index keeps.
+func termWords(t clawledger.SearchTerm, words *[]string) (ws []int, exact bool) {
+	text, prefix := search.IndexTerm(t)
+	long := false
+	search.Words(text, func(w string) {
+		if w == "" { // combining marks alone: not in the index
+			return
+		}
+		long = long || len(w) > maxLexeme
+		i := slices.Index(*words, w)
+		if i < 0 {
+			i = len(*words)
+			*words = append(*words, w)
+		}
+		ws = append(ws, i)
+	})
+	return ws, !prefix && !long
 }
 
 // cols is what Lexical reads of a match: its id, its length, and its

@@ -27,6 +27,20 @@ import (
 // choose. And the counts do come from the words, the texts left behind,
 // but where they cannot: a prefix term, a word past its positions.
 func TestLexicalCountsAgreeWithText(t *testing.T) {
+	for _, shift := range []int{0, 3} { // the word index; the postings, in ranges of 8 chunk ids
+		t.Run(fmt.Sprintf("shift %d", shift), func(t *testing.T) {
+			defer postgres.SetNewLedgerShift(shift)()
+			read := 0 // searches that read sealed ranges' postings
+			defer postgres.SetPostingsHook(func(_ string, ranges []int64) { read += len(ranges) })()
+			lexicalCountsAgree(t)
+			if shift > 0 && read == 0 {
+				t.Error("no search read the postings")
+			}
+		})
+	}
+}
+
+func lexicalCountsAgree(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	db := openPG(t, dsn, "h")
 	state := filepath.Join(t.TempDir(), ".openclaw")

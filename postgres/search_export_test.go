@@ -23,3 +23,27 @@ func SetWalkCost(c float64) (restore func()) {
 	walkCost = c
 	return func() { walkCost = old }
 }
+
+// SetPostings turns the search postings on or off (off: every search reads
+// the word index), and returns a function that restores them.
+func SetPostings(on bool) (restore func()) {
+	old := usePostings
+	usePostings = on
+	return func() { usePostings = old }
+}
+
+// SetPostingsHook makes hook learn the ranges each pass of a search
+// through the postings read.
+func SetPostingsHook(hook func(tsquery string, ranges []int64)) (restore func()) {
+	postingsHook = hook
+	return func() { postingsHook = nil }
+}
+
+// SetNewLedgerShift makes the ledgers created hold their postings in
+// ranges of 2^shift chunk ids (0: the migration's), so that small fixtures
+// fill ranges; it returns a function that restores it.
+func SetNewLedgerShift(shift int) (restore func()) {
+	old := newLedgerShift
+	newLedgerShift = shift
+	return func() { newLedgerShift = old }
+}

@@ -79,6 +79,7 @@ func searchCorpus(t *testing.T) (*postgres.DB, []string, map[string]int, string)
 // as the corpus gives them (one bucket) and spread over 36 buckets, the
 // buckets read whenever the window is smaller than the matches.
 func TestNewestMatches(t *testing.T) {
+	defer postgres.SetPostings(false)() // the word index's plans
 	db, words, _, dsn := searchCorpus(t)
 	defer postgres.SetBucketCost(1e12)()
 	var mu sync.Mutex
@@ -182,6 +183,7 @@ func newestMatchesAgree(t *testing.T, db *postgres.DB, words []string) {
 // newest recency buckets first, those the estimate says hold the window,
 // not for every match (when reading buckets costs little).
 func TestNewestBuckets(t *testing.T) {
+	defer postgres.SetPostings(false)() // the word index's plans
 	ctx := context.Background()
 	db, words, n, dsn := searchCorpus(t)
 	defer postgres.SetBucketCost(1e12)()
@@ -227,6 +229,7 @@ func TestNewestBuckets(t *testing.T) {
 // reads its newest buckets first, not every match; and the newest
 // matches it finds so are the newest of all.
 func TestPhraseBuckets(t *testing.T) {
+	defer postgres.SetPostings(false)() // the word index's plans
 	ctx := context.Background()
 	db, _, _, dsn := searchCorpus(t)
 	defer postgres.SetBucketCost(1e12)()
@@ -258,6 +261,7 @@ func TestPhraseBuckets(t *testing.T) {
 // newest matches, from the planner's estimate of them: the commonest
 // words by walking the newest chunks, the rarest through the word index.
 func TestSearchPlan(t *testing.T) {
+	defer postgres.SetPostings(false)() // the word index's plans
 	ctx := context.Background()
 	db, words, n, _ := searchCorpus(t)
 	var mu sync.Mutex

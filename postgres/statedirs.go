@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -137,6 +138,7 @@ func (db *DB) ForgetStateDir(ctx context.Context, stateDirID int64) (*clawledger
 	const chunks = `SELECT id FROM search_chunks WHERE source_id IN (SELECT id FROM sources WHERE state_dir_id = $1) AND host_id = $2`
 	stmts := []stmt{
 		{`DELETE FROM episodic_events WHERE id IN (` + capturedFrom + `)`, args},
+		{`SELECT search_chunks_dying($3, ARRAY(` + chunks + `))`, append(slices.Clone(args), int64(uint32(db.lockSpace)))},
 		{`UPDATE search_stats SET chunks = chunks - c.n, tokens = tokens - c.t
 			FROM (SELECT count(*) AS n, coalesce(sum(tokens), 0) AS t FROM search_chunks WHERE id IN (` + chunks + `)) c
 			WHERE host_id = $2`, args},
@@ -165,5 +167,8 @@ func (db *DB) ForgetStateDir(ctx context.Context, stateDirID int64) (*clawledger
 	if err := w.exec(ctx, stmts...); err != nil {
 		return nil, err
 	}
-	return f, w.flush(ctx)
+	if err := w.flush(ctx); err != nil {
+		return nil, err
+	}
+	return f, db.CompactPostings(ctx, 1) // the forgotten chunks' words leave the postings too
 }

@@ -5,6 +5,7 @@
 //	fleetbench fleet -db URL DIR...                        a writer per state dir, all at once, each its own host
 //	fleetbench copyfloor -db URL [-streams N] DIR...       every line's bytes by binary COPY into an unindexed table
 //	fleetbench reports -db LOC [-n N] [-query Q] [-only R] [-cpuprofile F]  usage daily, sessions and search through the service
+//	fleetbench seal -db URL [-host H]                     build a PostgreSQL ledger's search postings (after migration 00015)
 //
 // LOC is a ledger location (a SQLite path or a postgres:// URL).
 package main
@@ -36,7 +37,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: fleetbench ingest|fleet|copyfloor|reports [flags] [DIR...]")
+		fmt.Fprintln(os.Stderr, "usage: fleetbench ingest|fleet|copyfloor|reports|seal [flags] [DIR...]")
 		os.Exit(2)
 	}
 	fl := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -60,6 +61,8 @@ func main() {
 		err = copyFloor(ctx, *db, *streams, fl.Args())
 	case "reports":
 		err = reports(ctx, *db, *runs, *query, *only, *profile)
+	case "seal":
+		err = seal(ctx, *db, *host)
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -302,3 +305,29 @@ func reports(ctx context.Context, loc string, n int, query, only, profile string
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// seal builds the search postings of every range a PostgreSQL ledger's
+// writers are done with, as the writer of host does after each index
+// commit, a budget at a time, and says how long it took.
+func seal(ctx context.Context, loc, host string) error {
+	start := time.Now()
+	st, err := open(ctx, loc, host)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	pg, ok := st.(interface {
+		SealPostings(context.Context) (int, error)
+	})
+	if !ok {
+		return fmt.Errorf("%s keeps no search postings", loc)
+	}
+	opened := time.Since(start)
+	for left := 1; left > 0; {
+		if left, err = pg.SealPostings(ctx); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("seal: opened (migrated) in %.2f s, postings built in %.2f s\n", opened.Seconds(), (time.Since(start) - opened).Seconds())
+	return nil
+}
