@@ -14,10 +14,11 @@ import (
 
 // A whole search index (an ingest's first) is built apart from the
 // ledger's writer: into a database file of its own beside the ledger
-// (ApartSuffix), written by a connection of its own that attaches the
-// ledger to read it. SQLite has one writer per database file, so the
-// build runs while the writer stores the cortex, where the two took turns
-// on the one file before (docs/benchmarks.md, "Ingest, round seven").
+// (ApartSuffix), written by a connection of its own. SQLite has one
+// writer per database file, so the build runs while the writer stores
+// the cortex, where the two took turns on the one file before
+// (docs/benchmarks.md, "Stop 25"), or while it stores a new ledger's
+// import, which feeds the build what it stores (feed.go).
 // Install then copies the tables into the ledger in one transaction: the
 // destination is empty, so SQLite moves each record as it is, without
 // decoding it or tokenizing a word again, and FTS5's tables (its
