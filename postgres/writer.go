@@ -363,10 +363,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 			c.int8(e.Timestamp)
 		}
 	}
-	if err := w.maybeSend(context.Background()); err != nil {
-		return err
-	}
-	return nil
+	return w.maybeSend(context.Background(), t.src)
 }
 
 // writeLine adds a lines row: the line, its entry, message, usage and tool
@@ -502,8 +499,7 @@ func (t *ingestTx) Rollback() error {
 		return nil // already rolled back
 	}
 	if !t.savepoint {
-		w.abort()
-		return nil
+		return w.abort()
 	}
 	w.b.pend = round{} // all of it is the source's: its savepoint sent what came before
 	delete(w.b.sessions, t.src.ID)
