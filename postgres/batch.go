@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -25,6 +26,14 @@ import (
 // needs them, or the batch commits: then each table's rows go in one
 // binary COPY and the statements in one pipelined round trip, so many
 // small sources cost a few round trips, not a few each.
+//
+// A round sent because enough rows gathered goes in the background: the
+// server stores it while the writer decodes and encodes the next one (the
+// two took turns, leaving a third of two cores idle). At most one round is
+// in flight, and until the writer waits for its answer (wait) the
+// connection is the round's: every use of it (the next round, a read, a
+// commit, a rollback, the lock) waits first, and a failed round is handled
+// there as a round sent in the foreground is, by the call that waited.
 //
 // Everything sent in a transaction is kept (log) until it commits. When
 // the connection is lost, the writer reconnects with backoff, takes the
@@ -56,15 +65,26 @@ type writer struct {
 	// it: its own last commit's, or what it found when it took the lock
 	committed string
 	b         *batch
+	// flight is the round in flight in the background, nil when none. It
+	// is part of the batch: whatever ends the batch waits for it first.
+	flight    *flight
 	lineIDs   idBlock
 	sourceIDs idBlock
 	chunkIDs  idBlock
 
 	// hook, in tests, runs before each round trip of a batch ("send"),
-	// before its commit ("commit"), after it ("committed": an error it
-	// returns is taken for the commit's answer) and after each failed
-	// attempt to reconnect ("retry")
+	// on the goroutine of a round sent in the background before the round
+	// goes out ("inflight"), before the writer waits for that round's
+	// answer ("wait"), before its commit ("commit"), after it ("committed":
+	// an error it returns is taken for the commit's answer) and after each
+	// failed attempt to reach the server ("retry")
 	hook func(stage string) error
+}
+
+// flight is a round sent in the background.
+type flight struct {
+	done    chan error // its answer
+	storing string     // the source being stored when it was sent, for the message of its failure
 }
 
 // batch is the open write transaction.
@@ -155,11 +175,12 @@ func (w *writer) queue(ctx context.Context, sql string, args ...any) error {
 		return err
 	}
 	w.b.pend.stmts = append(w.b.pend.stmts, stmt{sql, args})
-	return w.maybeSend(ctx)
+	return w.maybeSend(ctx, nil)
 }
 
-// maybeSend sends what is pending once there is enough of it.
-func (w *writer) maybeSend(ctx context.Context) error {
+// maybeSend sends what is pending once there is enough of it, in the
+// background; storing is the source being stored, if any.
+func (w *writer) maybeSend(ctx context.Context, storing *clawledger.Source) error {
 	p := &w.b.pend
 	p.bytes = 0
 	for _, c := range p.copies {
@@ -168,7 +189,24 @@ func (w *writer) maybeSend(ctx context.Context) error {
 	if p.bytes < pendingBytes {
 		return nil
 	}
-	return w.send(ctx)
+	if err := w.wait(ctx); err != nil {
+		return err
+	}
+	r := w.b.pend
+	w.b.pend = round{}
+	f := &flight{done: make(chan error, 1)}
+	if storing != nil {
+		f.storing = filepath.Join(storing.StateDir, storing.Rel)
+	}
+	tx := w.log(r)
+	w.flight = f
+	go func() {
+		if w.hook != nil {
+			w.hook("inflight")
+		}
+		f.done <- w.run(ctx, tx, r)
+	}()
+	return nil
 }
 
 // exec sends what is pending, then the statements, in order.
@@ -192,13 +230,21 @@ func (w *writer) send(ctx context.Context) error {
 	return w.sendRound(ctx, r)
 }
 
-// sendRound logs a round and sends it; a lost connection is recovered
-// (which sends it with the rest of the log), any other failure rolls the
-// batch back.
+// sendRound sends a round once the one in flight is answered, and waits
+// for its answer.
 func (w *writer) sendRound(ctx context.Context, r round) error {
+	if err := w.wait(ctx); err != nil {
+		return err
+	}
 	if err := w.begin(ctx); err != nil {
 		return err
 	}
+	return w.answer(ctx, w.run(ctx, w.log(r), r))
+}
+
+// log adds a round about to be sent to the batch's log, and returns the
+// transaction to send it in.
+func (w *writer) log(r round) pgx.Tx {
 	b := w.b
 	if b.replay {
 		for _, c := range r.copies {
@@ -213,7 +259,36 @@ func (w *writer) sendRound(ctx context.Context, r round) error {
 	if w.hook != nil {
 		w.hook("send")
 	}
-	err := w.run(ctx, b.tx, r)
+	return b.tx
+}
+
+// wait waits for the answer of the round in flight, if any: the connection
+// is the writer's again.
+func (w *writer) wait(ctx context.Context) error {
+	return w.answer(ctx, w.settle())
+}
+
+// settle waits for the round in flight, if any, and returns its answer.
+func (w *writer) settle() error {
+	f := w.flight
+	if f == nil {
+		return nil
+	}
+	if w.hook != nil {
+		w.hook("wait")
+	}
+	w.flight = nil
+	err := <-f.done
+	if err != nil && f.storing != "" {
+		err = fmt.Errorf("the rows sent while storing %s: %w", f.storing, err)
+	}
+	return err
+}
+
+// answer takes a round's answer: a lost connection is recovered (which
+// sends the round again with the rest of the log), any other failure
+// rolls the batch back.
+func (w *writer) answer(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -224,7 +299,8 @@ func (w *writer) sendRound(ctx context.Context, r round) error {
 	return w.db.fail(err)
 }
 
-// run sends one round in tx.
+// run sends one round in tx (on a goroutine of its own for a round in
+// flight: it uses nothing of the writer's).
 func (w *writer) run(ctx context.Context, tx pgx.Tx, r round) error {
 	ctx = context.WithoutCancel(ctx) // a statement runs to its end; callers check between them
 	for _, c := range r.copies {
@@ -265,6 +341,9 @@ func (w *writer) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // readPending runs a read in the batch's transaction that what is pending
 // does not change, without sending it.
 func (w *writer) readPending(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if err := w.wait(ctx); err != nil {
+		return err
+	}
 	if err := w.begin(ctx); err != nil {
 		return err
 	}
@@ -333,15 +412,23 @@ func (w *writer) ready(ctx context.Context) error {
 	return w.flush(ctx)
 }
 
-// abort rolls the batch back after a failed write.
-func (w *writer) abort() {
+// abort rolls the batch back, after a failed write or when it is given
+// up; it returns the failure of a round still in flight, which no call
+// heard of yet (a lost connection is no failure here: the batch went with
+// it).
+func (w *writer) abort() error {
 	if w.b == nil {
-		return
+		return nil
+	}
+	err := w.settle()
+	if lostConnection(w.conn, err) {
+		err = nil
 	}
 	if w.b.tx != nil && w.conn != nil && !w.conn.IsClosed() {
 		w.b.tx.Rollback(context.Background())
 	}
 	w.b = nil
+	return w.db.fail(err)
 }
 
 // recover brings a batch whose connection was lost back to where it was:
@@ -493,27 +580,43 @@ func (w *writer) close() error {
 	return err
 }
 
+// onPool runs fn, which works on the readers' pool, again with backoff
+// while the server cannot be reached, for up to reconnectFor.
+func (w *writer) onPool(ctx context.Context, fn func() error) error {
+	delay, deadline := 100*time.Millisecond, time.Now().Add(reconnectFor)
+	for {
+		err := fn()
+		if err == nil || !lostConnection(nil, err) || !time.Now().Before(deadline) {
+			return w.db.fail(err)
+		}
+		if w.hook != nil {
+			w.hook("retry")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
 // idBlock is a block of ids taken from a sequence that increments by
 // its size: the writer hands them out ascending, and a block taken is
 // never handed out again, whatever becomes of the transaction.
 type idBlock struct{ next, end int64 }
 
 // nextID hands out the next id of a block of seq (of size n), taking a
-// block when the last one is used up.
+// block when the last one is used up. Blocks are taken on the readers'
+// pool, not on the writer's connection, which a round in flight may hold:
+// a sequence is not transactional.
 func (w *writer) nextID(ctx context.Context, blk *idBlock, seq string, n int64) (int64, error) {
 	if blk.next == blk.end {
 		var base int64
-		for {
-			err := w.conn.QueryRow(context.WithoutCancel(ctx), `SELECT nextval('`+seq+`')`).Scan(&base)
-			if err == nil {
-				break
-			}
-			if !lostConnection(w.conn, err) {
-				return 0, w.db.fail(err)
-			}
-			if err := w.recover(ctx, err); err != nil {
-				return 0, err
-			}
+		if err := w.onPool(ctx, func() error {
+			return w.db.pool.QueryRow(context.WithoutCancel(ctx), `SELECT nextval('`+seq+`')`).Scan(&base)
+		}); err != nil {
+			return 0, err
 		}
 		blk.next, blk.end = base, base+n
 	}

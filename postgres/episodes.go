@@ -123,19 +123,7 @@ func (db *DB) ownTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	if err := w.flush(ctx); err != nil {
 		return err
 	}
-	delay, deadline := 100*time.Millisecond, time.Now().Add(reconnectFor)
-	for {
-		err := pgx.BeginFunc(ctx, db.pool, fn)
-		if err == nil || !lostConnection(nil, err) || !time.Now().Before(deadline) {
-			return db.fail(err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 5*time.Second)
-	}
+	return w.onPool(ctx, func() error { return pgx.BeginFunc(ctx, db.pool, fn) })
 }
 
 // AppendEvent stores one event unless the host has one with its id.

@@ -140,16 +140,16 @@ func (db *DB) Lock(ctx context.Context, wait time.Duration) error {
 }
 
 func (w *writer) unlock() error {
-	w.abort()
+	err := w.abort()
 	if !w.locked {
-		return nil
+		return err
 	}
 	w.locked = false
 	if w.conn == nil || w.conn.IsClosed() {
-		return nil // the session, and its lock, are gone
+		return err // the session, and its lock, are gone
 	}
-	_, err := w.conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1, $2)`, w.db.lockSpace, writerKey(w.db.hostID))
-	return w.db.fail(err)
+	_, uerr := w.conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1, $2)`, w.db.lockSpace, writerKey(w.db.hostID))
+	return errors.Join(err, w.db.fail(uerr))
 }
 
 // WatchLock is a running watch's claim on a host of a ledger: a session

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -13,7 +14,10 @@ import (
 	"github.com/clawledger/clawledger/internal/storekit"
 )
 
-var _ clawledger.Writer = (*DB)(nil)
+var (
+	_ clawledger.Writer         = (*DB)(nil)
+	_ clawledger.SourcesEnsurer = (*DB)(nil)
+)
 
 func nowMs() int64 { return time.Now().UnixMilli() }
 
@@ -118,36 +122,84 @@ func (db *DB) Sources(ctx context.Context, stateDirID int64) ([]*clawledger.Sour
 // stored. A new source's row is sent with the batch's next round; its id
 // comes from a block of source_ids.
 func (db *DB) EnsureSource(ctx context.Context, src *clawledger.Source) (*clawledger.Source, error) {
+	out, err := db.EnsureSources(ctx, []*clawledger.Source{src})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// EnsureSources registers sources as EnsureSource does each, in order
+// (clawledger.SourcesEnsurer): one read finds those already there, and the
+// new ones' rows go with the batch's rows. A first ingest registers
+// thousands; one read each took a round trip each, and each waited for the
+// round of rows in flight.
+func (db *DB) EnsureSources(ctx context.Context, srcs []*clawledger.Source) ([]*clawledger.Source, error) {
 	w, err := db.writer()
 	if err != nil {
 		return nil, err
 	}
-	var out *clawledger.Source
-	err = w.read(ctx, func(tx pgx.Tx) (err error) {
-		out, err = scanSource(tx.QueryRow(ctx, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
-			WHERE s.state_dir_id = $1 AND s.rel_path = $2`, src.StateDirID, src.Rel))
+	type key struct {
+		dir int64
+		rel string
+	}
+	dirIDs, rels := make([]int64, len(srcs)), make([]string, len(srcs))
+	for i, src := range srcs {
+		dirIDs[i], rels[i] = src.StateDirID, src.Rel
+	}
+	found := map[key]*clawledger.Source{}
+	dirs := map[int64]string{}
+	err = w.read(ctx, func(tx pgx.Tx) error {
+		there, err := queryAll(ctx, tx, scanSource, `SELECT `+sourceColumns+` FROM sources s JOIN state_dirs d ON d.id = s.state_dir_id
+			JOIN unnest($1::bigint[], $2::text[]) k(dir, rel) ON s.state_dir_id = k.dir AND s.rel_path = k.rel`, dirIDs, rels)
+		for _, s := range there {
+			found[key{s.StateDirID, s.Rel}] = s
+		}
+		if err != nil {
+			return err
+		}
+		// the paths of the state dirs new sources are in
+		rows, err := tx.Query(ctx, `SELECT id, path FROM state_dirs WHERE id = ANY($1)`, dirIDs)
+		if err != nil {
+			return err
+		}
+		var id int64
+		var path string
+		_, err = pgx.ForEachRow(rows, []any{&id, &path}, func() error {
+			dirs[id] = path
+			return nil
+		})
 		return err
 	})
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return out, err
-	}
-	id, err := w.nextID(ctx, &w.sourceIDs, "source_ids", 64)
 	if err != nil {
 		return nil, err
 	}
-	if err := w.queue(ctx, `INSERT INTO sources(id, state_dir_id, host_id, rel_path, kind, class, agent_id, file_session_id, topic)
-		VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9)`, id, src.StateDirID, db.hostID, src.Rel, string(src.Kind), string(src.Class),
-		clean(src.AgentID), clean(src.SessionID), clean(src.Topic)); err != nil {
-		return nil, err
+	out := make([]*clawledger.Source, 0, len(srcs))
+	for _, src := range srcs {
+		k := key{src.StateDirID, src.Rel}
+		if s := found[k]; s != nil {
+			out = append(out, s)
+			continue
+		}
+		dir, ok := dirs[src.StateDirID]
+		if !ok {
+			return nil, fmt.Errorf("register %s: no state dir %d", src.Rel, src.StateDirID)
+		}
+		id, err := w.nextID(ctx, &w.sourceIDs, "source_ids", 64)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.queue(ctx, `INSERT INTO sources(id, state_dir_id, host_id, rel_path, kind, class, agent_id, file_session_id, topic)
+			VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9)`, id, src.StateDirID, db.hostID, src.Rel, string(src.Kind), string(src.Class),
+			clean(src.AgentID), clean(src.SessionID), clean(src.Topic)); err != nil {
+			return nil, err
+		}
+		s := &clawledger.Source{ID: id, StateDirID: src.StateDirID, StateDir: dir, Rel: src.Rel, Kind: src.Kind,
+			Class: src.Class, AgentID: src.AgentID, SessionID: src.SessionID, Topic: src.Topic}
+		found[k] = s // given twice: registered once
+		out = append(out, s)
 	}
-	out = &clawledger.Source{ID: id, StateDirID: src.StateDirID, StateDir: src.StateDir, Rel: src.Rel, Kind: src.Kind, Class: src.Class,
-		AgentID: src.AgentID, SessionID: src.SessionID, Topic: src.Topic}
-	if out.StateDir == "" {
-		err = w.read(ctx, func(tx pgx.Tx) error {
-			return tx.QueryRow(ctx, `SELECT path FROM state_dirs WHERE id = $1`, src.StateDirID).Scan(&out.StateDir)
-		})
-	}
-	return out, err
+	return out, nil
 }
 
 const updateSourceSQL = `UPDATE sources SET rel_path = $1, kind = $2, class = $3, agent_id = $4, file_session_id = $5, topic = $6,
@@ -363,10 +415,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 			c.int8(e.Timestamp)
 		}
 	}
-	if err := w.maybeSend(context.Background()); err != nil {
-		return err
-	}
-	return nil
+	return w.maybeSend(context.Background(), t.src)
 }
 
 // writeLine adds a lines row: the line, its entry, message, usage and tool
@@ -502,8 +551,7 @@ func (t *ingestTx) Rollback() error {
 		return nil // already rolled back
 	}
 	if !t.savepoint {
-		w.abort()
-		return nil
+		return w.abort()
 	}
 	w.b.pend = round{} // all of it is the source's: its savepoint sent what came before
 	delete(w.b.sessions, t.src.ID)

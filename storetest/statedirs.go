@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -165,5 +166,74 @@ func testForgetStateDir(t *testing.T, h *harness) {
 	}
 	if _, err := w.ForgetStateDir(h.ctx, list[0].ID); clawledger.ErrorCode(err) != clawledger.ENOTFOUND {
 		t.Errorf("forgetting it again: %v", err)
+	}
+}
+
+// testEnsureSources: a store that registers sources at once
+// (clawledger.SourcesEnsurer) stores and returns them as EnsureSource
+// stores and returns each: a source already there as it is (its cursor
+// kept), one given twice once, new ones with ids in the order given, in
+// two state dirs; and they are there after a flush.
+func testEnsureSources(t *testing.T, h *harness) {
+	e, ok := h.writer().(clawledger.SourcesEnsurer)
+	if !ok {
+		t.Skip("the store registers sources one at a time")
+	}
+	dir, other := h.stateDir("/state"), h.stateDir("/other")
+	kept := h.source(dir, "agents/main/sessions/kept.jsonl", clawledger.KindTranscript, clawledger.ClassLive)
+	h.write(kept, clawledger.Append, rawLines(kept.Cursor, `{"type":"session"}`), false)
+	h.flush()
+	var srcs []*clawledger.Source
+	for i := range 1100 {
+		d := dir
+		if i%5 == 4 {
+			d = other
+		}
+		srcs = append(srcs, &clawledger.Source{StateDirID: d, Rel: fmt.Sprintf("agents/a%d/sessions/s%d.jsonl", i%3, i),
+			Kind: clawledger.KindTranscript, Class: clawledger.ClassLive, AgentID: fmt.Sprintf("a%d", i%3), SessionID: fmt.Sprintf("s%d", i), Topic: "t"})
+	}
+	twice := *srcs[7]
+	srcs = append(srcs[:600], append([]*clawledger.Source{{StateDirID: dir, Rel: kept.Rel, Kind: clawledger.KindTranscript}, &twice}, srcs[600:]...)...)
+	got, err := e.EnsureSources(h.ctx, srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(srcs) {
+		t.Fatalf("%d sources returned for %d", len(got), len(srcs))
+	}
+	h.flush()
+	var last int64
+	for i, s := range got {
+		want, err := h.writer().EnsureSource(h.ctx, srcs[i]) // as stored: a second call finds it
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprintf("%+v", *s) != fmt.Sprintf("%+v", *want) {
+			t.Fatalf("source %d: EnsureSources gave %+v, EnsureSource %+v", i, *s, *want)
+		}
+		switch {
+		case s.Rel == kept.Rel:
+			if s.ID != kept.ID || s.Cursor.Offset != kept.Cursor.Offset || s.Cursor.Offset == 0 {
+				t.Fatalf("the source already there came back as %+v, want %+v", *s, *kept)
+			}
+		case s.Rel == twice.Rel && i == 601:
+			if s.ID != got[7].ID {
+				t.Fatalf("a source given twice registered twice: ids %d and %d", got[7].ID, s.ID)
+			}
+		default:
+			if s.ID <= last {
+				t.Fatalf("source %d has id %d after %d: ids not in the order given", i, s.ID, last)
+			}
+			last = s.ID
+		}
+	}
+	for _, d := range []int64{dir, other} {
+		stored, err := h.writer().Sources(h.ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[int64]int{dir: 1 + 1100 - 220, other: 220}[d]; len(stored) != want {
+			t.Errorf("state dir %d holds %d sources, want %d", d, len(stored), want)
+		}
 	}
 }

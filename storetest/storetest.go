@@ -51,6 +51,7 @@ func Run(t *testing.T, newLedger func(t *testing.T) clawledger.Location) {
 		{"Maintenance", testMaintenance},
 		{"StateDirFilters", testStateDirFilters},
 		{"ForgetStateDir", testForgetStateDir},
+		{"EnsureSources", testEnsureSources},
 		{"KnownFixture", testKnownFixture},
 		{"ConfigHistory", testConfigHistory},
 		{"Timeline", testTimeline},
