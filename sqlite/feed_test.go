@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawledger/clawledger/collect"
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/testenv"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/search"
 	"github.com/clawledger/clawledger/sqlite"
@@ -124,6 +125,14 @@ func TestFeedIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			return []string{m.StateDir}
+		}, false},
+		// the genuine state dirs of both storage eras (skipped without
+		// ../shared/corpus)
+		{"corpus 2026.2.3", func(t *testing.T, _ string) []string {
+			return []string{filepath.Join(testenv.Corpus(t), "openclaw-2026.2.3", ".openclaw")}
+		}, true},
+		{"corpus 2026.9.6", func(t *testing.T, _ string) []string {
+			return []string{filepath.Join(testenv.Corpus(t), "openclaw-2026.9.6", ".openclaw")}
 		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
