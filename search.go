@@ -241,6 +241,10 @@ type ApartIndexer interface {
 }
 
 // ApartIndex is a whole index built apart from the ledger's writer.
+// DeleteChunks on its transactions takes a source out of the build: its
+// chunks and its progress go, and when they were the build's last chunks,
+// the next chunk added takes the first of their ids again (a build fed in
+// source order stays in it: IndexFeed).
 type ApartIndex interface {
 	IndexWriter
 	// Install puts the built index in the ledger, in one transaction; the
@@ -278,4 +282,41 @@ type IndexTx interface {
 	MarkCurrent(ctx context.Context) error
 	Commit() error
 	Rollback() error
+}
+
+// IndexFeeder is an ApartIndexer whose writer can feed a build apart with
+// the documents it stores, as it stores them: an import's first index is
+// then built beside the import instead of read back after it. PostgreSQL
+// does not feed one (its writers do not wait for each other).
+type IndexFeeder interface {
+	ApartIndexer
+	// FeedIndex hands feed, until detach is called, every document the
+	// writer stores and what becomes of it (IndexFeed). It attaches
+	// nothing (detach is nil) when the ledger holds a line or a workspace
+	// file already: the feed would never see those.
+	FeedIndex(ctx context.Context, feed IndexFeed) (detach func(), err error)
+}
+
+// IndexFeed takes what a ledger's writer stores, as it stores it: in
+// order, on the writer's goroutine. A call may wait while the feed
+// catches up. What the feed cannot take whole (a source rolled back,
+// replaced, anything unusual) it leaves out, for the update after the
+// build to read from the ledger.
+type IndexFeed interface {
+	// Doc is a transcript's document as TranscriptDocs reads it back (a
+	// user or assistant message with text, or a summary), its line stored
+	// at offset in the open write transaction.
+	Doc(d SearchDoc, offset int64)
+	// Stored says a transcript's lines so far are stored, lineCount of
+	// them, with its session's agent and session id as written: they
+	// commit with the write transaction.
+	Stored(sourceID, lineCount int64, agentID, sessionID string)
+	// Workspace is a workspace file stored, as WorkspaceDoc reads it back,
+	// with the digest of its content.
+	Workspace(d SearchDoc, digest string)
+	// Discard says a source's rows in the open write transaction were
+	// deleted (a re-read replaces them) or rolled back.
+	Discard(sourceID int64)
+	// Abort says the open write transaction was rolled back.
+	Abort()
 }

@@ -15,9 +15,10 @@ import (
 // when the store builds an empty index apart from its writer
 // (clawledger.ApartIndexer: on SQLite the two took turns on the one
 // writer, and each leaves a core idle much of its time), then installs
-// the index. It reports whether it ran; the search index's update then
-// finds what the build did not cover and marks it current. A query's
-// refresh, whose derivations are capped, derives as before.
+// the index. A build the import fed (d.fed) is finished there; another
+// is built from the ledger. It reports whether it ran; the search index's
+// update then finds what the build did not cover and marks it current. A
+// query's refresh, whose derivations are capped, derives as before.
 func (s *Service) deriveApart(ctx context.Context, st clawledger.Store, d derivation) (ran bool, err error) {
 	ai, ok := st.(clawledger.ApartIndexer)
 	if !ok || d.query {
@@ -26,11 +27,19 @@ func (s *Service) deriveApart(ctx context.Context, st clawledger.Store, d deriva
 	if current, err := st.SearchIndexCurrent(ctx); err != nil || current {
 		return false, err
 	}
-	b, err := ai.BuildIndexApart(ctx)
-	if err != nil || b == nil {
-		return false, err
+	b, build := clawledger.ApartIndex(nil), search.BuildApart
+	if d.fed != nil {
+		b = d.fed.build
+		build = func(ctx context.Context, _ clawledger.ApartIndex, p search.Progress) (search.IndexStats, error) {
+			return d.fed.feed.Finish(ctx, p)
+		}
+		defer func() { err = errors.Join(err, d.fed.close()) }()
+	} else {
+		if b, err = ai.BuildIndexApart(ctx); err != nil || b == nil {
+			return false, err
+		}
+		defer func() { err = errors.Join(err, b.Close()) }()
 	}
-	defer func() { err = errors.Join(err, b.Close()) }()
 	bar := &heldBar{show: func() Progress { return s.optionalBar(TaskIndex) }}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -39,7 +48,7 @@ func (s *Service) deriveApart(ctx context.Context, st clawledger.Store, d deriva
 		return err
 	})
 	g.Go(func() error {
-		_, err := search.BuildApart(gctx, b, bar)
+		_, err := build(gctx, b, bar)
 		return err
 	})
 	if err := g.Wait(); err != nil {

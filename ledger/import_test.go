@@ -91,6 +91,15 @@ func (d recordedDB) BuildIndexApart(ctx context.Context) (clawledger.ApartIndex,
 	return recordedApart{b, d.log}, err
 }
 
+// FeedIndex records a feed attached to the writer.
+func (d recordedDB) FeedIndex(ctx context.Context, feed clawledger.IndexFeed) (func(), error) {
+	detach, err := d.DB.FeedIndex(ctx, feed)
+	if detach != nil {
+		d.log.add("feed")
+	}
+	return detach, err
+}
+
 type recordedApart struct {
 	clawledger.ApartIndex
 	log *importLog
@@ -114,9 +123,11 @@ var (
 // TestImportBeforeDerived: an ingest, and a query's refresh, open the
 // ledger to import into it and end the import before the derived layers
 // read it (in SQLite's rollback-journal mode a reader on another
-// connection would hold the layers' own commits up). An ingest builds the
-// first search index apart, beside the cortex, and installs it once both
-// are done; a query's refresh derives one layer after the other.
+// connection would hold the layers' own commits up). An ingest opens the
+// first search index's build apart and feeds it from the import (reading
+// no line back: no "index"), finishes it beside the cortex and installs
+// it once both are done; a query's refresh derives one layer after the
+// other.
 func TestImportBeforeDerived(t *testing.T) {
 	log := &recorderLog
 	registerRecorder.Do(func() { clawledger.RegisterBackend("importrec", importRecorder{log}) })
@@ -128,7 +139,7 @@ func TestImportBeforeDerived(t *testing.T) {
 		{"ingest", func(s *Service) error {
 			_, err := s.Ingest(context.Background(), IngestRequest{})
 			return err
-		}, []string{"open to import", "end import", "build apart", "cortex|index", "install"}},
+		}, []string{"open to import", "build apart", "feed", "end import", "cortex", "install"}},
 		{"a query's refresh", func(s *Service) error {
 			req := UsageDefaults()
 			req.Refresh = Refresh{Ingest: true}

@@ -50,14 +50,20 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (*view.Ingest, 
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.run(ctx, st, c, p, prescanned, true)
+	fed, err := feedIndex(ctx, st, req.NoIndex)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.derive(ctx, st, derivation{noIndex: req.NoIndex, network: true}); err != nil {
+	defer fed.close()
+	out, err := s.run(ctx, st, c, p, prescanned, true)
+	fed.importDone()
+	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	if _, err := s.derive(ctx, st, derivation{noIndex: req.NoIndex, network: true, fed: fed}); err != nil {
+		return nil, err
+	}
+	return out, fed.close()
 }
 
 // WatchRequest keeps the ledger current.

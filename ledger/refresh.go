@@ -43,6 +43,7 @@ type derivation struct {
 	// chunksOnly embeds the search index's new chunks, not the episode
 	// summaries (a reindex: those follow at the next ingest)
 	chunksOnly bool
+	fed        *indexFeed // the first index, fed by the import (feed.go)
 }
 
 // lag is how many ledger lines the derived layers are behind after a

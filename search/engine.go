@@ -600,6 +600,7 @@ func group(fs []*fused, info map[int64]*HitInfo, groups map[string]int) []*fused
 // IndexStats reports an index update.
 type IndexStats struct {
 	Docs    int // documents (re)indexed
+	Fed     int // of them, those a build took as the ledger's writer stored them (Feed)
 	Chunks  int // chunks written
 	Removed int // chunks removed (replaced transcripts, changed memory files)
 }

@@ -64,18 +64,30 @@ func index(ctx context.Context, st clawledger.IndexWriter, progress Progress, re
 		return ix.stats, err
 	}
 	if progress != nil {
-		var total int64
-		for _, s := range srcs {
-			total += s.Behind
-		}
-		progress.Start(total)
+		progress.Start(behind(srcs))
 		defer progress.Finish()
 	}
-	// the documents are read and chunked on a goroutine of their own,
-	// ahead of the writer
-	rctx, stop := context.WithCancel(ctx)
+	if err := ix.read(srcs); err != nil {
+		return ix.stats, err
+	}
+	return ix.stats, ix.finish()
+}
+
+// behind is how many ledger lines srcs are behind.
+func behind(srcs []clawledger.IndexSource) int64 {
+	var n int64
+	for _, s := range srcs {
+		n += s.Behind
+	}
+	return n
+}
+
+// read indexes srcs from the ledger: their documents are read and
+// chunked on a goroutine of their own, ahead of the writer.
+func (ix *indexer) read(srcs []clawledger.IndexSource) error {
+	rctx, stop := context.WithCancel(ix.ctx)
 	batches := make(chan *batch, readAhead)
-	go readBatches(rctx, st, srcs, batches)
+	go readBatches(rctx, ix.st, srcs, batches)
 	defer func() {
 		stop()
 		for range batches { // until the reader is gone
@@ -83,20 +95,22 @@ func index(ctx context.Context, st clawledger.IndexWriter, progress Progress, re
 	}()
 	for b := range batches {
 		if err := ix.write(b); err != nil {
-			return ix.stats, ix.failed(b.src, err)
+			return ix.failed(b.src, err)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return ix.stats, err // the reader stopped short
-	}
-	// every change is in: say so with the last batch
+	return ix.ctx.Err() // the reader stopped short
+}
+
+// finish marks the index current with its last transaction: every change
+// is in.
+func (ix *indexer) finish() error {
 	if err := ix.begin(); err != nil {
-		return ix.stats, err
+		return err
 	}
-	if err := ix.tx.MarkCurrent(ctx); err != nil {
-		return ix.stats, err
+	if err := ix.tx.MarkCurrent(ix.ctx); err != nil {
+		return err
 	}
-	return ix.stats, ix.commit()
+	return ix.commit()
 }
 
 // readAhead is how many batches the reader reads ahead of the writer.

@@ -14,10 +14,11 @@ import (
 
 // A whole search index (an ingest's first) is built apart from the
 // ledger's writer: into a database file of its own beside the ledger
-// (ApartSuffix), written by a connection of its own that attaches the
-// ledger to read it. SQLite has one writer per database file, so the
-// build runs while the writer stores the cortex, where the two took turns
-// on the one file before (docs/benchmarks.md, "Ingest, round seven").
+// (ApartSuffix), written by a connection of its own. SQLite has one
+// writer per database file, so the build runs while the writer stores
+// the cortex, where the two took turns on the one file before
+// (docs/benchmarks.md, "Stop 25"), or while it stores a new ledger's
+// import, which feeds the build what it stores (feed.go).
 // Install then copies the tables into the ledger in one transaction: the
 // destination is empty, so SQLite moves each record as it is, without
 // decoding it or tokenizing a word again, and FTS5's tables (its
@@ -58,14 +59,19 @@ func indexHeld(ctx context.Context, q interface {
 }
 
 // apartIndex is a search index being built apart: the build's database
-// is "main" on its connection, the ledger is attached as "ledger". The
-// indexer's statements name no schema, so they write the build's tables
-// and read the ledger's others (sources, workspace files) as they are.
+// is "main" on its connection. The ledger is attached to it ("ledger")
+// only to copy its schema and to install: a build fed by an import
+// (IndexFeed) writes while the import holds the ledger in its
+// rollback-journal mode, where a read on another connection would wait
+// for the import's commits, and hold them up. The ledger's rows the
+// build reads (its sources, their documents) it reads on the ledger's
+// read pool.
 type apartIndex struct {
 	db   *DB
 	path string
 	pool *sql.DB
 	conn *sql.Conn // the one connection: the attachment is its own
+	base int64     // the ledger's last chunk id when the build began
 }
 
 func (a *apartIndex) open(ctx context.Context) error {
@@ -94,10 +100,23 @@ func (a *apartIndex) open(ctx context.Context) error {
 	if a.conn, err = a.pool.Conn(ctx); err != nil {
 		return err
 	}
-	if _, err := a.conn.ExecContext(ctx, `ATTACH DATABASE ? AS ledger`, a.db.Path); err != nil {
+	if err := a.attach(ctx); err != nil {
 		return err
 	}
-	return a.copySchema(ctx)
+	if err := a.copySchema(ctx); err != nil {
+		return err
+	}
+	return a.detach(ctx)
+}
+
+func (a *apartIndex) attach(ctx context.Context) error {
+	_, err := a.conn.ExecContext(ctx, `ATTACH DATABASE ? AS ledger`, a.db.Path)
+	return err
+}
+
+func (a *apartIndex) detach(ctx context.Context) error {
+	_, err := a.conn.ExecContext(ctx, `DETACH DATABASE ledger`)
+	return err
 }
 
 // copySchema makes the ledger's search tables in the build's database as
@@ -154,6 +173,9 @@ func (a *apartIndex) copySchema(ctx context.Context) error {
 	if err == nil {
 		_, err = a.conn.ExecContext(ctx, `INSERT INTO main.search_stats SELECT * FROM ledger.search_stats`)
 	}
+	if err == nil {
+		err = a.conn.QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM main.sqlite_sequence WHERE name = 'search_chunks'), 0)`).Scan(&a.base)
+	}
 	return err
 }
 
@@ -164,7 +186,7 @@ func (a *apartIndex) BeginIndex(ctx context.Context) (clawledger.IndexTx, error)
 	if err != nil {
 		return nil, err
 	}
-	return apartTx{newIndexTx(tx, (*sql.Tx).Commit), a.db}, nil
+	return apartTx{newIndexTx(tx, (*sql.Tx).Commit), a}, nil
 }
 
 // apartTx is a transaction of a build apart. Behind reads on the ledger's
@@ -174,11 +196,46 @@ func (a *apartIndex) BeginIndex(ctx context.Context) (clawledger.IndexTx, error)
 // the cortex writes meanwhile (the WAL grew by half).
 type apartTx struct {
 	*indexTx
-	db *DB
+	a *apartIndex
 }
 
 func (t apartTx) Behind(ctx context.Context) ([]clawledger.IndexSource, error) {
-	return changedSources(ctx, t.db.r)
+	return changedSources(ctx, t.a.db.r)
+}
+
+// WorkspaceDoc reads the ledger's workspace file on its read pool.
+func (t apartTx) WorkspaceDoc(ctx context.Context, src *clawledger.IndexSource) (clawledger.SearchDoc, string, error) {
+	return workspaceDoc(ctx, t.a.db.r, src)
+}
+
+// DeleteChunks takes a source out of the build (clawledger.ApartIndex):
+// its chunks, its progress, and the ids past the chunks left, so that
+// the next chunk takes the id the first of them had, as it would in an
+// update that never saw them. Their lengths go too (a deleted chunk's
+// length stays in an update's, but its id is never used again there).
+func (t apartTx) DeleteChunks(ctx context.Context, sourceID int64) (int, error) {
+	n, err := t.indexTx.DeleteChunks(ctx, sourceID)
+	if err != nil {
+		return n, err
+	}
+	if err := t.exec(ctx, `DELETE FROM search_sources WHERE source_id = ?`, sourceID); err != nil {
+		return n, err
+	}
+	var last int64
+	if err := t.tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM search_chunks`).Scan(&last); err != nil {
+		return n, err
+	}
+	last = max(last, t.a.base)
+	if err := t.exec(ctx, `UPDATE sqlite_sequence SET seq = ? WHERE name = 'search_chunks'`, last); err != nil {
+		return n, err
+	}
+	// the block of the last chunk left is written again from FTS5's
+	// lengths; those past it go
+	block := last / sqlitedriver.LengthBlock
+	if err := t.exec(ctx, `DELETE FROM search_lengths WHERE block >= ?`, block); err != nil {
+		return n, err
+	}
+	return n, t.writeLengths(ctx, max(block*sqlitedriver.LengthBlock, t.a.base+1), last)
 }
 
 // TranscriptDocs reads the ledger's documents on its read pool.
@@ -211,6 +268,19 @@ func (a *apartIndex) Install(ctx context.Context) error {
 	if err := a.db.Flush(ctx); err != nil {
 		return err
 	}
+	if err := a.attach(ctx); err != nil {
+		return fmt.Errorf("install the search index: %w", err)
+	}
+	if err := a.install(ctx); err != nil {
+		return errors.Join(err, a.detach(ctx))
+	}
+	if a.db.ckpt != nil {
+		a.db.ckpt.committed()
+	}
+	return a.detach(ctx)
+}
+
+func (a *apartIndex) install(ctx context.Context) error {
 	tx, err := a.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -233,9 +303,6 @@ func (a *apartIndex) Install(ctx context.Context) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("install the search index: %w", err)
-	}
-	if a.db.ckpt != nil {
-		a.db.ckpt.committed()
 	}
 	return nil
 }

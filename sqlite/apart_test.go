@@ -94,14 +94,21 @@ func update(t *testing.T, db *sqlite.DB) search.IndexStats {
 // length, total, source's progress and word instance.
 func (tw *twins) same(when string) {
 	tw.t.Helper()
+	sameIndex(tw.t, when, tw.serial, tw.apart)
+}
+
+// sameIndex fails unless the index of serial (built by updates) and that
+// of apart hold the same.
+func sameIndex(t *testing.T, when string, serial, apart *sqlite.DB) {
+	t.Helper()
 	var got [2]bytes.Buffer
-	for i, db := range []*sqlite.DB{tw.serial, tw.apart} {
+	for i, db := range []*sqlite.DB{serial, apart} {
 		counts, err := indexdigest.Write(context.Background(), db.Path, &got[i])
 		if err != nil {
-			tw.t.Fatal(err)
+			t.Fatal(err)
 		}
 		if counts[0] == 0 || counts[4] == 0 {
-			tw.t.Fatalf("%s: an empty index (%v rows)", when, counts)
+			t.Fatalf("%s: an empty index (%v rows)", when, counts)
 		}
 	}
 	if bytes.Equal(got[0].Bytes(), got[1].Bytes()) {
@@ -110,10 +117,10 @@ func (tw *twins) same(when string) {
 	a, b := strings.Split(got[0].String(), "\n"), strings.Split(got[1].String(), "\n")
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
-			tw.t.Fatalf("%s: the indexes differ at row %d:\nupdated: %.300s\napart:   %.300s", when, i, a[i], b[i])
+			t.Fatalf("%s: the indexes differ at row %d:\nupdated: %.300s\napart:   %.300s", when, i, a[i], b[i])
 		}
 	}
-	tw.t.Fatalf("%s: the indexes differ: %d rows updated, %d apart", when, len(a), len(b))
+	t.Fatalf("%s: the indexes differ: %d rows updated, %d apart", when, len(a), len(b))
 }
 
 // buildApart builds the apart ledger's index apart and installs it.

@@ -51,6 +51,8 @@ type DB struct {
 	batchLines bool                 // lines were added in it
 	batchStmts map[string]*sql.Stmt // stmts bound to it
 	batchSlots map[int64]struct{}   // quarter hours of the usage written in it (refreshUsageSlots)
+
+	feed clawledger.IndexFeed // told what the writer stores (FeedIndex, feed.go)
 }
 
 // Options tune Open (see clawledger.OpenOptions).

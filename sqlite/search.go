@@ -191,13 +191,26 @@ const transcriptDocs = `SELECT l.id, l.offset, l.line_no, coalesce(l.entry_id, '
 
 // WorkspaceDoc reads a workspace file as a document.
 func (t *indexTx) WorkspaceDoc(ctx context.Context, src *clawledger.IndexSource) (clawledger.SearchDoc, string, error) {
-	d := clawledger.SearchDoc{Kind: search.KindMemory, SourceID: src.ID, Role: search.KindMemory, Path: src.Rel}
+	return workspaceDoc(ctx, t.tx, src)
+}
+
+func workspaceDoc(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, src *clawledger.IndexSource) (clawledger.SearchDoc, string, error) {
 	var sum string
 	var mtimeNs int64
-	err := t.tx.QueryRowContext(ctx, `SELECT agent_id, mtime_ns, sha256, content FROM workspace_files WHERE source_id = ?`, src.ID).
+	d := workspaceSearchDoc(src.ID, src.Rel, "", 0, "")
+	err := q.QueryRowContext(ctx, `SELECT agent_id, mtime_ns, sha256, content FROM workspace_files WHERE source_id = ?`, src.ID).
 		Scan(&d.AgentID, &mtimeNs, &sum, &d.Text)
 	d.MtimeMs = mtimeNs / 1e6
 	return d, sum, err
+}
+
+// workspaceSearchDoc is a workspace file as a document: the indexer
+// decides its kind from its path.
+func workspaceSearchDoc(sourceID int64, rel, agentID string, mtimeNs int64, content string) clawledger.SearchDoc {
+	return clawledger.SearchDoc{Kind: search.KindMemory, SourceID: sourceID, Role: search.KindMemory, Path: rel,
+		AgentID: agentID, MtimeMs: mtimeNs / 1e6, Text: content}
 }
 
 // DeleteChunks removes a source's chunks from every index table.
@@ -249,10 +262,12 @@ func (t *indexTx) AddChunk(ctx context.Context, c *clawledger.Chunk, tokens int)
 	}
 	t.chunks++
 	t.tokens += int64(tokens)
-	if t.first == 0 {
+	// a build apart gives deleted ids back (apartTx.DeleteChunks): the
+	// next may be below the first added
+	if t.first == 0 || c.ID < t.first {
 		t.first = c.ID
 	}
-	t.last = c.ID
+	t.last = max(t.last, c.ID)
 	return nil
 }
 

@@ -216,7 +216,8 @@ func (db *DB) Begin(ctx context.Context, src *clawledger.Source, mode clawledger
 	if err != nil {
 		return nil, nil, err
 	}
-	t := &ingestTx{w: w, src: src, batch: db.batch, savepoint: mode != clawledger.Append}
+	sess := &clawledger.Session{SourceID: src.ID, AgentID: src.AgentID, SessionID: src.SessionID, Class: src.Class, Kind: src.Kind}
+	t := &ingestTx{w: w, src: src, sess: sess, batch: db.batch, savepoint: mode != clawledger.Append}
 	if t.savepoint {
 		if err := w.execAll("SAVEPOINT src"); err != nil {
 			db.abort()
@@ -229,8 +230,10 @@ func (db *DB) Begin(ctx context.Context, src *clawledger.Source, mode clawledger
 			db.abort()
 			return nil, nil, err
 		}
+		if db.feed != nil {
+			db.feed.Discard(src.ID)
+		}
 	}
-	sess := &clawledger.Session{SourceID: src.ID, AgentID: src.AgentID, SessionID: src.SessionID, Class: src.Class, Kind: src.Kind}
 	if src.Kind == clawledger.KindTranscript && !replace && (src.Cursor.Offset > 0 || src.Cursor.Lines > 0) {
 		if err := loadSessionState(w, sess); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			db.abort()
@@ -257,7 +260,8 @@ func deleteSourceRows(w wtx, sourceID int64) error {
 type ingestTx struct {
 	w         wtx
 	src       *clawledger.Source
-	batch     *sql.Tx // the write transaction it writes in
+	sess      *clawledger.Session // the caller's, kept current as it reads (a feed's documents name its session)
+	batch     *sql.Tx             // the write transaction it writes in
 	savepoint bool
 	bytes     int64
 	done      bool
@@ -426,6 +430,9 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	if err != nil {
 		return err
 	}
+	if f := t.w.db.feed; f != nil && t.src.Kind == clawledger.KindTranscript {
+		t.feedDocs(f, lineID, rec)
+	}
 	sid := t.src.ID
 	if run := rec.CronRun; run != nil {
 		var delivered any
@@ -494,6 +501,9 @@ func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error
 	t.done = true
 	*t.src = src
 	db := t.w.db
+	if db.feed != nil && src.Kind == clawledger.KindTranscript {
+		t.feedStored(db.feed, sess)
+	}
 	db.batchSize += t.bytes
 	if db.batchSize >= batchBytes {
 		return db.Flush(t.w.ctx)
@@ -520,6 +530,9 @@ func (t *ingestTx) Rollback() error {
 	if err := t.w.execAll("ROLLBACK TO src", "RELEASE src"); err != nil {
 		db.abort()
 		return err
+	}
+	if db.feed != nil {
+		db.feed.Discard(t.src.ID)
 	}
 	return nil
 }
@@ -634,6 +647,12 @@ func (db *DB) PutWorkspaceFile(ctx context.Context, src *clawledger.Source, f *c
 			src.ID, f.SHA256, f.Size, f.MtimeNs, nowMs(), content); err != nil {
 			return err
 		}
-		return updateSource(w, src)
+		if err := updateSource(w, src); err != nil {
+			return err
+		}
+		if db.feed != nil {
+			db.feed.Workspace(workspaceSearchDoc(src.ID, src.Rel, f.AgentID, f.MtimeNs, content), f.SHA256)
+		}
+		return nil
 	})
 }

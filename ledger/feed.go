@@ -1,0 +1,60 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/search"
+)
+
+// indexFeed is a new ledger's first search index, built apart from what
+// the import stores as it stores it (clawledger.IndexFeeder): the import
+// leaves most of a core idle (its storing goroutine is the bound), and
+// the feed chunks and writes there what the index used to read back
+// after it. The cortex runs while the feed finishes (deriveApart).
+type indexFeed struct {
+	build  clawledger.ApartIndex
+	feed   *search.Feed
+	detach func()
+	closed bool
+}
+
+// feedIndex opens the build and attaches its feed to the writer before
+// the collector runs; nil when the store feeds none, the ingest leaves
+// the index for later, or the ledger holds an index or a line already.
+func feedIndex(ctx context.Context, st clawledger.Store, noIndex bool) (*indexFeed, error) {
+	feeder, ok := st.(clawledger.IndexFeeder)
+	if !ok || noIndex {
+		return nil, nil
+	}
+	b, err := feeder.BuildIndexApart(ctx)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	f := &indexFeed{build: b, feed: search.StartFeed(ctx, b)}
+	if f.detach, err = feeder.FeedIndex(ctx, f.feed); err != nil || f.detach == nil {
+		return nil, errors.Join(err, f.close())
+	}
+	return f, nil
+}
+
+// importDone detaches the feed from the writer: the import is stored.
+func (f *indexFeed) importDone() {
+	if f != nil && f.detach != nil {
+		f.detach()
+		f.detach = nil
+	}
+}
+
+// close ends the feed and discards the build (after its install, or
+// instead of it).
+func (f *indexFeed) close() error {
+	if f == nil || f.closed {
+		return nil
+	}
+	f.importDone()
+	f.closed = true
+	f.feed.Stop()
+	return f.build.Close()
+}

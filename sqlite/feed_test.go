@@ -1,0 +1,274 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/clawledger/clawledger/collect"
+	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/testenv"
+	"github.com/clawledger/clawledger/openclaw"
+	"github.com/clawledger/clawledger/search"
+	"github.com/clawledger/clawledger/sqlite"
+	"github.com/klauspost/compress/zstd"
+)
+
+// fedIngest ingests dirs into db with its first search index fed by the
+// import, finishes and installs it, and returns what the feed took and
+// what the update after the install added.
+func fedIngest(t *testing.T, db *sqlite.DB, fsys openclaw.FS, dirs ...string) (fed, after search.IndexStats) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := db.BuildIndexApart(ctx)
+	if err != nil || b == nil {
+		t.Fatalf("build apart: %v, %v", b, err)
+	}
+	defer b.Close()
+	f := search.StartFeed(ctx, b)
+	detach, err := db.FeedIndex(ctx, f)
+	if err != nil || detach == nil {
+		f.Stop()
+		t.Fatalf("feed: %v", err)
+	}
+	_, err = (&collect.Collector{Store: db, FS: fsys}).Run(ctx, dirs)
+	detach()
+	if err != nil {
+		f.Stop()
+		t.Fatal(err)
+	}
+	if fed, err = f.Finish(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Install(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return fed, update(t, db)
+}
+
+// serialIngest ingests dirs into db and updates its index.
+func serialIngest(t *testing.T, db *sqlite.DB, fsys openclaw.FS, dirs ...string) search.IndexStats {
+	t.Helper()
+	if _, err := (&collect.Collector{Store: db, FS: fsys}).Run(context.Background(), dirs); err != nil {
+		t.Fatal(err)
+	}
+	return update(t, db)
+}
+
+// fedTwins is a tree ingested twice, into a ledger whose index updates
+// build and one whose first index the import feeds.
+func fedTwins(t *testing.T, dirs ...string) (serial, fed *sqlite.DB, st search.IndexStats) {
+	t.Helper()
+	tmp := t.TempDir()
+	serial, fed = openLedger(t, filepath.Join(tmp, "serial.db")), openLedger(t, filepath.Join(tmp, "fed.db"))
+	serialIngest(t, serial, openclaw.OS, dirs...)
+	st, after := fedIngest(t, fed, openclaw.OS, dirs...)
+	if after.Docs != 0 || after.Chunks != 0 {
+		t.Errorf("the update after the fed build added %+v", after)
+	}
+	sameIndex(t, "after the first ingest", serial, fed)
+	return serial, fed, st
+}
+
+// TestFeedIndex: an index the import feeds is the index an update builds,
+// word for word, on the project's fixtures: transcripts of every version
+// and class, compactions and branch summaries, CJK text, malformed and
+// repaired lines, memory and workspace files, profiles and legacy dirs,
+// agent databases (whose sessions are stored before the files but
+// registered after them: the build takes the files and reads the
+// databases' sessions back), archives. The feed took the documents itself.
+func TestFeedIndex(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		tree func(t *testing.T, home string) []string
+		all  bool // every document fed: none read back
+	}{
+		{"cortex, memory, CJK", func(t *testing.T, home string) []string {
+			tw := &twins{t: t, state: filepath.Join(home, ".openclaw")}
+			tw.cortex = fixture.NewCortex(tw.state, fixture.CortexOptions{Sessions: 12, Seed: 7})
+			if err := tw.cortex.Write(nil); err != nil {
+				t.Fatal(err)
+			}
+			tw.file("workspace/MEMORY.md", "- the narwhal key lives in the vault\n- 数据库连接超时 after the deploy\n")
+			tw.file("workspace/SOUL.md", "calm, precise\n")
+			tw.file("agents/main/sessions/broken.jsonl", "{\"type\":\"session\",\"version\":3,\"id\":\"broken\"}\nundefined\n{\"type\":\"message\",\"id\":\"m1\",\"message\":{\"role\":\"user\",\"content\":\"数据库连接超时了\"}}\n")
+			return []string{tw.state}
+		}, true},
+		{"edge cases", func(t *testing.T, home string) []string {
+			m, err := fixture.WriteEdgeCases(home)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m.StateDirs
+		}, true},
+		{"workspaces", func(t *testing.T, home string) []string {
+			m, err := fixture.WriteWorkspaces(home)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return []string{m.StateDir}
+		}, true},
+		{"hostile", func(t *testing.T, home string) []string {
+			dir := filepath.Join(home, ".openclaw")
+			if _, err := fixture.WriteHostile(dir); err != nil {
+				t.Fatal(err)
+			}
+			return []string{dir}
+		}, true},
+		{"sqlite era", func(t *testing.T, home string) []string {
+			m, err := fixture.WriteSQLiteEra(filepath.Join(home, ".openclaw"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return []string{m.StateDir}
+		}, false},
+		// the genuine state dirs of both storage eras (skipped without
+		// ../shared/corpus)
+		{"corpus 2026.2.3", func(t *testing.T, _ string) []string {
+			return []string{filepath.Join(testenv.Corpus(t), "openclaw-2026.2.3", ".openclaw")}
+		}, true},
+		{"corpus 2026.9.6", func(t *testing.T, _ string) []string {
+			return []string{filepath.Join(testenv.Corpus(t), "openclaw-2026.9.6", ".openclaw")}
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dirs := c.tree(t, t.TempDir())
+			_, _, st := fedTwins(t, dirs...)
+			t.Logf("%+v", st)
+			if st.Fed == 0 || c.all && st.Fed != st.Docs {
+				t.Fatalf("the build took %d of its %d documents from the feed", st.Fed, st.Docs)
+			}
+		})
+	}
+}
+
+// TestFeedDropsWhatItCannotHold: a source whose documents the feed may
+// not hold as the ledger will (a compressed archive whose read fails part
+// way, rolled back to its savepoint; a file rewritten while it is read,
+// then re-read by the next ingest) leaves no chunk of it in the build, and
+// the index is still the one updates build.
+func TestFeedDropsWhatItCannotHold(t *testing.T) {
+	tmp := t.TempDir()
+	state := filepath.Join(tmp, ".openclaw")
+	cortex := fixture.NewCortex(state, fixture.CortexOptions{Sessions: 8, Seed: 11})
+	if err := cortex.Write(nil); err != nil {
+		t.Fatal(err)
+	}
+	// a reset archive holding a copy of the first session, compressed
+	plain, err := os.ReadFile(filepath.Join(state, filepath.FromSlash(cortex.Path(cortex.Sessions[0]))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(state, "agents", "main", "sessions", fixture.UUID(rand.New(rand.NewSource(1)))+".jsonl.reset.2026-03-14T09-30-00.000Z.zst")
+	enc, _ := zstd.NewWriter(nil)
+	var packed []byte // a frame a line: lines come out before the read fails
+	for line := range bytes.Lines(plain) {
+		packed = enc.EncodeAll(line, packed)
+	}
+	if err := os.WriteFile(archive, packed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// and a live session rewritten while it is read
+	live := filepath.Join(state, filepath.FromSlash(cortex.Path(cortex.Sessions[3])))
+	before, err := os.ReadFile(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewritten := bytes.ReplaceAll(before, []byte(`"role":"user"`), []byte(`"role":"user","x":"the rewritten narwhal"`))
+	reads := func() openclaw.FS {
+		// the same file as the other ledger read, and the same mishaps
+		if err := os.WriteFile(live, before, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(live, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		return &mishaps{FS: openclaw.OS, fail: archive, failAfter: int64(len(packed) / 2), rewrite: live, rewriteAfter: int64(len(before) / 3), to: rewritten}
+	}
+	serial, fed := openLedger(t, filepath.Join(tmp, "serial.db")), openLedger(t, filepath.Join(tmp, "fed.db"))
+	serialIngest(t, serial, reads(), state)
+	st, _ := fedIngest(t, fed, reads(), state)
+	t.Logf("%+v", st)
+	sameIndex(t, "after the first ingest", serial, fed)
+	if st.Removed == 0 || st.Fed == 0 {
+		t.Errorf("the feed took %+v: the archive's chunks should have gone", st)
+	}
+	if left := count(t, fed.Path, `SELECT count(*) FROM search_chunks c JOIN sources s ON s.id = c.source_id WHERE s.rel_path LIKE '%.zst'`); left != 0 {
+		t.Fatalf("%d chunks of the rolled-back archive", left)
+	}
+
+	// rewritten shorter between the ingests: the next re-reads it (and
+	// reads the archive)
+	short := bytes.Replace(before[:bytes.LastIndexByte(before[:len(before)/2], '\n')+1], []byte(`"role":"user"`), []byte(`"role":"user","y":"the shorter narwhal"`), 1)
+	if err := os.WriteFile(live, short, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []*sqlite.DB{serial, fed} {
+		rep, err := (&collect.Collector{Store: db, FS: openclaw.OS}).Run(context.Background(), []string{state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := update(t, db); rep.FilesReplaced != 1 || st.Removed == 0 || st.Docs == 0 {
+			t.Fatalf("the next ingest: %d files re-read, the update %+v", rep.FilesReplaced, st)
+		}
+	}
+	sameIndex(t, "after the re-read", serial, fed)
+}
+
+// mishaps is a file system on which sequential reads of one file fail
+// part way, and another file is rewritten part way through its read.
+type mishaps struct {
+	openclaw.FS
+	fail, rewrite           string
+	failAfter, rewriteAfter int64
+	to                      []byte
+}
+
+func (m *mishaps) Open(p string) (openclaw.File, error) {
+	f, err := m.FS.Open(p)
+	if err != nil {
+		return f, err
+	}
+	switch p {
+	case m.fail:
+		return &mishapFile{File: f, left: m.failAfter, at: func() error { return errors.New("input/output error") }}, nil
+	case m.rewrite:
+		to := m.to
+		return &mishapFile{File: f, left: m.rewriteAfter, at: func() error {
+			if to != nil {
+				err := os.WriteFile(p, to, 0o644)
+				to = nil
+				return err
+			}
+			return nil
+		}}, nil
+	}
+	return f, nil
+}
+
+// mishapFile runs at once left bytes are read: its error ends the read.
+type mishapFile struct {
+	openclaw.File
+	left int64
+	at   func() error
+}
+
+func (f *mishapFile) Read(b []byte) (int, error) {
+	if f.left <= 0 {
+		if err := f.at(); err != nil {
+			return 0, err
+		}
+		return f.File.Read(b)
+	}
+	n, err := f.File.Read(b[:min(int64(len(b)), f.left)])
+	f.left -= int64(n)
+	return n, err
+}
