@@ -240,11 +240,8 @@ type ApartIndexer interface {
 	BuildIndexApart(ctx context.Context) (ApartIndex, error)
 }
 
-// ApartIndex is a whole index built apart from the ledger's writer.
-// DeleteChunks on its transactions takes a source out of the build: its
-// chunks and its progress go, and when they were the build's last chunks,
-// the next chunk added takes the first of their ids again (a build fed in
-// source order stays in it: IndexFeed).
+// ApartIndex is a whole index built apart from the ledger's writer. Its
+// transactions are ApartIndexTx.
 type ApartIndex interface {
 	IndexWriter
 	// Install puts the built index in the ledger, in one transaction; the
@@ -255,6 +252,17 @@ type ApartIndex interface {
 	Install(ctx context.Context) error
 	// Close discards the build's storage (after Install, or instead of it).
 	Close() error
+}
+
+// ApartIndexTx is a transaction of a build apart.
+type ApartIndexTx interface {
+	IndexTx
+	// DropSources takes every source from sourceID on out of the build:
+	// their chunks and progress go, and the next chunk added takes the
+	// first of their ids again, as in an update that never saw them (a
+	// build fed in source order stays in it: IndexFeed). It returns how
+	// many chunks went.
+	DropSources(ctx context.Context, sourceID int64) (int, error)
 }
 
 // IndexTx is one write transaction on the search index. A source's chunks

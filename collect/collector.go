@@ -388,27 +388,47 @@ func (c *Collector) plan(ctx context.Context, dir string, rep *Report) (*dirPlan
 	sort.SliceStable(p.work, func(i, j int) bool {
 		return p.work[i].found.Info.ModTime().Before(p.work[j].found.Info.ModTime())
 	})
-	var fresh []*work
-	for _, w := range slices.Concat(p.work, p.cron) {
+	// new sources are registered in the order they are stored: the
+	// databases' first (execute), then the files
+	files := make(map[string]*clawledger.Source, len(tree.Files))
+	for _, f := range tree.Files {
+		files[f.Rel] = nil
+	}
+	work := slices.Concat(p.work, p.cron)
+	for _, w := range work {
 		if w.src.ID == 0 {
-			fresh = append(fresh, w)
+			files[w.src.Rel] = w.src
+		}
+	}
+	var fresh []*clawledger.Source
+	for _, d := range p.dbs {
+		fresh = append(fresh, d.newSources(ctx, p, files)...)
+	}
+	taken := make(map[*clawledger.Source]bool, len(fresh))
+	for _, src := range fresh {
+		taken[src] = true
+	}
+	for _, w := range work {
+		if w.src.ID == 0 && !taken[w.src] {
+			fresh = append(fresh, w.src)
 		}
 	}
 	srcs, err := c.ensureSources(ctx, fresh)
-	for i, src := range srcs {
+	for _, src := range srcs {
 		src.StateDir = abs
-		byRel[src.Rel], fresh[i].src = src, src
+		byRel[src.Rel] = src
+	}
+	for _, w := range work {
+		if src := byRel[w.src.Rel]; w.src.ID == 0 && src != nil {
+			w.src = src
+		}
 	}
 	return p, err
 }
 
-// ensureSources registers the sources of new work, in order, at once
-// when the store can (a first ingest registers thousands).
-func (c *Collector) ensureSources(ctx context.Context, work []*work) ([]*clawledger.Source, error) {
-	srcs := make([]*clawledger.Source, len(work))
-	for i, w := range work {
-		srcs[i] = w.src
-	}
+// ensureSources registers new sources, in order, at once when the store
+// can (a first ingest registers thousands).
+func (c *Collector) ensureSources(ctx context.Context, srcs []*clawledger.Source) ([]*clawledger.Source, error) {
 	if e, ok := c.Store.(clawledger.SourcesEnsurer); ok && len(srcs) > 0 {
 		return e.EnsureSources(ctx, srcs)
 	}

@@ -31,6 +31,7 @@ type dbPlan struct {
 	cold        []agentdb.ColdArchive
 	archives    []agentdb.Archive
 	indexPrint  string
+	windows     sessionWindows // read when first needed
 
 	// state database
 	jobs     []agentdb.CronJob
@@ -256,26 +257,8 @@ func (c *Collector) executeDatabase(ctx context.Context, p *dirPlan, d *dbPlan, 
 		}
 		return c.ingestDatabaseRuns(ctx, p, d, rep)
 	}
-	agent := d.found.AgentID
-	windows := &sessionWindows{}
-	transcript := func(sessionID string) (*clawledger.Source, error) {
-		rel := d.rel(sessionID)
-		if p.byRel[rel] == nil {
-			if err := windows.load(ctx, d.db); err != nil {
-				return nil, err
-			}
-		}
-		class := clawledger.ClassLive
-		if windows.byID[sessionID].Reason == "fork" {
-			class = clawledger.ClassFork
-		}
-		return c.source(ctx, p, clawledger.Source{Rel: rel, Kind: clawledger.KindTranscript, Class: class, AgentID: agent, SessionID: sessionID})
-	}
-
-	hot := map[string]bool{}
 	for _, t := range d.transcripts {
-		hot[t.SessionID] = true
-		src, err := transcript(t.SessionID)
+		src, err := c.session(ctx, p, d, t.SessionID)
 		if err != nil {
 			return err
 		}
@@ -284,11 +267,8 @@ func (c *Collector) executeDatabase(ctx context.Context, p *dirPlan, d *dbPlan, 
 			return err
 		}
 	}
-	for _, cold := range d.cold {
-		if hot[cold.SessionID] {
-			continue // restored: its events are back in transcript_events
-		}
-		src, err := transcript(cold.SessionID)
+	for _, cold := range d.coldOnly() {
+		src, err := c.session(ctx, p, d, cold.SessionID)
 		if err != nil {
 			return err
 		}
@@ -306,7 +286,117 @@ func (c *Collector) executeDatabase(ctx context.Context, p *dirPlan, d *dbPlan, 
 			return err
 		}
 	}
-	return c.ingestDatabaseIndex(ctx, p, d, windows)
+	return c.ingestDatabaseIndex(ctx, p, d)
+}
+
+// session returns the source of an agent database's session, registering
+// it when new.
+func (c *Collector) session(ctx context.Context, p *dirPlan, d *dbPlan, sessionID string) (*clawledger.Source, error) {
+	if s := p.byRel[d.rel(sessionID)]; s != nil {
+		return s, nil
+	}
+	tmpl, err := d.sessionSource(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return c.source(ctx, p, tmpl)
+}
+
+// sessionSource is a new session's source: a fork's class is its session
+// window's.
+func (d *dbPlan) sessionSource(ctx context.Context, sessionID string) (clawledger.Source, error) {
+	if err := d.windows.load(ctx, d.db); err != nil {
+		return clawledger.Source{}, err
+	}
+	class := clawledger.ClassLive
+	if d.windows.byID[sessionID].Reason == "fork" {
+		class = clawledger.ClassFork
+	}
+	return clawledger.Source{Rel: d.rel(sessionID), Kind: clawledger.KindTranscript, Class: class,
+		AgentID: d.found.AgentID, SessionID: sessionID}, nil
+}
+
+// archiveSource is an archive row's source.
+func (d *dbPlan) archiveSource(a agentdb.Archive) clawledger.Source {
+	return clawledger.Source{Rel: d.archiveRel(a.Name), Kind: clawledger.KindTranscript,
+		Class: clawledger.FileClass(a.Reason), AgentID: d.found.AgentID, SessionID: a.SessionID}
+}
+
+// indexSource is the source of the session index the database holds.
+func (d *dbPlan) indexSource() clawledger.Source {
+	return clawledger.Source{Rel: d.rel(openclaw.DatabaseIndexPart), Kind: clawledger.KindIndex,
+		Class: clawledger.ClassIndex, AgentID: d.found.AgentID}
+}
+
+// coldOnly is the cold archives of sessions not in transcript_events (a
+// restored session's events are back there).
+func (d *dbPlan) coldOnly() []agentdb.ColdArchive {
+	hot := make(map[string]bool, len(d.transcripts))
+	for _, t := range d.transcripts {
+		hot[t.SessionID] = true
+	}
+	var cold []agentdb.ColdArchive
+	for _, a := range d.cold {
+		if !hot[a.SessionID] {
+			cold = append(cold, a)
+		}
+	}
+	return cold
+}
+
+// newSources is the sources an agent database holds that the ledger does
+// not, in the order executeDatabase stores them (its sessions, its archive
+// rows, its session index): the plan registers them before the files,
+// which are stored after them, so that sources get ids in the order they
+// are stored (a new ledger's first search index is fed in that order:
+// clawledger.IndexFeed). An archive row published as a file of the tree
+// is stored into that file's source: files holds the tree's files, each
+// with its new source (nil when the ledger has it). None when the
+// database's session windows cannot be read: its sources are then
+// registered as they are read, and the read reports the error.
+func (d *dbPlan) newSources(ctx context.Context, p *dirPlan, files map[string]*clawledger.Source) []*clawledger.Source {
+	if d.found.Role != openclaw.DatabaseAgent {
+		return nil
+	}
+	var out []*clawledger.Source
+	seen := map[string]bool{}
+	add := func(src *clawledger.Source) {
+		if p.byRel[src.Rel] == nil && !seen[src.Rel] {
+			seen[src.Rel] = true
+			src.StateDirID = p.id
+			out = append(out, src)
+		}
+	}
+	sessions := make([]string, 0, len(d.transcripts)+len(d.cold))
+	for _, t := range d.transcripts {
+		sessions = append(sessions, t.SessionID)
+	}
+	for _, a := range d.coldOnly() {
+		sessions = append(sessions, a.SessionID)
+	}
+	for _, id := range sessions {
+		if p.byRel[d.rel(id)] != nil {
+			continue
+		}
+		tmpl, err := d.sessionSource(ctx, id)
+		if err != nil {
+			return nil
+		}
+		add(&tmpl)
+	}
+	for _, a := range d.archives {
+		tmpl := d.archiveSource(a)
+		if file, ok := files[tmpl.Rel]; ok {
+			if file != nil {
+				add(file)
+			}
+			continue
+		}
+		add(&tmpl)
+	}
+	tmpl := d.indexSource()
+	add(&tmpl)
+	return out
 }
 
 // sessionWindows are an agent database's session windows, read once, when
@@ -335,8 +425,7 @@ func (w *sessionWindows) load(ctx context.Context, db *agentdb.DB) error {
 // sha256, unless the archive is stored already (from the row or from its
 // published file: rows never change once written).
 func (c *Collector) ingestArchiveRow(ctx context.Context, p *dirPlan, d *dbPlan, a agentdb.Archive, rep *Report) error {
-	src, err := c.source(ctx, p, clawledger.Source{Rel: d.archiveRel(a.Name), Kind: clawledger.KindTranscript,
-		Class: clawledger.FileClass(a.Reason), AgentID: d.found.AgentID, SessionID: a.SessionID})
+	src, err := c.source(ctx, p, d.archiveSource(a))
 	if err != nil || hasContent(src) {
 		return err
 	}
@@ -357,9 +446,8 @@ func (c *Collector) ingestArchiveRow(ctx context.Context, p *dirPlan, d *dbPlan,
 
 // ingestDatabaseIndex replaces the index entries of an agent database when
 // its session windows or nodes changed.
-func (c *Collector) ingestDatabaseIndex(ctx context.Context, p *dirPlan, d *dbPlan, windows *sessionWindows) error {
-	src, err := c.source(ctx, p, clawledger.Source{Rel: d.rel(openclaw.DatabaseIndexPart), Kind: clawledger.KindIndex,
-		Class: clawledger.ClassIndex, AgentID: d.found.AgentID})
+func (c *Collector) ingestDatabaseIndex(ctx context.Context, p *dirPlan, d *dbPlan) error {
+	src, err := c.source(ctx, p, d.indexSource())
 	mark := fmt.Sprintf("%s/%d", d.indexPrint, len(d.archives)) // archived sessions are named too
 	if err != nil || (src.Cursor.Mark == mark && src.GoneAt == 0) {
 		return err
@@ -368,10 +456,10 @@ func (c *Collector) ingestDatabaseIndex(ctx context.Context, p *dirPlan, d *dbPl
 	if err != nil {
 		return sourceError(err)
 	}
-	if err := windows.load(ctx, d.db); err != nil {
+	if err := d.windows.load(ctx, d.db); err != nil {
 		return err
 	}
-	entries := agentdb.IndexEntries(nodes, windows.list, d.archives)
+	entries := agentdb.IndexEntries(nodes, d.windows.list, d.archives)
 	if err := d.db.Stable(); err != nil {
 		return err
 	}

@@ -754,3 +754,50 @@ func TestSQLiteEraCounts(t *testing.T) {
 		t.Errorf("no-op run: %+v", again)
 	}
 }
+
+// TestDatabaseSourcesRegisteredAsStored: a first ingest registers an agent
+// database's sessions, archive rows and session index with the files, in
+// one call, before the files, in the order it stores them (databases
+// first): transcripts' ids follow the order their lines are stored in,
+// which a new ledger's first search index is fed in (clawledger.IndexFeed).
+// An archive row published as a file of the tree is the file's source.
+func TestDatabaseSourcesRegisteredAsStored(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".openclaw")
+	if _, err := fixture.WriteSQLiteEra(dir); err != nil {
+		t.Fatal(err)
+	}
+	l := openLedger(t)
+	store := &countingStore{DB: l.db}
+	if _, err := (&collect.Collector{Store: store, FS: openclaw.OS}).Run(context.Background(), []string{dir}); err != nil {
+		t.Fatal(err)
+	}
+	var agentOne int
+	if err := l.raw.QueryRow(`SELECT count(*) FROM sources WHERE rel_path LIKE 'agents/%' AND id > (SELECT min(id) FROM sources WHERE rel_path LIKE 'state/%')`).Scan(&agentOne); err != nil {
+		t.Fatal(err)
+	}
+	if agentOne != 0 || store.ensuredN == 0 {
+		t.Errorf("%d agent sources registered after the plan's; %d at once", agentOne, store.ensuredN)
+	}
+	rows, err := l.raw.Query(`SELECT s.rel_path, min(l.id) FROM lines l JOIN sources s ON s.id = l.source_id
+		WHERE s.kind = 'transcript' GROUP BY s.id ORDER BY s.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var last int64
+	var n int
+	for rows.Next() {
+		var rel string
+		var first int64
+		if err := rows.Scan(&rel, &first); err != nil {
+			t.Fatal(err)
+		}
+		if first < last {
+			t.Errorf("%s: its first line stored before the sources below it", rel)
+		}
+		last, n = first, n+1
+	}
+	if err := rows.Err(); err != nil || n < 5 {
+		t.Fatalf("%d sources with lines (%v)", n, err)
+	}
+}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -92,7 +93,7 @@ type feedOp struct {
 	digest string
 	// opStored: the transcript's progress
 	lineCount, maxOffset int64
-	drop                 []int64 // opDrop: sources taken out of the build
+	from                 int64 // opDrop: the sources from this id on leave the build
 	// the document's chunks and their lengths, once chunked
 	chunks []Chunk
 	tokens []int
@@ -203,7 +204,7 @@ func (f *Feed) take(id int64) *fedSource {
 // the build.
 func (f *Feed) lower(id int64) {
 	if gone := f.cut(id); len(gone) > 0 {
-		f.push(feedOp{kind: opDrop, drop: gone}, 0)
+		f.push(feedOp{kind: opDrop, from: gone[0]}, 0)
 	}
 }
 
@@ -325,7 +326,7 @@ func (f *Feed) writeBatch(b *feedBatch) error {
 		case opStored:
 			err = ix.tx.TranscriptIndexed(ix.ctx, id, op.lineCount, op.maxOffset)
 		case opDrop:
-			err = f.drop(op.drop)
+			err = f.drop(op.from)
 		}
 		if err != nil {
 			return err
@@ -338,17 +339,16 @@ func (f *Feed) writeBatch(b *feedBatch) error {
 	return nil
 }
 
-// drop takes sources out of the build (clawledger.ApartIndex's
-// DeleteChunks).
-func (f *Feed) drop(ids []int64) error {
-	for _, id := range slices.Backward(ids) {
-		n, err := f.ix.tx.DeleteChunks(f.ix.ctx, id)
-		if err != nil {
-			return err
-		}
-		f.ix.stats.Removed += n
+// drop takes every source from id on out of the build
+// (clawledger.ApartIndexTx).
+func (f *Feed) drop(id int64) error {
+	tx, ok := f.ix.tx.(clawledger.ApartIndexTx)
+	if !ok {
+		return fmt.Errorf("the search index's build cannot take sources out of it (%T)", f.ix.tx)
 	}
-	return nil
+	n, err := tx.DropSources(f.ix.ctx, id)
+	f.ix.stats.Removed += n
+	return err
 }
 
 // end hands on what is left and waits for the feed's goroutines.

@@ -32,8 +32,10 @@ func (f *Feed) Finish(ctx context.Context, progress Progress) (IndexStats, error
 	if err != nil {
 		return ix.stats, err
 	}
-	if err := f.drop(f.cut(ceiling)); err != nil {
-		return ix.stats, err
+	if gone := f.cut(ceiling); len(gone) > 0 {
+		if err := f.drop(gone[0]); err != nil {
+			return ix.stats, err
+		}
 	}
 	var rest []clawledger.IndexSource
 	var held int64

@@ -208,34 +208,50 @@ func (t apartTx) WorkspaceDoc(ctx context.Context, src *clawledger.IndexSource) 
 	return workspaceDoc(ctx, t.a.db.r, src)
 }
 
-// DeleteChunks takes a source out of the build (clawledger.ApartIndex):
-// its chunks, its progress, and the ids past the chunks left, so that
-// the next chunk takes the id the first of them had, as it would in an
-// update that never saw them. Their lengths go too (a deleted chunk's
-// length stays in an update's, but its id is never used again there).
-func (t apartTx) DeleteChunks(ctx context.Context, sourceID int64) (int, error) {
-	n, err := t.indexTx.DeleteChunks(ctx, sourceID)
-	if err != nil {
-		return n, err
+// DropSources takes every source from sourceID on out of the build
+// (clawledger.ApartIndexTx), in one statement a table: their chunks,
+// their progress, and the ids past the chunks left, so that the next
+// chunk takes the id the first of them had, as it would in an update that
+// never saw them. Their lengths go too (a deleted chunk's length stays in
+// an update's, but its id is never used again there).
+func (t apartTx) DropSources(ctx context.Context, sourceID int64) (int, error) {
+	if err := t.exec(ctx, `UPDATE search_stats SET
+		chunks = chunks - (SELECT count(*) FROM search_chunks WHERE source_id >= ?1),
+		tokens = tokens - (SELECT coalesce(sum(tokens), 0) FROM search_chunks WHERE source_id >= ?1)`, sourceID); err != nil {
+		return 0, err
 	}
-	if err := t.exec(ctx, `DELETE FROM search_sources WHERE source_id = ?`, sourceID); err != nil {
-		return n, err
+	for _, q := range []string{
+		`DELETE FROM search_fts WHERE rowid IN (SELECT id FROM search_chunks WHERE source_id >= ?)`,
+		`DELETE FROM search_vectors WHERE chunk_id IN (SELECT id FROM search_chunks WHERE source_id >= ?)`,
+		`DELETE FROM search_sources WHERE source_id >= ?`,
+	} {
+		if err := t.exec(ctx, q, sourceID); err != nil {
+			return 0, err
+		}
+	}
+	res, err := t.execResult(ctx, `DELETE FROM search_chunks WHERE source_id >= ?`, sourceID)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
 	}
 	var last int64
 	if err := t.tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM search_chunks`).Scan(&last); err != nil {
-		return n, err
+		return int(n), err
 	}
 	last = max(last, t.a.base)
 	if err := t.exec(ctx, `UPDATE sqlite_sequence SET seq = ? WHERE name = 'search_chunks'`, last); err != nil {
-		return n, err
+		return int(n), err
 	}
 	// the block of the last chunk left is written again from FTS5's
 	// lengths; those past it go
 	block := last / sqlitedriver.LengthBlock
 	if err := t.exec(ctx, `DELETE FROM search_lengths WHERE block >= ?`, block); err != nil {
-		return n, err
+		return int(n), err
 	}
-	return n, t.writeLengths(ctx, max(block*sqlitedriver.LengthBlock, t.a.base+1), last)
+	return int(n), t.writeLengths(ctx, max(block*sqlitedriver.LengthBlock, t.a.base+1), last)
 }
 
 // TranscriptDocs reads the ledger's documents on its read pool.

@@ -7,8 +7,10 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/collect"
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/testenv"
@@ -78,14 +80,13 @@ func fedTwins(t *testing.T, dirs ...string) (serial, fed *sqlite.DB, st search.I
 // word for word, on the project's fixtures: transcripts of every version
 // and class, compactions and branch summaries, CJK text, malformed and
 // repaired lines, memory and workspace files, profiles and legacy dirs,
-// agent databases (whose sessions are stored before the files but
-// registered after them: the build takes the files and reads the
-// databases' sessions back), archives. The feed took the documents itself.
+// agent databases (their sessions, archive rows and index registered
+// before the files, as they are stored before them), archives. The feed
+// took every document itself: none was read back.
 func TestFeedIndex(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		tree func(t *testing.T, home string) []string
-		all  bool // every document fed: none read back
 	}{
 		{"cortex, memory, CJK", func(t *testing.T, home string) []string {
 			tw := &twins{t: t, state: filepath.Join(home, ".openclaw")}
@@ -97,49 +98,49 @@ func TestFeedIndex(t *testing.T) {
 			tw.file("workspace/SOUL.md", "calm, precise\n")
 			tw.file("agents/main/sessions/broken.jsonl", "{\"type\":\"session\",\"version\":3,\"id\":\"broken\"}\nundefined\n{\"type\":\"message\",\"id\":\"m1\",\"message\":{\"role\":\"user\",\"content\":\"数据库连接超时了\"}}\n")
 			return []string{tw.state}
-		}, true},
+		}},
 		{"edge cases", func(t *testing.T, home string) []string {
 			m, err := fixture.WriteEdgeCases(home)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return m.StateDirs
-		}, true},
+		}},
 		{"workspaces", func(t *testing.T, home string) []string {
 			m, err := fixture.WriteWorkspaces(home)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return []string{m.StateDir}
-		}, true},
+		}},
 		{"hostile", func(t *testing.T, home string) []string {
 			dir := filepath.Join(home, ".openclaw")
 			if _, err := fixture.WriteHostile(dir); err != nil {
 				t.Fatal(err)
 			}
 			return []string{dir}
-		}, true},
+		}},
 		{"sqlite era", func(t *testing.T, home string) []string {
 			m, err := fixture.WriteSQLiteEra(filepath.Join(home, ".openclaw"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			return []string{m.StateDir}
-		}, false},
+		}},
 		// the genuine state dirs of both storage eras (skipped without
 		// ../shared/corpus)
 		{"corpus 2026.2.3", func(t *testing.T, _ string) []string {
 			return []string{filepath.Join(testenv.Corpus(t), "openclaw-2026.2.3", ".openclaw")}
-		}, true},
+		}},
 		{"corpus 2026.9.6", func(t *testing.T, _ string) []string {
 			return []string{filepath.Join(testenv.Corpus(t), "openclaw-2026.9.6", ".openclaw")}
-		}, false},
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dirs := c.tree(t, t.TempDir())
 			_, _, st := fedTwins(t, dirs...)
 			t.Logf("%+v", st)
-			if st.Fed == 0 || c.all && st.Fed != st.Docs {
+			if st.Fed == 0 || st.Fed != st.Docs {
 				t.Fatalf("the build took %d of its %d documents from the feed", st.Fed, st.Docs)
 			}
 		})
@@ -271,4 +272,82 @@ func (f *mishapFile) Read(b []byte) (int, error) {
 	n, err := f.File.Read(b[:min(int64(len(b)), f.left)])
 	f.left -= int64(n)
 	return n, err
+}
+
+// TestFeedOutOfOrder: a source fed below sources fed already (as an
+// import that registered its sources in another order than it stores them
+// would) takes every source above it out of the build at once, and the
+// installed index is still the one updates build: those sources are read
+// back from the ledger after the ones fed.
+func TestFeedOutOfOrder(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	state := filepath.Join(tmp, ".openclaw")
+	if _, err := fixture.WriteCortex(state, fixture.CortexOptions{Sessions: 12, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	serial := openLedger(t, filepath.Join(tmp, "serial.db"))
+	serialIngest(t, serial, openclaw.OS, state)
+	for _, c := range []struct {
+		name  string
+		order func(ids []clawledger.IndexSource) []clawledger.IndexSource
+	}{
+		{"the upper half first", func(s []clawledger.IndexSource) []clawledger.IndexSource {
+			return append(slices.Clone(s[len(s)/2:]), s[:len(s)/2]...)
+		}},
+		{"reversed", func(s []clawledger.IndexSource) []clawledger.IndexSource {
+			s = slices.Clone(s)
+			slices.Reverse(s)
+			return s
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fed := openLedger(t, filepath.Join(t.TempDir(), "fed.db"))
+			if _, err := (&collect.Collector{Store: fed, FS: openclaw.OS}).Run(ctx, []string{state}); err != nil {
+				t.Fatal(err)
+			}
+			b, err := fed.BuildIndexApart(ctx)
+			if err != nil || b == nil {
+				t.Fatalf("build apart: %v, %v", b, err)
+			}
+			defer b.Close()
+			tx, err := b.BeginIndex(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srcs, err := tx.Behind(ctx)
+			tx.Rollback()
+			if err != nil {
+				t.Fatal(err)
+			}
+			srcs = slices.DeleteFunc(srcs, func(s clawledger.IndexSource) bool { return s.Kind != clawledger.KindTranscript })
+			f := search.StartFeed(ctx, b)
+			for _, s := range c.order(srcs) {
+				docs, offsets, err := fed.TranscriptDocs(ctx, &s, 0, 1<<20)
+				if err != nil {
+					f.Stop()
+					t.Fatal(err)
+				}
+				for i := range docs {
+					f.Doc(docs[i], offsets[i])
+				}
+				f.Stored(s.ID, s.LineCount, s.AgentID, s.SessionID)
+			}
+			st, err := f.Finish(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Install(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if after := update(t, fed); after.Docs != 0 {
+				t.Errorf("the update after the build added %+v", after)
+			}
+			t.Logf("%+v", st)
+			if st.Removed == 0 || st.Fed == 0 || st.Fed == st.Docs {
+				t.Errorf("the build took %+v: some fed, some taken out and read back", st)
+			}
+			sameIndex(t, c.name, serial, fed)
+		})
+	}
 }
