@@ -754,35 +754,38 @@ func (db *DB) TermCounts(ctx context.Context, terms []clawledger.SearchTerm, new
 	return out, c, nil
 }
 
-// Hits reads chunks with their sources.
+// Hits reads chunks with their sources, by a plan made once per
+// connection (the primary keys'; planned for its ids, the join cost 0.4 ms
+// of a rare word's search).
 func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*clawledger.ChunkHit, error) {
 	out := make(map[int64]*clawledger.ChunkHit, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := db.pool.Query(ctx, `SELECT c.id, c.kind, c.source_id, c.line_id, c.agent_id, c.session_id, c.entry_id,
-		c.role, c.ts_ms, c.start_line, c.end_line, c.part, c.hash, c.text, d.path, s.rel_path, s.class, s.gone_at_ms <> 0
-		FROM search_chunks c JOIN sources s ON s.id = c.source_id JOIN state_dirs d ON d.id = s.state_dir_id
-		WHERE c.id = ANY($1)`, ids)
+	err := db.pool.generic(ctx, func(b *pgx.Batch) {
+		clear(out)
+		b.Queue(`SELECT c.id, c.kind, c.source_id, c.line_id, c.agent_id, c.session_id, c.entry_id,
+			c.role, c.ts_ms, c.start_line, c.end_line, c.part, c.hash, c.text, d.path, s.rel_path, s.class, s.gone_at_ms <> 0
+			FROM search_chunks c JOIN sources s ON s.id = c.source_id JOIN state_dirs d ON d.id = s.state_dir_id
+			WHERE c.id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				h := &clawledger.ChunkHit{}
+				c := &h.Chunk
+				var part int32
+				if err := rows.Scan(&c.ID, &c.Kind, &c.SourceID, &c.LineID, &c.AgentID, &c.SessionID, &c.EntryID, &c.Role, &c.TsMs,
+					&c.StartLine, &c.EndLine, &part, &c.Hash, &c.Text, &h.StateDir, &h.Path, &h.Class, &h.Gone); err != nil {
+					return err
+				}
+				c.Part = int(part)
+				if search.FileKind(c.Kind) {
+					h.Class = ""
+				}
+				out[c.ID] = h
+			}
+			return rows.Err()
+		})
+	})
 	if err != nil {
-		return nil, db.fail(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		h := &clawledger.ChunkHit{}
-		c := &h.Chunk
-		var part int32
-		if err := rows.Scan(&c.ID, &c.Kind, &c.SourceID, &c.LineID, &c.AgentID, &c.SessionID, &c.EntryID, &c.Role, &c.TsMs,
-			&c.StartLine, &c.EndLine, &part, &c.Hash, &c.Text, &h.StateDir, &h.Path, &h.Class, &h.Gone); err != nil {
-			return nil, db.fail(err)
-		}
-		c.Part = int(part)
-		if search.FileKind(c.Kind) {
-			h.Class = ""
-		}
-		out[c.ID] = h
-	}
-	if err := rows.Err(); err != nil {
 		return nil, db.fail(err)
 	}
 	return out, db.memoryIndexHits(ctx, ids, out)
