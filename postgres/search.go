@@ -719,6 +719,10 @@ func buckets(lo, hi int64) string {
 	return b.String()
 }
 
+// CountsNewest says that TermCounts counts a term handed its newest
+// matches as search.EstimateDF does (search.NewestCounter).
+func (db *DB) CountsNewest() {}
+
 // TermCounts returns each term's document frequency: exact up to
 // search.DFProbe documents; beyond that estimated, as on SQLite, from how
 // densely its newest DFProbe matches lie among the newest chunks.

@@ -154,6 +154,17 @@ type Store interface {
 	LoadVectors(ctx context.Context, x clawledger.VectorSink) error
 }
 
+// NewestCounter is a Store whose TermCounts counts a term it is handed the
+// newest matches of as EstimateDF does, from those and its corpus totals
+// (the chunks' stores; an episode index counts every term exactly). The
+// engine counts such a term itself, with the totals of the search's
+// snapshot, and asks the store nothing when every term of the query is
+// one (a single word or phrase): a round trip less on PostgreSQL.
+type NewestCounter interface {
+	Store
+	CountsNewest()
+}
+
 // NearestStore is a store that finds the nearest vectors itself
 // (PostgreSQL with pgvector): the engine asks it rather than loading every
 // vector into its matrix.
@@ -272,12 +283,14 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	snap := req.Page
+	var corpus *Corpus // the snapshot's totals, on a first page
 	if snap == nil {
 		// the snapshot: every lane reads the chunks that exist now
 		_, c, err := e.Store.TermCounts(ctx, nil, nil)
 		if err != nil {
 			return nil, err
 		}
+		corpus = &c
 		snap = &Page{MaxID: c.MaxID, Mode: res.Mode, Since: req.Filter.Since, Until: req.Filter.Until}
 		if req.Decay {
 			snap.Now = req.Now // only decay counts from it: a cursor without is the same at every hour
@@ -289,7 +302,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 	var lex []laneHit
 	if res.Mode != ModeVector {
-		if lex, err = e.lexical(ctx, p, &req, snap, res); err != nil {
+		if lex, err = e.lexical(ctx, p, &req, snap, corpus, res); err != nil {
 			return nil, err
 		}
 	}
@@ -376,8 +389,9 @@ func (q quiet) Error() string { return "" }
 func (q quiet) Unwrap() error { return q.err }
 
 // lexical runs the lexical lane: the matches (the newest Window of them
-// for a broad query), ranked by BM25.
-func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, snap *Page, res *Result) ([]laneHit, error) {
+// for a broad query), ranked by BM25. base is the snapshot's corpus
+// totals on a first page.
+func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, snap *Page, base *Corpus, res *Result) ([]laneHit, error) {
 	matches, complete, err := e.Store.Lexical(ctx, p, &req.Filter, req.Window)
 	if err != nil || len(matches) == 0 {
 		return nil, err
@@ -400,12 +414,17 @@ func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, snap *Pag
 		newest = [][]int64{ids}
 	}
 	dfs, corpus := snap.DFs, snap.Corpus
-	if req.Page == nil {
+	_, counts := e.Store.(NewestCounter)
+	switch {
+	case req.Page == nil && counts && base != nil && len(terms) == 1 && len(newest) == 1:
+		dfs, corpus = []TermCount{EstimateDF(newest[0], base.MaxID, base.Chunks)}, *base
+		snap.DFs, snap.Corpus = dfs, corpus
+	case req.Page == nil:
 		if dfs, corpus, err = e.Store.TermCounts(ctx, terms, newest); err != nil {
 			return nil, err
 		}
 		snap.DFs, snap.Corpus = dfs, corpus
-	} else if len(dfs) != len(terms) {
+	case len(dfs) != len(terms):
 		return nil, clawledger.FieldErrorf("cursor", "not one of this query")
 	}
 	out := make([]laneHit, len(matches))

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/clawledger/clawledger"
@@ -72,6 +73,67 @@ func TestTermCountsReuseMatches(t *testing.T) {
 		}
 		if got != c.reused {
 			t.Errorf("%s: %d ids handed over, want %d", c.name, got, c.reused)
+		}
+	}
+}
+
+// countStore is matchStore whose TermCounts counts as the chunks' stores
+// do (EstimateDF of the newest matches handed over) and counts its calls.
+type countStore struct {
+	matchStore
+	calls int
+}
+
+func (s *countStore) TermCounts(_ context.Context, terms []Term, newest [][]int64) ([]TermCount, Corpus, error) {
+	s.calls++
+	c := Corpus{Chunks: float64(s.n), AvgLen: 3, MaxID: int64(s.n)}
+	out := make([]TermCount, len(terms))
+	for i := range terms {
+		ids := []int64{1, 2, 3}
+		if i < len(newest) && newest[i] != nil {
+			ids = newest[i][:min(len(newest[i]), DFProbe)]
+		}
+		out[i] = EstimateDF(ids, c.MaxID, c.Chunks)
+	}
+	return out, c, nil
+}
+
+// newestStore is a countStore that says so (NewestCounter).
+type newestStore struct{ countStore }
+
+func (s *newestStore) CountsNewest() {}
+
+// TestNewestCounter: a store that counts a term's newest matches as
+// EstimateDF does is asked for the snapshot's totals alone when every
+// term's newest matches are at hand, and the ranking is the same.
+func TestNewestCounter(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		n     int
+		calls int // the NewestCounter's TermCounts calls
+	}{
+		{"alpha", 50, 1},
+		{`"alpha beta"`, 50, 1},
+		{"alpha", 3000, 1},
+		{"alpha beta", 50, 2},
+		{"alpha -beta", 50, 2},
+	} {
+		req := Request{Query: c.query, Mode: ModeLexical, Window: 2000, Limit: 5}
+		plain := &countStore{matchStore: matchStore{n: c.n}}
+		counter := &newestStore{countStore{matchStore: matchStore{n: c.n}}}
+		want, err := (&Engine{Store: plain}).Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := (&Engine{Store: counter}).Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if counter.calls != c.calls {
+			t.Errorf("%s over %d: %d TermCounts calls, want %d", c.query, c.n, counter.calls, c.calls)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s over %d: %+v, want %+v", c.query, c.n, got, want)
 		}
 	}
 }
