@@ -165,6 +165,16 @@ type NewestCounter interface {
 	CountsNewest()
 }
 
+// SnapshotLexer is a Store that reads a first page's lexical matches and
+// the corpus totals in one snapshot (PostgreSQL: with its postings' first
+// round trip), the matches of the chunks up to the totals' MaxID, which
+// the search's other lanes and its later pages then keep to: the search's
+// snapshot costs no read of its own.
+type SnapshotLexer interface {
+	Store
+	LexicalSnapshot(ctx context.Context, q *Parsed, f *Filter, window int) (matches []LexicalMatch, complete bool, c Corpus, err error)
+}
+
 // NearestStore is a store that finds the nearest vectors itself
 // (PostgreSQL with pgvector): the engine asks it rather than loading every
 // vector into its matrix.
@@ -284,9 +294,16 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 	snap := req.Page
 	var corpus *Corpus // the snapshot's totals, on a first page
+	var first *lexRead // the lexical lane's matches, read with them
 	if snap == nil {
 		// the snapshot: every lane reads the chunks that exist now
-		_, c, err := e.Store.TermCounts(ctx, nil, nil)
+		var c Corpus
+		if sl, ok := e.Store.(SnapshotLexer); ok && res.Mode != ModeVector {
+			first = &lexRead{}
+			first.matches, first.complete, c, err = sl.LexicalSnapshot(ctx, p, &req.Filter, req.Window)
+		} else {
+			_, c, err = e.Store.TermCounts(ctx, nil, nil)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -302,7 +319,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 	var lex []laneHit
 	if res.Mode != ModeVector {
-		if lex, err = e.lexical(ctx, p, &req, snap, corpus, res); err != nil {
+		if lex, err = e.lexical(ctx, p, &req, snap, corpus, first, res); err != nil {
 			return nil, err
 		}
 	}
@@ -390,11 +407,18 @@ func (q quiet) Unwrap() error { return q.err }
 
 // lexical runs the lexical lane: the matches (the newest Window of them
 // for a broad query), ranked by BM25. base is the snapshot's corpus
-// totals on a first page.
-func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, snap *Page, base *Corpus, res *Result) ([]laneHit, error) {
-	matches, complete, err := e.Store.Lexical(ctx, p, &req.Filter, req.Window)
-	if err != nil || len(matches) == 0 {
-		return nil, err
+// totals on a first page, read the matches with them (SnapshotLexer).
+func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, snap *Page, base *Corpus, read *lexRead, res *Result) ([]laneHit, error) {
+	var err error
+	if read == nil {
+		read = &lexRead{}
+		if read.matches, read.complete, err = e.Store.Lexical(ctx, p, &req.Filter, req.Window); err != nil {
+			return nil, err
+		}
+	}
+	matches, complete := read.matches, read.complete
+	if len(matches) == 0 {
+		return nil, nil
 	}
 	res.LexicalMatches, res.LexicalComplete = len(matches), complete
 	ps := phrases(p)
@@ -445,6 +469,12 @@ func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, snap *Pag
 		return cmp.Compare(b.id, a.id)
 	})
 	return out, nil
+}
+
+// lexRead is the lexical lane's matches.
+type lexRead struct {
+	matches  []LexicalMatch
+	complete bool
 }
 
 // rank fuses the lanes' candidates and orders them: decay, one chunk per

@@ -98,6 +98,16 @@ func (s *countStore) TermCounts(_ context.Context, terms []Term, newest [][]int6
 	return out, c, nil
 }
 
+// Hits are of documents of their own (one line each), so that a search
+// has several hits and pages.
+func (s *countStore) Hits(ctx context.Context, ids []int64) (map[int64]*HitInfo, error) {
+	out, err := s.matchStore.Hits(ctx, ids)
+	for id, h := range out {
+		h.SourceID, h.LineID = id, id
+	}
+	return out, err
+}
+
 // newestStore is a countStore that says so (NewestCounter).
 type newestStore struct{ countStore }
 
@@ -134,6 +144,71 @@ func TestNewestCounter(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s over %d: %+v, want %+v", c.query, c.n, got, want)
+		}
+	}
+}
+
+// snapStore is a newestStore that reads a first page's matches with the
+// snapshot's totals (SnapshotLexer).
+type snapStore struct {
+	newestStore
+	snaps int
+}
+
+func (s *snapStore) LexicalSnapshot(ctx context.Context, q *Parsed, f *Filter, window int) ([]LexicalMatch, bool, Corpus, error) {
+	s.snaps++
+	ms, complete, err := s.Lexical(ctx, q, f, window)
+	return ms, complete, Corpus{Chunks: float64(s.n), AvgLen: 3, MaxID: int64(s.n)}, err
+}
+
+// TestSnapshotLexer: a store that reads a first page's matches with the
+// snapshot's totals is asked nothing else before the hits for one word or
+// phrase (its frequency is counted from those matches), the totals again
+// for a query of several terms; the first page and the next are those of
+// a store asked in turn.
+func TestSnapshotLexer(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		n     int
+		calls int // TermCounts calls for the first page
+	}{
+		{"alpha", 50, 0},
+		{`"alpha beta"`, 50, 0},
+		{"alpha", 3000, 0},
+		{"alpha beta", 50, 1},
+		{"alpha -beta", 50, 1},
+	} {
+		req := Request{Query: c.query, Mode: ModeLexical, Window: 2000, Limit: 5}
+		plain := &countStore{matchStore: matchStore{n: c.n}}
+		snap := &snapStore{newestStore: newestStore{countStore{matchStore: matchStore{n: c.n}}}}
+		want, err := (&Engine{Store: plain}).Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := (&Engine{Store: snap}).Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.calls != c.calls || snap.snaps != 1 {
+			t.Errorf("%s over %d: %d TermCounts calls and %d snapshots, want %d and 1", c.query, c.n, snap.calls, snap.snaps, c.calls)
+		}
+		if len(want.Hits) < 5 || want.Next == nil {
+			t.Fatalf("%s over %d: %d hits, next %v: no second page", c.query, c.n, len(want.Hits), want.Next)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s over %d: %+v, want %+v", c.query, c.n, got, want)
+		}
+		req.Page = want.Next
+		want, err = (&Engine{Store: plain}).Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err = (&Engine{Store: snap}).Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.snaps != 1 || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s over %d, second page (%d snapshots): %+v, want %+v", c.query, c.n, snap.snaps, got, want)
 		}
 	}
 }
