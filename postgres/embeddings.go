@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,10 +18,18 @@ import (
 // search package, as on SQLite, unless the server has pgvector
 // (vectors.go).
 
-// SearchMeta reads a search_meta value ("" when unset).
+// SearchMeta reads a search_meta value ("" when unset). A key of the
+// store's own (letters and _: the embedder's, vectorSpaceKey) is written
+// into the statement, which then keeps its plan on the connection: one
+// with a parameter is planned for its value at every search
+// (plan_cache_mode=force_custom_plan, dsn.go).
 func (db *DB) SearchMeta(ctx context.Context, key string) (string, error) {
 	var v string
-	err := db.pool.QueryRow(ctx, `SELECT value FROM search_meta WHERE key = $1`, key).Scan(&v)
+	query, args := `SELECT value FROM search_meta WHERE key = $1`, []any{key}
+	if key != "" && strings.Trim(key, "abcdefghijklmnopqrstuvwxyz_") == "" {
+		query, args = `SELECT value FROM search_meta WHERE key = '`+key+`'`, nil
+	}
+	err := db.pool.QueryRow(ctx, query, args...).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}

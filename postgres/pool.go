@@ -95,3 +95,27 @@ type errRows struct {
 
 func (e errRows) Next() bool { return false }
 func (e errRows) Err() error { return e.err }
+
+// generic runs the statements queue adds to a batch in one round trip, in
+// a read-only transaction of their own planned once per connection
+// (plan_cache_mode=force_generic_plan: the connections plan every
+// statement for its values, dsn.go, which costs more than reading a few
+// rows by key does: 0.4 ms for Hits' join). Only for statements whose
+// plan does not depend on their values (keys, ids). queue runs again, on
+// a new connection, when the connection was gone before any answer came:
+// it resets what its callbacks fill.
+func (p readPool) generic(ctx context.Context, queue func(b *pgx.Batch)) error {
+	send := func() error {
+		b := &pgx.Batch{}
+		b.Queue(`BEGIN READ ONLY`)
+		b.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
+		queue(b)
+		b.Queue(`COMMIT`)
+		return p.Pool.SendBatch(ctx, b).Close()
+	}
+	err := send()
+	if p.lost(err) && ctx.Err() == nil {
+		err = send()
+	}
+	return err
+}

@@ -198,6 +198,28 @@ func disagreements(t *testing.T, db *postgres.DB, queries []string) int {
 					report("%s %+v window %d: postings %.300v\nword index %.300v", text, f, window, a, b)
 				}
 			}
+			if f.MaxID > 0 {
+				continue
+			}
+			// a first page's matches with the snapshot's totals: those the
+			// totals read first and the matches up to their newest chunk are
+			for _, window := range []int{0, 10, len(all) + 5} {
+				a, b := both(func() any {
+					ms, complete, c, err := db.LexicalSnapshot(ctx, q, &f, window)
+					check(t, err)
+					return fmt.Sprintf("%v %+v %+v", complete, c, ms)
+				})
+				_, c, err := db.TermCounts(ctx, nil, nil)
+				check(t, err)
+				g := f
+				g.MaxID = c.MaxID
+				ms, complete, err := db.Lexical(ctx, q, &g, window)
+				check(t, err)
+				want := fmt.Sprintf("%v %+v %+v", complete, c, ms)
+				if a != want || b != want {
+					report("%s %+v window %d: with the snapshot, postings %.300v\nword index %.300v\nwant %.300v", text, f, window, a, b, want)
+				}
+			}
 		}
 		a, b := both(func() any {
 			res, err := (&search.Engine{Store: db}).Search(ctx, search.Request{Query: text, Mode: search.ModeLexical, Limit: 30, Window: 40})

@@ -12,7 +12,7 @@ import (
 type TextCounted struct{ *DB }
 
 func (s TextCounted) Lexical(ctx context.Context, q *clawledger.SearchQuery, f *clawledger.SearchFilter, window int) ([]clawledger.LexicalMatch, bool, error) {
-	return s.DB.lexical(ctx, q, f, window, nil)
+	return s.DB.lexical(ctx, q, f, window, nil, nil)
 }
 
 // SetWalkCost sets how many chunks the walk tests in the time the heap

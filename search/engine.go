@@ -154,6 +154,27 @@ type Store interface {
 	LoadVectors(ctx context.Context, x clawledger.VectorSink) error
 }
 
+// NewestCounter is a Store whose TermCounts counts a term it is handed the
+// newest matches of as EstimateDF does, from those and its corpus totals
+// (the chunks' stores; an episode index counts every term exactly). The
+// engine counts such a term itself, with the totals of the search's
+// snapshot, and asks the store nothing when every term of the query is
+// one (a single word or phrase): a round trip less on PostgreSQL.
+type NewestCounter interface {
+	Store
+	CountsNewest()
+}
+
+// SnapshotLexer is a Store that reads a first page's lexical matches and
+// the corpus totals in one snapshot (PostgreSQL: with its postings' first
+// round trip), the matches of the chunks up to the totals' MaxID, which
+// the search's other lanes and its later pages then keep to: the search's
+// snapshot costs no read of its own.
+type SnapshotLexer interface {
+	Store
+	LexicalSnapshot(ctx context.Context, q *Parsed, f *Filter, window int) (matches []LexicalMatch, complete bool, c Corpus, err error)
+}
+
 // NearestStore is a store that finds the nearest vectors itself
 // (PostgreSQL with pgvector): the engine asks it rather than loading every
 // vector into its matrix.
@@ -272,12 +293,21 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	snap := req.Page
+	var corpus *Corpus // the snapshot's totals, on a first page
+	var first *lexRead // the lexical lane's matches, read with them
 	if snap == nil {
 		// the snapshot: every lane reads the chunks that exist now
-		_, c, err := e.Store.TermCounts(ctx, nil, nil)
+		var c Corpus
+		if sl, ok := e.Store.(SnapshotLexer); ok && res.Mode != ModeVector {
+			first = &lexRead{}
+			first.matches, first.complete, c, err = sl.LexicalSnapshot(ctx, p, &req.Filter, req.Window)
+		} else {
+			_, c, err = e.Store.TermCounts(ctx, nil, nil)
+		}
 		if err != nil {
 			return nil, err
 		}
+		corpus = &c
 		snap = &Page{MaxID: c.MaxID, Mode: res.Mode, Since: req.Filter.Since, Until: req.Filter.Until}
 		if req.Decay {
 			snap.Now = req.Now // only decay counts from it: a cursor without is the same at every hour
@@ -289,7 +319,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 	var lex []laneHit
 	if res.Mode != ModeVector {
-		if lex, err = e.lexical(ctx, p, &req, snap, res); err != nil {
+		if lex, err = e.lexical(ctx, p, &req, snap, corpus, first, res); err != nil {
 			return nil, err
 		}
 	}
@@ -376,11 +406,19 @@ func (q quiet) Error() string { return "" }
 func (q quiet) Unwrap() error { return q.err }
 
 // lexical runs the lexical lane: the matches (the newest Window of them
-// for a broad query), ranked by BM25.
-func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, snap *Page, res *Result) ([]laneHit, error) {
-	matches, complete, err := e.Store.Lexical(ctx, p, &req.Filter, req.Window)
-	if err != nil || len(matches) == 0 {
-		return nil, err
+// for a broad query), ranked by BM25. base is the snapshot's corpus
+// totals on a first page, read the matches with them (SnapshotLexer).
+func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, snap *Page, base *Corpus, read *lexRead, res *Result) ([]laneHit, error) {
+	var err error
+	if read == nil {
+		read = &lexRead{}
+		if read.matches, read.complete, err = e.Store.Lexical(ctx, p, &req.Filter, req.Window); err != nil {
+			return nil, err
+		}
+	}
+	matches, complete := read.matches, read.complete
+	if len(matches) == 0 {
+		return nil, nil
 	}
 	res.LexicalMatches, res.LexicalComplete = len(matches), complete
 	ps := phrases(p)
@@ -400,12 +438,17 @@ func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, snap *Pag
 		newest = [][]int64{ids}
 	}
 	dfs, corpus := snap.DFs, snap.Corpus
-	if req.Page == nil {
+	_, counts := e.Store.(NewestCounter)
+	switch {
+	case req.Page == nil && counts && base != nil && len(terms) == 1 && len(newest) == 1:
+		dfs, corpus = []TermCount{EstimateDF(newest[0], base.MaxID, base.Chunks)}, *base
+		snap.DFs, snap.Corpus = dfs, corpus
+	case req.Page == nil:
 		if dfs, corpus, err = e.Store.TermCounts(ctx, terms, newest); err != nil {
 			return nil, err
 		}
 		snap.DFs, snap.Corpus = dfs, corpus
-	} else if len(dfs) != len(terms) {
+	case len(dfs) != len(terms):
 		return nil, clawledger.FieldErrorf("cursor", "not one of this query")
 	}
 	out := make([]laneHit, len(matches))
@@ -426,6 +469,12 @@ func (e *Engine) lexical(ctx context.Context, p *Parsed, req *Request, snap *Pag
 		return cmp.Compare(b.id, a.id)
 	})
 	return out, nil
+}
+
+// lexRead is the lexical lane's matches.
+type lexRead struct {
+	matches  []LexicalMatch
+	complete bool
 }
 
 // rank fuses the lanes' candidates and orders them: decay, one chunk per

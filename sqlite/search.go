@@ -491,6 +491,10 @@ func (db *DB) lexical(ctx context.Context, query *clawledger.SearchQuery, f *cla
 	return out, complete, nil
 }
 
+// CountsNewest says that TermCounts counts a term handed its newest
+// matches as search.EstimateDF does (search.NewestCounter).
+func (db *DB) CountsNewest() {}
+
 // TermCounts returns each term's document frequency: exact up to
 // search.DFProbe documents; beyond that estimated from how densely its
 // newest DFProbe matches lie among the newest chunks, which avoids walking

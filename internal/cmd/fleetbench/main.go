@@ -298,7 +298,7 @@ func reports(ctx context.Context, loc string, n int, query, only, profile string
 		for _, d := range ds {
 			sum += d
 		}
-		fmt.Printf("%s: median %.1f ms, mean %.1f ms, min %.1f ms, max %.1f ms (%d runs)\n", c.name,
+		fmt.Printf("%s: median %.2f ms, mean %.2f ms, min %.2f ms, max %.2f ms (%d runs)\n", c.name,
 			ms(ds[len(ds)/2]), ms(sum/time.Duration(len(ds))), ms(ds[0]), ms(ds[len(ds)-1]), len(ds))
 	}
 	return nil
