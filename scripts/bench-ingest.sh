@@ -79,13 +79,21 @@ rm -f "$WORK"/one.db*
 /usr/bin/time -f "  %M KiB, %e s" "$B/clawledger" ingest -q --state "$ONE" --db "$WORK/one.db"
 
 # OpenClaw 2026.7+: the same measures on 5,000 sessions held in one agent
-# database (no transcript files), left alone for over 2 s before the no-op
-# runs (a database written more recently is always asked what changed)
+# database (no transcript files) and a workspace of ten files, as real
+# installs have (files stored after the database's sessions: docs/benchmarks.md,
+# "Stop 26"), left alone for over 2 s before the no-op runs (a database
+# written more recently is always asked what changed)
 ERA=$WORK/era/.openclaw
 if [ ! -d "$ERA" ]; then
   "$B/genstate" -kind sqlite-large -home "$WORK/era" -files 5000
+  mkdir -p "$ERA/workspace/memory"
+  printf -- '- the deploy key lives in the vault\n- prefer postgres for the fleet\n' >"$ERA/workspace/MEMORY.md"
+  printf 'calm, precise\n' >"$ERA/workspace/SOUL.md"
+  for d in 01 02 03 04 05 06 07 08; do
+    printf '# 2026-11-%s\n- worked on the ingest benchmark, kubernetes rollout notes\n' "$d" >"$ERA/workspace/memory/2026-11-$d.md"
+  done
 fi
-echo "SQLite-era tree: $(du -sb "$ERA" | cut -f1) bytes, one agent database of 5000 sessions"
+echo "SQLite-era tree: $(du -sb "$ERA" | cut -f1) bytes, one agent database of 5000 sessions and a workspace of 10 files"
 find "$ERA" -exec touch -h -d '1 hour ago' {} +
 hyperfine --warmup 1 --runs 3 --export-json "$WORK/era-full.json" \
   --prepare "rm -f $WORK/era.db*" \
