@@ -108,6 +108,20 @@ func (s *countStore) Hits(ctx context.Context, ids []int64) (map[int64]*HitInfo,
 	return out, err
 }
 
+// searchBoth runs req on an engine over each store: want's answer, then
+// got's.
+func searchBoth(t *testing.T, req Request, want, got Store) (*Result, *Result) {
+	t.Helper()
+	var out [2]*Result
+	for i, st := range []Store{want, got} {
+		var err error
+		if out[i], err = (&Engine{Store: st}).Search(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out[0], out[1]
+}
+
 // newestStore is a countStore that says so (NewestCounter).
 type newestStore struct{ countStore }
 
@@ -131,14 +145,7 @@ func TestNewestCounter(t *testing.T) {
 		req := Request{Query: c.query, Mode: ModeLexical, Window: 2000, Limit: 5}
 		plain := &countStore{matchStore: matchStore{n: c.n}}
 		counter := &newestStore{countStore{matchStore: matchStore{n: c.n}}}
-		want, err := (&Engine{Store: plain}).Search(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := (&Engine{Store: counter}).Search(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want, got := searchBoth(t, req, plain, counter)
 		if counter.calls != c.calls {
 			t.Errorf("%s over %d: %d TermCounts calls, want %d", c.query, c.n, counter.calls, c.calls)
 		}
@@ -181,14 +188,7 @@ func TestSnapshotLexer(t *testing.T) {
 		req := Request{Query: c.query, Mode: ModeLexical, Window: 2000, Limit: 5}
 		plain := &countStore{matchStore: matchStore{n: c.n}}
 		snap := &snapStore{newestStore: newestStore{countStore{matchStore: matchStore{n: c.n}}}}
-		want, err := (&Engine{Store: plain}).Search(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := (&Engine{Store: snap}).Search(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want, got := searchBoth(t, req, plain, snap)
 		if snap.calls != c.calls || snap.snaps != 1 {
 			t.Errorf("%s over %d: %d TermCounts calls and %d snapshots, want %d and 1", c.query, c.n, snap.calls, snap.snaps, c.calls)
 		}
@@ -199,14 +199,7 @@ func TestSnapshotLexer(t *testing.T) {
 			t.Errorf("%s over %d: %+v, want %+v", c.query, c.n, got, want)
 		}
 		req.Page = want.Next
-		want, err = (&Engine{Store: plain}).Search(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err = (&Engine{Store: snap}).Search(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want, got = searchBoth(t, req, plain, snap)
 		if snap.snaps != 1 || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s over %d, second page (%d snapshots): %+v, want %+v", c.query, c.n, snap.snaps, got, want)
 		}
