@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/cortex"
 	"github.com/clawledger/clawledger/search"
 )
 
@@ -57,4 +58,55 @@ func (f *indexFeed) close() error {
 	f.closed = true
 	f.feed.Stop()
 	return f.build.Close()
+}
+
+// cortexFeed is a new ledger's first cortex, derived from what the import
+// stores as it stores it (clawledger.CortexFeeder): the cortex's update
+// after the import then reads back only the transcripts the feed did not
+// take whole (updateCortex).
+type cortexFeed struct {
+	feed   *cortex.Feed
+	detach func()
+}
+
+// feedCortex attaches a cortex feed to the writer before the collector
+// runs; nil when the store feeds none, the ingest leaves the derived
+// layers for later, or the ledger holds a line or a cortex already.
+func feedCortex(ctx context.Context, st clawledger.Store, noIndex bool) (*cortexFeed, error) {
+	feeder, ok := st.(clawledger.CortexFeeder)
+	b := builder(st)
+	if !ok || b == nil || noIndex {
+		return nil, nil
+	}
+	f := &cortexFeed{feed: cortex.StartFeed(ctx, b.Options)}
+	var err error
+	if f.detach, err = feeder.FeedCortex(ctx, f.feed); err != nil || f.detach == nil {
+		f.feed.Stop()
+		return nil, err
+	}
+	return f, nil
+}
+
+// derived is what the feed derived, for the cortex's update (nil: none).
+func (f *cortexFeed) derived() *cortex.Feed {
+	if f == nil {
+		return nil
+	}
+	return f.feed
+}
+
+// importDone detaches the feed from the writer: the import is stored.
+func (f *cortexFeed) importDone() {
+	if f != nil && f.detach != nil {
+		f.detach()
+		f.detach = nil
+	}
+}
+
+// close ends the feed (after the cortex's update, or instead of it).
+func (f *cortexFeed) close() {
+	if f != nil {
+		f.importDone()
+		f.feed.Stop()
+	}
 }

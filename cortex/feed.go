@@ -1,0 +1,292 @@
+package cortex
+
+import (
+	"context"
+	"runtime"
+	"sync"
+
+	"github.com/clawledger/clawledger"
+)
+
+// A new ledger's first cortex is fed by its import (clawledger.CortexFeeder):
+// the ledger's writer hands each transcript line to a Feed as it stores it,
+// as the cortex would read it back, and the Feed derives each transcript's
+// episodes on a goroutine of its own, in the import's idle CPU, instead of
+// reading the lines back once the import is done. The Builder's update
+// after the import then stores what the Feed derived of every transcript
+// the ledger holds as it was fed (Builder.Fed), and reads the others back.
+//
+// A transcript is derived before its session's index entry is known (a
+// file-era import stores sessions.json after the transcripts it names, its
+// newest file last), and so before the ledger says which agent and session
+// it holds: without them, then completed with them (withSession), which
+// gives what deriving it with them gives, since the entry only adds its
+// facts to every episode (sessionFacts).
+//
+// The Feed holds what it derived until the update: the episodes, facets
+// and links of the whole cortex, which are a few percent of the ledger's
+// lines (and their lines only while they wait to be derived: the writer
+// waits when the Feed is feedAhead batches behind).
+
+// feedBatchLines and feedBatchBytes bound a batch of the lines the writer
+// handed over; feedAhead is how many batches wait to be derived.
+const (
+	feedBatchLines = 1024
+	feedBatchBytes = 4 << 20
+	feedAhead      = 2
+)
+
+// Feed derives a new ledger's first cortex from the transcript lines its
+// writer stores (clawledger.CortexFeed). Its methods of that interface are
+// called on the writer's goroutine; Stop ends it, and the Builder it is
+// given to (Builder.Fed) waits for it to derive what it was fed.
+type Feed struct {
+	opt    Options
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// the writer's side: what was fed of each transcript
+	fed     map[int64]*fedSource
+	current int64 // the transcript fed last
+	pending *feedBatch
+
+	toDerive chan *feedBatch
+	ended    sync.Once
+	done     chan struct{}                        // closed once the deriving goroutine is gone
+	derived  map[int64]*clawledger.CortexChange // the deriving goroutine's, until done
+}
+
+// fedSource is what was fed of a transcript.
+type fedSource struct {
+	lines  int64 // lines fed
+	stored int64 // lines stored, as the writer last said
+	out    bool  // left out: read back from the ledger
+}
+
+// feedOp is a line, or a transcript (sourceID 0: every one) leaving the
+// feed, in the order the writer said them.
+type feedOp struct {
+	sourceID int64
+	line     clawledger.CortexLine
+	drop     bool
+}
+
+type feedBatch struct {
+	ops   []feedOp
+	bytes int
+}
+
+// StartFeed starts deriving episodes, with opt, from what the feed is
+// given; ctx ends its goroutine.
+func StartFeed(ctx context.Context, opt Options) *Feed {
+	ctx, cancel := context.WithCancel(ctx)
+	f := &Feed{opt: opt, ctx: ctx, cancel: cancel, fed: map[int64]*fedSource{}, pending: &feedBatch{},
+		toDerive: make(chan *feedBatch, feedAhead), done: make(chan struct{}), derived: map[int64]*clawledger.CortexChange{}}
+	go f.derive()
+	return f
+}
+
+// Line takes a transcript's stored line.
+func (f *Feed) Line(sourceID int64, l clawledger.CortexLine) {
+	s := f.take(sourceID)
+	if s == nil {
+		return
+	}
+	s.lines++
+	n := len(l.Raw)
+	if e := l.Entry; e != nil && e.Message != nil {
+		n += len(e.Message.Text)
+	}
+	f.push(feedOp{sourceID: sourceID, line: l}, n)
+}
+
+// Stored takes how many of a transcript's lines are stored.
+func (f *Feed) Stored(sourceID, lineCount int64) {
+	if s := f.take(sourceID); s != nil {
+		s.stored = lineCount
+	}
+}
+
+// Discard takes a transcript out: what it was fed may not be what the
+// ledger holds.
+func (f *Feed) Discard(sourceID int64) { f.leave(sourceID) }
+
+// Abort takes every transcript fed so far out: the write transaction that
+// was rolled back may have held any of them.
+func (f *Feed) Abort() {
+	for _, s := range f.fed {
+		s.out = true
+	}
+	f.push(feedOp{drop: true}, 0)
+}
+
+// take returns the transcript to feed, nil when it is out: taken out, or
+// back after another transcript (what the feed derived of it is done).
+func (f *Feed) take(id int64) *fedSource {
+	s := f.fed[id]
+	switch {
+	case s == nil:
+		s = &fedSource{}
+		f.fed[id], f.current = s, id
+	case id != f.current:
+		f.leave(id)
+	}
+	if s.out {
+		return nil
+	}
+	return s
+}
+
+// leave takes a transcript out.
+func (f *Feed) leave(id int64) {
+	s := f.fed[id]
+	if s == nil {
+		s = &fedSource{}
+		f.fed[id] = s
+	}
+	if !s.out {
+		s.out = true
+		f.push(feedOp{sourceID: id, drop: true}, 0)
+	}
+}
+
+// push queues an op, handing the batch on once it is full: the writer of
+// the ledger waits here while the feed is behind.
+func (f *Feed) push(op feedOp, bytes int) {
+	b := f.pending
+	b.ops = append(b.ops, op)
+	if b.bytes += bytes; len(b.ops) >= feedBatchLines || b.bytes >= feedBatchBytes {
+		f.send()
+	}
+}
+
+func (f *Feed) send() {
+	b := f.pending
+	if len(b.ops) == 0 {
+		return
+	}
+	f.pending = &feedBatch{ops: make([]feedOp, 0, feedBatchLines)}
+	select {
+	case f.toDerive <- b:
+	case <-f.ctx.Done(): // stopped: nothing more is derived
+	}
+}
+
+// derive derives each transcript's lines as they come, one transcript at
+// a time, giving way to the import's goroutines after each line (as the
+// search index's feed does: see search.Feed).
+func (f *Feed) derive() {
+	defer close(f.done)
+	var (
+		seg  *segmenter
+		id   int64
+		last int64 // the offset of the last line derived
+	)
+	finish := func(keep bool) {
+		if seg == nil {
+			return
+		}
+		if keep {
+			c := seg.change(0)
+			c.Seen, c.Offset = seg.seen, last
+			if state, err := seg.encodeState(true); err == nil {
+				c.State = state
+				f.derived[id] = c
+			}
+		}
+		seg.release()
+		seg = nil
+	}
+	for b := range f.toDerive {
+		if f.ctx.Err() != nil {
+			continue // until the writer is done
+		}
+		for i := range b.ops {
+			op := &b.ops[i]
+			if op.drop {
+				if op.sourceID == 0 || op.sourceID == id {
+					finish(false)
+				}
+				if op.sourceID == 0 {
+					clear(f.derived)
+				}
+				delete(f.derived, op.sourceID)
+				continue
+			}
+			if seg == nil || op.sourceID != id {
+				finish(true)
+				id = op.sourceID
+				seg = newSegmenter(&clawledger.CortexSource{SourceID: id, Offset: -1}, f.opt, freshState(f.opt), 0)
+			}
+			seg.add(&op.line)
+			last = op.line.Offset
+			runtime.Gosched()
+		}
+	}
+	finish(f.ctx.Err() == nil)
+}
+
+// end hands on what is left and waits for the deriving goroutine: the
+// writer is detached.
+func (f *Feed) end() {
+	f.ended.Do(func() {
+		f.send()
+		close(f.toDerive)
+		<-f.done
+	})
+}
+
+// Stop ends the feed, dropping what it derived (after the update, or
+// instead of it).
+func (f *Feed) Stop() {
+	f.cancel()
+	f.end()
+	f.derived = nil
+}
+
+// change returns the change the feed derived of a transcript the update
+// finds with nothing derived, completed with its session, when the ledger
+// holds the transcript as it was fed; nil when it is to be read back. A
+// change is handed out once.
+func (f *Feed) change(src *clawledger.CortexSource) *clawledger.CortexChange {
+	s, c := f.fed[src.SourceID], f.derived[src.SourceID]
+	if s == nil || s.out || c == nil || s.lines != s.stored || s.lines != src.Lines || c.Seen != src.Lines ||
+		src.Stale || src.Seen != 0 || src.State != nil {
+		return nil
+	}
+	delete(f.derived, src.SourceID)
+	withSession(c, src)
+	return c
+}
+
+// withSession completes a change derived without its transcript's session
+// (a fed one) with it: the agent and session its episodes name, the facts
+// of its index entry in every episode, as deriving it with src gives.
+func withSession(c *clawledger.CortexChange, src *clawledger.CortexSource) {
+	c.IndexSig = src.IndexSig
+	facts, links := sessionFacts(src)
+	for _, ep := range c.Episodes {
+		ep.AgentID, ep.SessionID = src.AgentID, src.SessionID
+	}
+	if len(facts) == 0 {
+		return
+	}
+	facets := make([]clawledger.FacetOccurrence, 0, len(c.Facets)+len(facts)*len(c.Episodes))
+	linked := make([]clawledger.EntityLink, 0, len(c.Links)+len(links)*len(c.Episodes))
+	fi, li := 0, 0
+	for _, ep := range c.Episodes {
+		nf, nl := len(facets), len(linked)
+		for ; fi < len(c.Facets) && c.Facets[fi].EpisodeID == ep.ID; fi++ {
+			facets = append(facets, c.Facets[fi])
+		}
+		for ; li < len(c.Links) && c.Links[li].EpisodeID == ep.ID; li++ {
+			linked = append(linked, c.Links[li])
+		}
+		a := &episodeAcc{index: map[occKey]*occurrence{}, links: map[link]bool{}}
+		a.addFacts(facts, links)
+		facets, linked = a.appendFacets(facets, linked, ep, func(s []string) []string { return s })
+		sortFacets(facets[nf:])
+		sortLinks(linked[nl:])
+	}
+	c.Facets, c.Links = facets, linked
+}
