@@ -52,7 +52,7 @@ type Feed struct {
 
 	toDerive chan *feedBatch
 	ended    sync.Once
-	done     chan struct{}                        // closed once the deriving goroutine is gone
+	done     chan struct{}                      // closed once the deriving goroutine is gone
 	derived  map[int64]*clawledger.CortexChange // the deriving goroutine's, until done
 }
 
