@@ -84,10 +84,27 @@ func fedTwins(t *testing.T, dirs ...string) (serial, fed *sqlite.DB, st search.I
 // before the files, as they are stored before them), archives. The feed
 // took every document itself: none was read back.
 func TestFeedIndex(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		tree func(t *testing.T, home string) []string
-	}{
+	for _, c := range feedTrees() {
+		t.Run(c.name, func(t *testing.T) {
+			dirs := c.tree(t, t.TempDir())
+			_, _, st := fedTwins(t, dirs...)
+			t.Logf("%+v", st)
+			if st.Fed == 0 || st.Fed != st.Docs {
+				t.Fatalf("the build took %d of its %d documents from the feed", st.Fed, st.Docs)
+			}
+		})
+	}
+}
+
+// feedTree is a tree of state dirs a test writes under home.
+type feedTree struct {
+	name string
+	tree func(t *testing.T, home string) []string
+}
+
+// feedTrees are the trees the feeds of an import are tried on.
+func feedTrees() []feedTree {
+	return []feedTree{
 		{"cortex, memory, CJK", func(t *testing.T, home string) []string {
 			tw := &twins{t: t, state: filepath.Join(home, ".openclaw")}
 			tw.cortex = fixture.NewCortex(tw.state, fixture.CortexOptions{Sessions: 12, Seed: 7})
@@ -135,15 +152,6 @@ func TestFeedIndex(t *testing.T) {
 		{"corpus 2026.9.6", func(t *testing.T, _ string) []string {
 			return []string{filepath.Join(testenv.Corpus(t), "openclaw-2026.9.6", ".openclaw")}
 		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			dirs := c.tree(t, t.TempDir())
-			_, _, st := fedTwins(t, dirs...)
-			t.Logf("%+v", st)
-			if st.Fed == 0 || st.Fed != st.Docs {
-				t.Fatalf("the build took %d of its %d documents from the feed", st.Fed, st.Docs)
-			}
-		})
 	}
 }
 
