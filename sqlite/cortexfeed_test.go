@@ -231,3 +231,34 @@ func render(v cortexLineView) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestFeedCortexDropsWhatItCannotHold: a transcript the feed may not
+// derive as the ledger holds it (a compressed archive whose read fails
+// part way, rolled back to its savepoint; a file rewritten while it is
+// read) is read back, and the cortex is still the one an update derives;
+// so it is after the next ingest re-reads them.
+func TestFeedCortexDropsWhatItCannotHold(t *testing.T) {
+	m := newMishapTree(t)
+	tmp := t.TempDir()
+	serial, fed := openLedger(t, filepath.Join(tmp, "serial.db")), openLedger(t, filepath.Join(tmp, "fed.db"))
+	if _, err := (&collect.Collector{Store: serial, FS: m.reads()}).Run(context.Background(), []string{m.state}); err != nil {
+		t.Fatal(err)
+	}
+	updateCortex(t, serial, nil)
+	st := fedCortexIngest(t, fed, m.reads(), m.state)
+	t.Logf("%+v", st)
+	sameCortex(t, "after the first ingest", serial, fed)
+	if st.Fed == 0 || st.Fed == st.Sources {
+		t.Errorf("the update took %+v: the archive should have been read back", st)
+	}
+	m.shorten()
+	for _, db := range []*sqlite.DB{serial, fed} {
+		if _, err := (&collect.Collector{Store: db, FS: openclaw.OS}).Run(context.Background(), []string{m.state}); err != nil {
+			t.Fatal(err)
+		}
+		if st := updateCortex(t, db, nil); st.Sources == 0 {
+			t.Fatalf("the next update: %+v", st)
+		}
+	}
+	sameCortex(t, "after the re-read", serial, fed)
+}

@@ -1,0 +1,147 @@
+package cortex_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/cortex"
+	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/indexdigest"
+)
+
+// digest is every row of the ledger's cortex (its states too).
+func (l *ledger) digest() string {
+	l.t.Helper()
+	var b bytes.Buffer
+	if _, err := indexdigest.WriteCortex(context.Background(), l.db.Path, &b); err != nil {
+		l.t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestFeedTakesOutWhatItCannotHold: a transcript fed in two parts with
+// another between them, discarded, fed short of what the ledger holds, or
+// fed before the write transaction was rolled back is read back from the
+// ledger; the others are taken as the feed derived them, in whatever order
+// they came, and the cortex is the one an update derives from the ledger.
+// Updates after it (the transcripts grown) give what they give the cortex
+// derived from the ledger: they resume from the states the feed derived.
+func TestFeedTakesOutWhatItCannotHold(t *testing.T) {
+	ctx := context.Background()
+	m := fixture.NewCortex(filepath.Join(t.TempDir(), ".openclaw"), fixture.CortexOptions{Sessions: 12, Seed: 5})
+	if err := m.Write(func(s *fixture.CortexSession) int { return len(s.Lines) * 2 / 3 }); err != nil {
+		t.Fatal(err)
+	}
+	ref, fed := newLedger(t, m.StateDir), newLedger(t, m.StateDir)
+	ref.ingest()
+	ref.update(cortex.Options{})
+	fed.ingest()
+	srcs, _, err := fed.db.CortexSources(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) < 10 {
+		t.Fatalf("%d transcripts", len(srcs))
+	}
+	lines := func(src *clawledger.CortexSource) []clawledger.CortexLine {
+		ls, err := fed.db.CortexLines(ctx, src.SourceID, -1, 1<<30)
+		if err != nil || len(ls) < 4 {
+			t.Fatalf("%s: %d lines, %v", src.Path, len(ls), err)
+		}
+		return ls
+	}
+	f := cortex.StartFeed(ctx, cortex.Options{})
+	defer f.Stop()
+	feed := func(src *clawledger.CortexSource, ls []clawledger.CortexLine, stored int64) {
+		for _, l := range ls {
+			f.Line(src.SourceID, l)
+		}
+		f.Stored(src.SourceID, stored)
+	}
+	// fed before the write transaction was rolled back: read back, as is
+	// the rest of the transcript in flight
+	feed(srcs[4], lines(srcs[4]), srcs[4].Lines)
+	l5 := lines(srcs[5])
+	feed(srcs[5], l5[:2], 2)
+	f.Abort()
+	feed(srcs[5], l5[2:], srcs[5].Lines)
+	// in two parts, another transcript between them: read back
+	a, b := srcs[0], srcs[1]
+	la := lines(a)
+	feed(a, la[:len(la)/2], int64(len(la)/2))
+	feed(b, lines(b), b.Lines)
+	feed(a, la[len(la)/2:], a.Lines)
+	// discarded (a re-read, a savepoint rolled back): read back
+	feed(srcs[2], lines(srcs[2]), srcs[2].Lines)
+	f.Discard(srcs[2].SourceID)
+	// a line short of the ledger: read back
+	l3 := lines(srcs[3])
+	feed(srcs[3], l3[:len(l3)-1], int64(len(l3)-1))
+	// the others, last first: taken from the feed
+	for i := len(srcs) - 1; i >= 6; i-- {
+		feed(srcs[i], lines(srcs[i]), srcs[i].Lines)
+	}
+	b2 := fed.builder(cortex.Options{})
+	b2.Fed = f
+	st, err := b2.Update(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 + len(srcs) - 6; st.Fed != want || st.Sources != len(srcs) {
+		t.Errorf("the update took %d transcripts of %d from the feed, want %d", st.Fed, st.Sources, want)
+	}
+	if got, want := fed.digest(), ref.digest(); got != want {
+		t.Fatalf("the fed cortex differs from the one derived from the ledger: %s", firstDiff(want, got))
+	}
+
+	if err := m.Write(nil); err != nil { // the transcripts grown
+		t.Fatal(err)
+	}
+	for _, l := range []*ledger{ref, fed} {
+		l.ingest()
+		if st := l.update(cortex.Options{}); st.Sources != len(srcs) {
+			t.Fatalf("the update after the transcripts grew derived %+v", st)
+		}
+	}
+	if got, want := fed.digest(), ref.digest(); got != want {
+		t.Fatalf("after an update, the fed cortex differs from the one derived from the ledger: %s", firstDiff(want, got))
+	}
+}
+
+// TestFeedOptions: a feed that derived with other options than the
+// update's is not taken.
+func TestFeedOptions(t *testing.T) {
+	ctx := context.Background()
+	m := writeCortex(t, fixture.CortexOptions{Sessions: 4, Seed: 9})
+	ref, fed := newLedger(t, m.StateDir), newLedger(t, m.StateDir)
+	ref.ingest()
+	ref.update(cortex.Options{})
+	fed.ingest()
+	srcs, _, err := fed.db.CortexSources(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := cortex.StartFeed(ctx, cortex.Options{TurnPairs: true})
+	defer f.Stop()
+	for _, src := range srcs {
+		ls, err := fed.db.CortexLines(ctx, src.SourceID, -1, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range ls {
+			f.Line(src.SourceID, l)
+		}
+		f.Stored(src.SourceID, src.Lines)
+	}
+	b := fed.builder(cortex.Options{})
+	b.Fed = f
+	if st, err := b.Update(ctx); err != nil || st.Fed != 0 {
+		t.Fatalf("the update took %+v from a feed of other options (%v)", st, err)
+	}
+	if got, want := fed.digest(), ref.digest(); got != want {
+		t.Fatalf("the cortex differs: %s", firstDiff(want, got))
+	}
+}
