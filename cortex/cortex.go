@@ -199,7 +199,11 @@ func (b *Builder) read(ctx context.Context, srcs []*clawledger.CortexSource, reb
 	}
 	for _, src := range srcs {
 		if fed != nil {
-			if c := fed.change(src); c != nil {
+			c, err := fed.change(src)
+			if err != nil {
+				return fmt.Errorf("cortex: %s: what the import's feed derived: %w", src.Path, err)
+			}
+			if c != nil {
 				select {
 				case out <- &batch{src: src, fed: c, last: true}:
 				case <-ctx.Done():

@@ -1,7 +1,11 @@
 package cortex
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/gob"
+	"io"
 	"runtime"
 	"sync"
 
@@ -23,10 +27,12 @@ import (
 // gives what deriving it with them gives, since the entry only adds its
 // facts to every episode (sessionFacts).
 //
-// The Feed holds what it derived until the update: the episodes, facets
-// and links of the whole cortex, which are a few percent of the ledger's
-// lines (and their lines only while they wait to be derived: the writer
-// waits when the Feed is feedAhead batches behind).
+// What the Feed derived waits for the update in a file (the episodes,
+// facets and links of the whole cortex: 40 MB for a tree of 600 MB, which
+// the heap would hold over the soft memory limit an ingest runs with, and
+// the collector would then run back to back), each transcript's change
+// encoded apart; the Feed holds a transcript's lines only while they wait
+// to be derived (the writer waits when it is feedAhead batches behind).
 
 // feedBatchLines and feedBatchBytes bound a batch of the lines the writer
 // handed over; feedAhead is how many batches wait to be derived.
@@ -52,9 +58,25 @@ type Feed struct {
 
 	toDerive chan *feedBatch
 	ended    sync.Once
-	done     chan struct{}                      // closed once the deriving goroutine is gone
-	derived  map[int64]*clawledger.CortexChange // the deriving goroutine's, until done
+	done     chan struct{} // closed once the deriving goroutine is gone
+	// the deriving goroutine's, until done: where each transcript's change
+	// is in the spill, and why the feed stopped deriving
+	spill   Spill
+	w       *bufio.Writer
+	size    int64
+	derived map[int64]span
+	err     error
 }
+
+// Spill is the file a Feed keeps what it derived in, until the update
+// after the import reads it.
+type Spill interface {
+	io.Writer
+	io.ReaderAt
+}
+
+// span is where a change is in the spill.
+type span struct{ off, n int64 }
 
 // fedSource is what was fed of a transcript.
 type fedSource struct {
@@ -77,11 +99,13 @@ type feedBatch struct {
 }
 
 // StartFeed starts deriving episodes, with opt, from what the feed is
-// given; ctx ends its goroutine.
-func StartFeed(ctx context.Context, opt Options) *Feed {
+// given, into spill (an empty file of the caller's, written from its
+// start); ctx ends its goroutine.
+func StartFeed(ctx context.Context, opt Options, spill Spill) *Feed {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &Feed{opt: opt, ctx: ctx, cancel: cancel, fed: map[int64]*fedSource{}, pending: &feedBatch{},
-		toDerive: make(chan *feedBatch, feedAhead), done: make(chan struct{}), derived: map[int64]*clawledger.CortexChange{}}
+		toDerive: make(chan *feedBatch, feedAhead), done: make(chan struct{}),
+		spill: spill, w: bufio.NewWriterSize(spill, 1<<20), derived: map[int64]span{}}
 	go f.derive()
 	return f
 }
@@ -182,16 +206,16 @@ func (f *Feed) derive() {
 		id   int64
 		last int64 // the offset of the last line derived
 	)
+	var buf bytes.Buffer
 	finish := func(keep bool) {
 		if seg == nil {
 			return
 		}
-		if keep {
+		if keep && f.err == nil {
 			c := seg.change(0)
 			c.Seen, c.Offset = seg.seen, last
-			if state, err := seg.encodeState(true); err == nil {
-				c.State = state
-				f.derived[id] = c
+			if c.State, f.err = seg.encodeState(true); f.err == nil {
+				f.err = f.put(id, c, &buf)
 			}
 		}
 		seg.release()
@@ -208,7 +232,7 @@ func (f *Feed) derive() {
 					finish(false)
 				}
 				if op.sourceID == 0 {
-					clear(f.derived)
+					clear(f.derived) // what it took in the spill is left there, unread
 				}
 				delete(f.derived, op.sourceID)
 				continue
@@ -224,6 +248,33 @@ func (f *Feed) derive() {
 		}
 	}
 	finish(f.ctx.Err() == nil)
+	if f.err == nil {
+		f.err = f.w.Flush()
+	}
+}
+
+// put writes a transcript's change into the spill.
+func (f *Feed) put(id int64, c *clawledger.CortexChange, buf *bytes.Buffer) error {
+	buf.Reset()
+	if err := gob.NewEncoder(buf).Encode(c); err != nil {
+		return err
+	}
+	if _, err := f.w.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	f.derived[id] = span{f.size, int64(buf.Len())}
+	f.size += int64(buf.Len())
+	return nil
+}
+
+// get reads a transcript's change from the spill.
+func (f *Feed) get(at span) (*clawledger.CortexChange, error) {
+	b := make([]byte, at.n)
+	if _, err := f.spill.ReadAt(b, at.off); err != nil {
+		return nil, err
+	}
+	c := &clawledger.CortexChange{}
+	return c, gob.NewDecoder(bytes.NewReader(b)).Decode(c)
 }
 
 // end hands on what is left and waits for the deriving goroutine: the
@@ -236,27 +287,29 @@ func (f *Feed) end() {
 	})
 }
 
-// Stop ends the feed, dropping what it derived (after the update, or
-// instead of it).
+// Stop ends the feed (after the update, or instead of it); the caller
+// then discards the spill.
 func (f *Feed) Stop() {
 	f.cancel()
 	f.end()
-	f.derived = nil
 }
 
 // change returns the change the feed derived of a transcript the update
 // finds with nothing derived, completed with its session, when the ledger
-// holds the transcript as it was fed; nil when it is to be read back. A
-// change is handed out once.
-func (f *Feed) change(src *clawledger.CortexSource) *clawledger.CortexChange {
-	s, c := f.fed[src.SourceID], f.derived[src.SourceID]
-	if s == nil || s.out || c == nil || s.lines != s.stored || s.lines != src.Lines || c.Seen != src.Lines ||
+// holds the transcript as it was fed; nil when it is to be read back (as
+// every transcript is when the feed failed to keep what it derived).
+func (f *Feed) change(src *clawledger.CortexSource) (*clawledger.CortexChange, error) {
+	s, at := f.fed[src.SourceID], f.derived[src.SourceID]
+	if f.err != nil || s == nil || s.out || at.n == 0 || s.lines != s.stored || s.lines != src.Lines ||
 		src.Stale || src.Seen != 0 || src.State != nil {
-		return nil
+		return nil, nil
 	}
-	delete(f.derived, src.SourceID)
+	c, err := f.get(at)
+	if err != nil || c.Seen != src.Lines {
+		return nil, err
+	}
 	withSession(c, src)
-	return c
+	return c, nil
 }
 
 // withSession completes a change derived without its transcript's session

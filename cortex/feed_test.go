@@ -3,6 +3,7 @@ package cortex_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -20,6 +21,17 @@ func (l *ledger) digest() string {
 		l.t.Fatal(err)
 	}
 	return b.String()
+}
+
+// spill is a file for a feed to keep what it derived in.
+func spill(t *testing.T) *os.File {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "cortex-feed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 // TestFeedTakesOutWhatItCannotHold: a transcript fed in two parts with
@@ -53,7 +65,7 @@ func TestFeedTakesOutWhatItCannotHold(t *testing.T) {
 		}
 		return ls
 	}
-	f := cortex.StartFeed(ctx, cortex.Options{})
+	f := cortex.StartFeed(ctx, cortex.Options{}, spill(t))
 	defer f.Stop()
 	feed := func(src *clawledger.CortexSource, ls []clawledger.CortexLine, stored int64) {
 		for _, l := range ls {
@@ -124,7 +136,7 @@ func TestFeedOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := cortex.StartFeed(ctx, cortex.Options{TurnPairs: true})
+	f := cortex.StartFeed(ctx, cortex.Options{TurnPairs: true}, spill(t))
 	defer f.Stop()
 	for _, src := range srcs {
 		ls, err := fed.db.CortexLines(ctx, src.SourceID, -1, 1<<30)

@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/cortex"
@@ -63,26 +65,40 @@ func (f *indexFeed) close() error {
 // cortexFeed is a new ledger's first cortex, derived from what the import
 // stores as it stores it (clawledger.CortexFeeder): the cortex's update
 // after the import then reads back only the transcripts the feed did not
-// take whole (updateCortex).
+// take whole (updateCortex). What the feed derived waits in a file beside
+// the ledger (CortexSpillSuffix), gone once the cortex is stored (at once,
+// where the system lets an open file go).
 type cortexFeed struct {
 	feed   *cortex.Feed
+	spill  *os.File
 	detach func()
 }
+
+// CortexSpillSuffix names the file a fed cortex waits in beside its
+// ledger.
+const CortexSpillSuffix = ".cortex-feed"
 
 // feedCortex attaches a cortex feed to the writer before the collector
 // runs; nil when the store feeds none, the ingest leaves the derived
 // layers for later, or the ledger holds a line or a cortex already.
-func feedCortex(ctx context.Context, st clawledger.Store, noIndex bool) (*cortexFeed, error) {
+func feedCortex(ctx context.Context, st clawledger.Store, ledgerPath string, noIndex bool) (*cortexFeed, error) {
 	feeder, ok := st.(clawledger.CortexFeeder)
 	b := builder(st)
-	if !ok || b == nil || noIndex {
+	if !ok || b == nil || noIndex || ledgerPath == "" {
 		return nil, nil
 	}
-	f := &cortexFeed{feed: cortex.StartFeed(ctx, b.Options)}
-	var err error
-	if f.detach, err = feeder.FeedCortex(ctx, f.feed); err != nil || f.detach == nil {
-		f.feed.Stop()
+	path := ledgerPath + CortexSpillSuffix
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) { // a killed ingest's
 		return nil, err
+	}
+	spill, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	_ = os.Remove(path) // where the system lets an open file go; else close removes it
+	f := &cortexFeed{feed: cortex.StartFeed(ctx, b.Options, spill), spill: spill}
+	if f.detach, err = feeder.FeedCortex(ctx, f.feed); err != nil || f.detach == nil {
+		return nil, errors.Join(err, f.close())
 	}
 	return f, nil
 }
@@ -103,10 +119,18 @@ func (f *cortexFeed) importDone() {
 	}
 }
 
-// close ends the feed (after the cortex's update, or instead of it).
-func (f *cortexFeed) close() {
-	if f != nil {
-		f.importDone()
-		f.feed.Stop()
+// close ends the feed and removes its file (after the cortex's update, or
+// instead of it).
+func (f *cortexFeed) close() error {
+	if f == nil || f.spill == nil {
+		return nil
 	}
+	f.importDone()
+	f.feed.Stop()
+	err := f.spill.Close()
+	if rerr := os.Remove(f.spill.Name()); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		err = errors.Join(err, rerr)
+	}
+	f.spill = nil
+	return err
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -55,7 +56,7 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (*view.Ingest, 
 		return nil, err
 	}
 	defer fed.close()
-	fedCortex, err := feedCortex(ctx, st, req.NoIndex)
+	fedCortex, err := feedCortex(ctx, st, s.Location.Path, req.NoIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (*view.Ingest, 
 	if _, err := s.derive(ctx, st, derivation{noIndex: req.NoIndex, network: true, fed: fed, fedCortex: fedCortex}); err != nil {
 		return nil, err
 	}
-	return out, fed.close()
+	return out, errors.Join(fed.close(), fedCortex.close())
 }
 
 // WatchRequest keeps the ledger current.

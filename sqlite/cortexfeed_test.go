@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -21,7 +22,7 @@ import (
 func fedCortexIngest(t *testing.T, db *sqlite.DB, fsys openclaw.FS, dirs ...string) cortex.Stats {
 	t.Helper()
 	ctx := context.Background()
-	f := cortex.StartFeed(ctx, cortex.Options{})
+	f := cortex.StartFeed(ctx, cortex.Options{}, spill(t))
 	defer f.Stop()
 	detach, err := db.FeedCortex(ctx, f)
 	if err != nil || detach == nil {
@@ -33,6 +34,17 @@ func fedCortexIngest(t *testing.T, db *sqlite.DB, fsys openclaw.FS, dirs ...stri
 		t.Fatal(err)
 	}
 	return updateCortex(t, db, f)
+}
+
+// spill is a file for a cortex feed to keep what it derived in.
+func spill(t *testing.T) *os.File {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "cortex-feed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 // updateCortex updates db's cortex, with what fed derived when set.
