@@ -7,9 +7,9 @@ import (
 	"encoding/gob"
 	"io"
 	"runtime"
-	"sync"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/feedbatch"
 )
 
 // A new ledger's first cortex is fed by its import (clawledger.CortexFeeder):
@@ -53,12 +53,10 @@ type Feed struct {
 
 	// the writer's side: what was fed of each transcript
 	fed     map[int64]*fedSource
-	current int64 // the transcript fed last
-	pending *feedBatch
+	current int64                      // the transcript fed last
+	in      *feedbatch.Batcher[feedOp] // batches for the deriving goroutine
 
-	toDerive chan *feedBatch
-	ended    sync.Once
-	done     chan struct{} // closed once the deriving goroutine is gone
+	done chan struct{} // closed once the deriving goroutine is gone
 	// the deriving goroutine's, until done: where each transcript's change
 	// is in the spill, and why the feed stopped deriving
 	spill   Spill
@@ -93,18 +91,13 @@ type feedOp struct {
 	drop     bool
 }
 
-type feedBatch struct {
-	ops   []feedOp
-	bytes int
-}
-
 // StartFeed starts deriving episodes, with opt, from what the feed is
 // given, into spill (an empty file of the caller's, written from its
 // start); ctx ends its goroutine.
 func StartFeed(ctx context.Context, opt Options, spill Spill) *Feed {
 	ctx, cancel := context.WithCancel(ctx)
-	f := &Feed{opt: opt, ctx: ctx, cancel: cancel, fed: map[int64]*fedSource{}, pending: &feedBatch{},
-		toDerive: make(chan *feedBatch, feedAhead), done: make(chan struct{}),
+	f := &Feed{opt: opt, ctx: ctx, cancel: cancel, fed: map[int64]*fedSource{},
+		in: feedbatch.New[feedOp](ctx, feedBatchLines, feedBatchBytes, feedAhead), done: make(chan struct{}),
 		spill: spill, w: bufio.NewWriterSize(spill, 1<<20), derived: map[int64]span{}}
 	go f.derive()
 	return f
@@ -121,7 +114,7 @@ func (f *Feed) Line(sourceID int64, l clawledger.CortexLine) {
 	if e := l.Entry; e != nil && e.Message != nil {
 		n += len(e.Message.Text)
 	}
-	f.push(feedOp{sourceID: sourceID, line: l}, n)
+	f.in.Push(feedOp{sourceID: sourceID, line: l}, n)
 }
 
 // Stored takes how many of a transcript's lines are stored.
@@ -141,7 +134,7 @@ func (f *Feed) Abort() {
 	for _, s := range f.fed {
 		s.out = true
 	}
-	f.push(feedOp{drop: true}, 0)
+	f.in.Push(feedOp{drop: true}, 0)
 }
 
 // take returns the transcript to feed, nil when it is out: taken out, or
@@ -170,29 +163,7 @@ func (f *Feed) leave(id int64) {
 	}
 	if !s.out {
 		s.out = true
-		f.push(feedOp{sourceID: id, drop: true}, 0)
-	}
-}
-
-// push queues an op, handing the batch on once it is full: the writer of
-// the ledger waits here while the feed is behind.
-func (f *Feed) push(op feedOp, bytes int) {
-	b := f.pending
-	b.ops = append(b.ops, op)
-	if b.bytes += bytes; len(b.ops) >= feedBatchLines || b.bytes >= feedBatchBytes {
-		f.send()
-	}
-}
-
-func (f *Feed) send() {
-	b := f.pending
-	if len(b.ops) == 0 {
-		return
-	}
-	f.pending = &feedBatch{ops: make([]feedOp, 0, feedBatchLines)}
-	select {
-	case f.toDerive <- b:
-	case <-f.ctx.Done(): // stopped: nothing more is derived
+		f.in.Push(feedOp{sourceID: id, drop: true}, 0)
 	}
 }
 
@@ -221,12 +192,12 @@ func (f *Feed) derive() {
 		seg.release()
 		seg = nil
 	}
-	for b := range f.toDerive {
+	for b := range f.in.Out {
 		if f.ctx.Err() != nil {
 			continue // until the writer is done
 		}
-		for i := range b.ops {
-			op := &b.ops[i]
+		for i := range b.Ops {
+			op := &b.Ops[i]
 			if op.drop {
 				if op.sourceID == 0 || op.sourceID == id {
 					finish(false)
@@ -279,13 +250,7 @@ func (f *Feed) get(at span) (*clawledger.CortexChange, error) {
 
 // end hands on what is left and waits for the deriving goroutine: the
 // writer is detached.
-func (f *Feed) end() {
-	f.ended.Do(func() {
-		f.send()
-		close(f.toDerive)
-		<-f.done
-	})
-}
+func (f *Feed) end() { f.in.End(f.done) }
 
 // Stop ends the feed (after the update, or instead of it); the caller
 // then discards the spill.

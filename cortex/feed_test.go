@@ -3,7 +3,6 @@ package cortex_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/clawledger/clawledger/cortex"
 	"github.com/clawledger/clawledger/internal/fixture"
 	"github.com/clawledger/clawledger/internal/indexdigest"
+	"github.com/clawledger/clawledger/internal/testenv"
 )
 
 // digest is every row of the ledger's cortex (its states too).
@@ -23,15 +23,38 @@ func (l *ledger) digest() string {
 	return b.String()
 }
 
-// spill is a file for a feed to keep what it derived in.
-func spill(t *testing.T) *os.File {
+// lines reads a transcript's lines back, as the cortex does.
+func (l *ledger) lines(src *clawledger.CortexSource) []clawledger.CortexLine {
+	l.t.Helper()
+	ls, err := l.db.CortexLines(context.Background(), src.SourceID, -1, 1<<30)
+	if err != nil || len(ls) < 4 {
+		l.t.Fatalf("%s: %d lines, %v", src.Path, len(ls), err)
+	}
+	return ls
+}
+
+// feedLines feeds f a transcript's lines, as its writer stores them, and
+// then how many of them are stored.
+func feedLines(f *cortex.Feed, src *clawledger.CortexSource, ls []clawledger.CortexLine, stored int64) {
+	for _, l := range ls {
+		f.Line(src.SourceID, l)
+	}
+	f.Stored(src.SourceID, stored)
+}
+
+// twins ingests a state dir into two ledgers, one (ref) with its cortex
+// derived from its lines, and lists the transcripts of the other.
+func twins(t *testing.T, state string) (ref, fed *ledger, srcs []*clawledger.CortexSource) {
 	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "cortex-feed")
+	ref, fed = newLedger(t, state), newLedger(t, state)
+	ref.ingest()
+	ref.update(cortex.Options{})
+	fed.ingest()
+	srcs, _, err := fed.db.CortexSources(context.Background(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return ref, fed, srcs
 }
 
 // TestFeedTakesOutWhatItCannotHold: a transcript fed in two parts with
@@ -47,54 +70,35 @@ func TestFeedTakesOutWhatItCannotHold(t *testing.T) {
 	if err := m.Write(func(s *fixture.CortexSession) int { return len(s.Lines) * 2 / 3 }); err != nil {
 		t.Fatal(err)
 	}
-	ref, fed := newLedger(t, m.StateDir), newLedger(t, m.StateDir)
-	ref.ingest()
-	ref.update(cortex.Options{})
-	fed.ingest()
-	srcs, _, err := fed.db.CortexSources(ctx, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref, fed, srcs := twins(t, m.StateDir)
 	if len(srcs) < 10 {
 		t.Fatalf("%d transcripts", len(srcs))
 	}
-	lines := func(src *clawledger.CortexSource) []clawledger.CortexLine {
-		ls, err := fed.db.CortexLines(ctx, src.SourceID, -1, 1<<30)
-		if err != nil || len(ls) < 4 {
-			t.Fatalf("%s: %d lines, %v", src.Path, len(ls), err)
-		}
-		return ls
-	}
-	f := cortex.StartFeed(ctx, cortex.Options{}, spill(t))
+	lines := fed.lines
+	f := cortex.StartFeed(ctx, cortex.Options{}, testenv.TempFile(t))
 	defer f.Stop()
-	feed := func(src *clawledger.CortexSource, ls []clawledger.CortexLine, stored int64) {
-		for _, l := range ls {
-			f.Line(src.SourceID, l)
-		}
-		f.Stored(src.SourceID, stored)
-	}
 	// fed before the write transaction was rolled back: read back, as is
 	// the rest of the transcript in flight
-	feed(srcs[4], lines(srcs[4]), srcs[4].Lines)
+	feedLines(f, srcs[4], lines(srcs[4]), srcs[4].Lines)
 	l5 := lines(srcs[5])
-	feed(srcs[5], l5[:2], 2)
+	feedLines(f, srcs[5], l5[:2], 2)
 	f.Abort()
-	feed(srcs[5], l5[2:], srcs[5].Lines)
+	feedLines(f, srcs[5], l5[2:], srcs[5].Lines)
 	// in two parts, another transcript between them: read back
 	a, b := srcs[0], srcs[1]
 	la := lines(a)
-	feed(a, la[:len(la)/2], int64(len(la)/2))
-	feed(b, lines(b), b.Lines)
-	feed(a, la[len(la)/2:], a.Lines)
+	feedLines(f, a, la[:len(la)/2], int64(len(la)/2))
+	feedLines(f, b, lines(b), b.Lines)
+	feedLines(f, a, la[len(la)/2:], a.Lines)
 	// discarded (a re-read, a savepoint rolled back): read back
-	feed(srcs[2], lines(srcs[2]), srcs[2].Lines)
+	feedLines(f, srcs[2], lines(srcs[2]), srcs[2].Lines)
 	f.Discard(srcs[2].SourceID)
 	// a line short of the ledger: read back
 	l3 := lines(srcs[3])
-	feed(srcs[3], l3[:len(l3)-1], int64(len(l3)-1))
+	feedLines(f, srcs[3], l3[:len(l3)-1], int64(len(l3)-1))
 	// the others, last first: taken from the feed
 	for i := len(srcs) - 1; i >= 6; i-- {
-		feed(srcs[i], lines(srcs[i]), srcs[i].Lines)
+		feedLines(f, srcs[i], lines(srcs[i]), srcs[i].Lines)
 	}
 	b2 := fed.builder(cortex.Options{})
 	b2.Fed = f
@@ -128,25 +132,11 @@ func TestFeedTakesOutWhatItCannotHold(t *testing.T) {
 func TestFeedOptions(t *testing.T) {
 	ctx := context.Background()
 	m := writeCortex(t, fixture.CortexOptions{Sessions: 4, Seed: 9})
-	ref, fed := newLedger(t, m.StateDir), newLedger(t, m.StateDir)
-	ref.ingest()
-	ref.update(cortex.Options{})
-	fed.ingest()
-	srcs, _, err := fed.db.CortexSources(ctx, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := cortex.StartFeed(ctx, cortex.Options{TurnPairs: true}, spill(t))
+	ref, fed, srcs := twins(t, m.StateDir)
+	f := cortex.StartFeed(ctx, cortex.Options{TurnPairs: true}, testenv.TempFile(t))
 	defer f.Stop()
 	for _, src := range srcs {
-		ls, err := fed.db.CortexLines(ctx, src.SourceID, -1, 1<<30)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range ls {
-			f.Line(src.SourceID, l)
-		}
-		f.Stored(src.SourceID, src.Lines)
+		feedLines(f, src, fed.lines(src), src.Lines)
 	}
 	b := fed.builder(cortex.Options{})
 	b.Fed = f

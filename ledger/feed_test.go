@@ -111,12 +111,9 @@ func sameDigest(t *testing.T, what string, write func(context.Context, string, i
 // cortex a rebuild derives from the ledger, row for row, in both storage
 // eras.
 func TestIngestFeedsCortex(t *testing.T) {
-	for _, era := range []struct {
-		name   string
-		sqlite bool
-	}{{"file era", false}, {"SQLite era", true}} {
-		t.Run(era.name, func(t *testing.T) {
-			s, m := cortexService(t, era.sqlite)
+	for _, era := range fixture.Eras {
+		t.Run(era.Name, func(t *testing.T) {
+			s, m := cortexService(t, era.SQLite)
 			if err := m.Write(nil); err != nil {
 				t.Fatal(err)
 			}

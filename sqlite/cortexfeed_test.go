@@ -1,10 +1,8 @@
 package sqlite_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/clawledger/clawledger/collect"
 	"github.com/clawledger/clawledger/cortex"
 	"github.com/clawledger/clawledger/internal/indexdigest"
+	"github.com/clawledger/clawledger/internal/testenv"
 	"github.com/clawledger/clawledger/openclaw"
 	"github.com/clawledger/clawledger/sqlite"
 )
@@ -22,7 +21,7 @@ import (
 func fedCortexIngest(t *testing.T, db *sqlite.DB, fsys openclaw.FS, dirs ...string) cortex.Stats {
 	t.Helper()
 	ctx := context.Background()
-	f := cortex.StartFeed(ctx, cortex.Options{}, spill(t))
+	f := cortex.StartFeed(ctx, cortex.Options{}, testenv.TempFile(t))
 	defer f.Stop()
 	detach, err := db.FeedCortex(ctx, f)
 	if err != nil || detach == nil {
@@ -34,17 +33,6 @@ func fedCortexIngest(t *testing.T, db *sqlite.DB, fsys openclaw.FS, dirs ...stri
 		t.Fatal(err)
 	}
 	return updateCortex(t, db, f)
-}
-
-// spill is a file for a cortex feed to keep what it derived in.
-func spill(t *testing.T) *os.File {
-	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "cortex-feed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
 }
 
 // updateCortex updates db's cortex, with what fed derived when set.
@@ -61,17 +49,7 @@ func updateCortex(t *testing.T, db *sqlite.DB, fed *cortex.Feed) cortex.Stats {
 // of every table, and every word instance of the summaries' index.
 func sameCortex(t *testing.T, when string, serial, fed *sqlite.DB) {
 	t.Helper()
-	var got [2]bytes.Buffer
-	for i, db := range []*sqlite.DB{serial, fed} {
-		counts, err := indexdigest.WriteCortex(context.Background(), db.Path, &got[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if counts[0] == 0 || counts[4] == 0 {
-			t.Fatalf("%s: an empty cortex (%v rows)", when, counts)
-		}
-	}
-	sameDigests(t, when+": the cortexes", got[0].String(), got[1].String())
+	sameDigests(t, when+": the cortexes", indexdigest.WriteCortex, serial, fed)
 }
 
 // transcriptsWithLines is how many transcripts hold a line.

@@ -27,32 +27,31 @@ var (
 // (detach nil) when the ledger holds a line or a workspace file, which
 // the feed would never see.
 func (db *DB) FeedIndex(ctx context.Context, feed clawledger.IndexFeed) (detach func(), err error) {
-	held, err := db.holds(ctx, `SELECT EXISTS (SELECT 1 FROM lines) OR EXISTS (SELECT 1 FROM workspace_files)`)
-	if err != nil || held {
-		return nil, err
-	}
-	db.feed = feed
-	return func() { db.feed = nil }, nil
+	return attach(ctx, db, `SELECT EXISTS (SELECT 1 FROM lines) OR EXISTS (SELECT 1 FROM workspace_files)`, &db.feed, feed)
 }
 
 // FeedCortex attaches feed to the writer until detach is called; nothing
 // (detach nil) when the ledger holds a line or a cortex.
 func (db *DB) FeedCortex(ctx context.Context, feed clawledger.CortexFeed) (detach func(), err error) {
-	held, err := db.holds(ctx, `SELECT EXISTS (SELECT 1 FROM lines) OR EXISTS (SELECT 1 FROM cortex_sources)`)
-	if err != nil || held {
-		return nil, err
-	}
-	db.cortexFeed = feed
-	return func() { db.cortexFeed = nil }, nil
+	return attach(ctx, db, `SELECT EXISTS (SELECT 1 FROM lines) OR EXISTS (SELECT 1 FROM cortex_sources)`, &db.cortexFeed, feed)
 }
 
-// holds runs a query of whether the ledger holds something a feed would
-// not see, once the open write transaction is committed.
-func (db *DB) holds(ctx context.Context, query string) (held bool, err error) {
+// attach sets the writer's feed (to) until detach is called, unless the
+// ledger holds what the feed would not see (held, once the open write
+// transaction is committed).
+func attach[F any](ctx context.Context, db *DB, held string, to *F, feed F) (detach func(), err error) {
 	if err := db.Flush(ctx); err != nil {
-		return false, err
+		return nil, err
 	}
-	return held, db.w.QueryRowContext(ctx, query).Scan(&held)
+	var holds bool
+	if err := db.w.QueryRowContext(ctx, held).Scan(&holds); err != nil || holds {
+		return nil, err
+	}
+	*to = feed
+	return func() {
+		var none F
+		*to = none
+	}, nil
 }
 
 // feedLine hands the cortex's feed a stored transcript line; one it may
