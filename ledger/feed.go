@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 
@@ -66,11 +67,10 @@ func (f *indexFeed) close() error {
 // stores as it stores it (clawledger.CortexFeeder): the cortex's update
 // after the import then reads back only the transcripts the feed did not
 // take whole (updateCortex). What the feed derived waits in a file beside
-// the ledger (CortexSpillSuffix), gone once the cortex is stored (at once,
-// where the system lets an open file go).
+// the ledger (spillFile).
 type cortexFeed struct {
 	feed   *cortex.Feed
-	spill  *os.File
+	spill  *spillFile
 	detach func()
 }
 
@@ -87,16 +87,9 @@ func feedCortex(ctx context.Context, st clawledger.Store, ledgerPath string, noI
 	if !ok || b == nil || noIndex || ledgerPath == "" {
 		return nil, nil
 	}
-	path := ledgerPath + CortexSpillSuffix
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) { // a killed ingest's
-		return nil, err
-	}
-	spill, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	_ = os.Remove(path) // where the system lets an open file go; else close removes it
+	spill := &spillFile{path: ledgerPath + CortexSpillSuffix}
 	f := &cortexFeed{feed: cortex.StartFeed(ctx, b.Options, spill), spill: spill}
+	var err error
 	if f.detach, err = feeder.FeedCortex(ctx, f.feed); err != nil || f.detach == nil {
 		return nil, errors.Join(err, f.close())
 	}
@@ -127,10 +120,49 @@ func (f *cortexFeed) close() error {
 	}
 	f.importDone()
 	f.feed.Stop()
-	err := f.spill.Close()
-	if rerr := os.Remove(f.spill.Name()); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+	err := f.spill.close()
+	f.spill = nil
+	return err
+}
+
+// spillFile is the file a fed cortex waits in (cortex.Spill), beside the
+// ledger, mode 0600, created by the feed's first write (a killed
+// ingest's replaced) and removed at once where the system lets an open
+// file go, else once the cortex is stored.
+type spillFile struct {
+	path string
+	f    *os.File
+}
+
+func (s *spillFile) Write(p []byte) (int, error) {
+	if s.f == nil {
+		if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, err
+		}
+		f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return 0, err
+		}
+		s.f = f
+		_ = os.Remove(s.path)
+	}
+	return s.f.Write(p)
+}
+
+func (s *spillFile) ReadAt(p []byte, off int64) (int, error) {
+	if s.f == nil {
+		return 0, io.EOF
+	}
+	return s.f.ReadAt(p, off)
+}
+
+func (s *spillFile) close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	if rerr := os.Remove(s.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 		err = errors.Join(err, rerr)
 	}
-	f.spill = nil
 	return err
 }

@@ -109,7 +109,7 @@ func sameDigest(t *testing.T, what string, write func(context.Context, string, i
 // TestIngestFeedsCortex: a first ingest derives its cortex from what the
 // import fed (no line read back: TestImportBeforeDerived), and it is the
 // cortex a rebuild derives from the ledger, row for row, in both storage
-// eras.
+// eras; the file the feed kept it in is gone.
 func TestIngestFeedsCortex(t *testing.T) {
 	for _, era := range fixture.Eras {
 		t.Run(era.Name, func(t *testing.T) {
@@ -129,6 +129,9 @@ func TestIngestFeedsCortex(t *testing.T) {
 				t.Fatal(err)
 			}
 			sameDigest(t, "the cortex of a first ingest", indexdigest.WriteCortex, ref.Location.Path, s.Location.Path)
+			if _, err := os.Stat(s.Location.Path + CortexSpillSuffix); !os.IsNotExist(err) {
+				t.Fatalf("the fed cortex's file is left: %v", err)
+			}
 		})
 	}
 }
