@@ -290,6 +290,37 @@ type CortexReader interface {
 	CortexLines(ctx context.Context, sourceID, after int64, limit int) ([]CortexLine, error)
 }
 
+// CortexFeeder is a CortexStore whose writer can feed the cortex's first
+// derivation with the transcript lines it stores, as it stores them: a new
+// ledger's cortex is then derived beside its import instead of from the
+// lines read back after it. PostgreSQL does not feed one.
+type CortexFeeder interface {
+	// FeedCortex hands feed, until detach is called, every transcript
+	// line the writer stores and what becomes of it (CortexFeed). It
+	// attaches nothing (detach is nil) when the ledger holds a line or a
+	// cortex already: the feed would never see those.
+	FeedCortex(ctx context.Context, feed CortexFeed) (detach func(), err error)
+}
+
+// CortexFeed takes the transcript lines a ledger's writer stores, as it
+// stores them: in order, on the writer's goroutine. A call may wait while
+// the feed catches up. What the feed cannot take whole (a transcript
+// rolled back, replaced, stored in parts between other transcripts') it
+// leaves out, for the cortex to read back from the ledger.
+type CortexFeed interface {
+	// Line is a transcript's line, stored in the open write transaction,
+	// as CortexLines reads it back.
+	Line(sourceID int64, l CortexLine)
+	// Stored says a transcript's lines so far are stored, lineCount of
+	// them: they commit with the write transaction.
+	Stored(sourceID, lineCount int64)
+	// Discard says a transcript's rows in the open write transaction were
+	// deleted (a re-read replaces them) or rolled back.
+	Discard(sourceID int64)
+	// Abort says the open write transaction was rolled back.
+	Abort()
+}
+
 // CortexStore holds the cortex.
 type CortexStore interface {
 	// CortexSources lists the transcripts whose episodes are behind the

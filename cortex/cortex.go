@@ -48,6 +48,11 @@ type Builder struct {
 	// Stats.Behind says how far (a query's refresh leaves a large backlog
 	// to an ingest or a rebuild). A Rebuild ignores it.
 	MaxBehind int64
+	// Fed, when set, is what a new ledger's import fed of its transcripts
+	// (feed.go): an Update stores what it derived of each transcript the
+	// ledger holds as it was fed, and reads the others from the ledger. It
+	// must derive with Options. A Rebuild ignores it.
+	Fed *Feed
 }
 
 // Stats says what a run did.
@@ -55,6 +60,9 @@ type Stats struct {
 	Sources  int // transcripts derived (in whole or in part)
 	Lines    int64
 	Episodes int // episodes written (a changed open episode counts again)
+	// Fed is how many transcripts were stored as the import's feed
+	// derived them (Builder.Fed), not read back.
+	Fed int
 	// Behind is how many ledger lines an Update left underived, past
 	// MaxBehind (0 when it derived them all).
 	Behind int64
@@ -82,7 +90,8 @@ type batch struct {
 	src    *clawledger.CortexSource
 	resume *resume // set on a transcript's first batch
 	lines  []clawledger.CortexLine
-	last   bool // the transcript's last batch
+	last   bool                     // the transcript's last batch
+	fed    *clawledger.CortexChange // the whole transcript's, derived by the feed (no line read)
 }
 
 // resume is where the derivation of a transcript starts: from its stored
@@ -99,6 +108,7 @@ type resume struct {
 type step struct {
 	src    *clawledger.CortexSource
 	first  bool
+	fed    bool
 	lines  int64
 	change *clawledger.CortexChange
 }
@@ -117,6 +127,13 @@ func (b *Builder) run(ctx context.Context, rebuild bool) (Stats, error) {
 		st.Behind = total
 		return st, nil
 	}
+	fed := b.Fed
+	if rebuild || fed != nil && fed.opt.signature() != b.Options.signature() {
+		fed = nil
+	}
+	if fed != nil {
+		fed.end()
+	}
 	tx, err := b.Store.BeginCortex(ctx, rebuild)
 	if err != nil {
 		return st, err
@@ -132,7 +149,7 @@ func (b *Builder) run(ctx context.Context, rebuild bool) (Stats, error) {
 	readErr, deriveErr := make(chan error, 1), make(chan error, 1)
 	go func() {
 		defer close(batches)
-		readErr <- b.read(pctx, srcs, rebuild, batches)
+		readErr <- b.read(pctx, srcs, rebuild, fed, batches)
 	}()
 	go func() {
 		defer close(steps)
@@ -150,6 +167,9 @@ func (b *Builder) run(ctx context.Context, rebuild bool) (Stats, error) {
 		}
 		if s.first {
 			st.Sources++
+		}
+		if s.fed {
+			st.Fed++
 		}
 		st.Lines += s.lines
 		st.Episodes += len(s.change.Episodes)
@@ -171,13 +191,27 @@ func (b *Builder) run(ctx context.Context, rebuild bool) (Stats, error) {
 }
 
 // read reads the lines of each transcript the cortex is behind on, a batch
-// at a time.
-func (b *Builder) read(ctx context.Context, srcs []*clawledger.CortexSource, rebuild bool, out chan<- *batch) error {
+// at a time, but for those the import's feed derived.
+func (b *Builder) read(ctx context.Context, srcs []*clawledger.CortexSource, rebuild bool, fed *Feed, out chan<- *batch) error {
 	limit := b.BatchLines
 	if limit <= 0 {
 		limit = DefaultBatchLines
 	}
 	for _, src := range srcs {
+		if fed != nil {
+			c, err := fed.change(src)
+			if err != nil {
+				return fmt.Errorf("cortex: %s: what the import's feed derived: %w", src.Path, err)
+			}
+			if c != nil {
+				select {
+				case out <- &batch{src: src, fed: c, last: true}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				continue
+			}
+		}
 		r := &resume{state: freshState(b.Options), after: -1, fresh: true}
 		if !rebuild && !src.Stale && src.DerivedSig == src.IndexSig {
 			if s := loadState(src.State, b.Options); s != nil {
@@ -225,6 +259,14 @@ func (b *Builder) derive(ctx context.Context, in <-chan *batch, out chan<- *step
 		}
 	}()
 	for bt := range in {
+		if bt.fed != nil {
+			select {
+			case out <- &step{src: bt.src, first: true, fed: true, lines: bt.src.Lines, change: bt.fed}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
 		if r := bt.resume; r != nil {
 			if seg != nil {
 				seg.release()

@@ -11,13 +11,16 @@ import (
 
 	"github.com/clawledger/clawledger/cortex"
 	"github.com/clawledger/clawledger/internal/fixture"
+	"github.com/clawledger/clawledger/internal/indexdigest"
 	"github.com/clawledger/clawledger/internal/sqlitedriver"
 )
 
-// dump renders every cortex table, rows in key order: two cortexes are the
-// same when their dumps are. The states are left out: a transcript derived
-// from its start stores a short one, an update the whole state, and both
-// resume alike (TestIncrementalEqualsRebuild resumes from both).
+// dump renders every cortex table, rows in key order
+// (indexdigest.CortexQueries, but for the summaries' word instances): two
+// cortexes are the same when their dumps are. The states are left out: a
+// transcript derived from its start stores a short one, an update the
+// whole state, and both resume alike (TestIncrementalEqualsRebuild
+// resumes from both).
 func (l *ledger) dump() string {
 	l.t.Helper()
 	db, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(l.db.Path, "_pragma=query_only(1)"))
@@ -26,16 +29,10 @@ func (l *ledger) dump() string {
 	}
 	defer db.Close()
 	var b strings.Builder
-	for _, q := range []string{
-		`SELECT * FROM cortex_sources ORDER BY source_id`,
-		`SELECT * FROM cortex_episodes ORDER BY id`,
-		`SELECT * FROM cortex_terms ORDER BY episode_id, term`,
-		`SELECT * FROM cortex_facet_episodes ORDER BY type, value, episode_id`,
-		`SELECT * FROM cortex_facets ORDER BY type, value`,
-		`SELECT * FROM cortex_links ORDER BY episode_id, from_type, from_value, relation, to_type, to_value`,
-		`SELECT * FROM cortex_vectors ORDER BY episode_id`,
-		`SELECT * FROM cortex_stale`,
-	} {
+	for _, q := range indexdigest.CortexQueries {
+		if strings.Contains(q, "cortex_states") || strings.Contains(q, "temp.vocab") {
+			continue
+		}
 		rows, err := db.Query(q)
 		if err != nil {
 			l.t.Fatal(err)
@@ -112,12 +109,9 @@ func firstDiff(a, b string) string {
 // a rebuild from the ledger must then write exactly the rows the updates
 // wrote. Both storage eras.
 func TestIncrementalEqualsRebuild(t *testing.T) {
-	for _, era := range []struct {
-		name   string
-		sqlite bool
-	}{{"file era", false}, {"SQLite era", true}} {
-		t.Run(era.name, func(t *testing.T) {
-			m := fixture.NewCortex(filepath.Join(t.TempDir(), ".openclaw"), fixture.CortexOptions{Sessions: 12, Seed: 3, SQLite: era.sqlite})
+	for _, era := range fixture.Eras {
+		t.Run(era.Name, func(t *testing.T) {
+			m := fixture.NewCortex(filepath.Join(t.TempDir(), ".openclaw"), fixture.CortexOptions{Sessions: 12, Seed: 3, SQLite: era.SQLite})
 			l := newLedger(t, m.StateDir)
 			small := cortex.Options{}
 			b := l.builder(small)

@@ -103,12 +103,9 @@ func (l *ledger) facetsOf(episodeID int64) []clawledger.FacetOccurrence {
 // fixture, in both storage eras: boundary F1 >= 0.9, precision and recall
 // of files, commands and URLs >= 0.95 (docs/cortex.md has the figures).
 func TestQuality(t *testing.T) {
-	for _, era := range []struct {
-		name   string
-		sqlite bool
-	}{{"file era", false}, {"SQLite era", true}} {
-		t.Run(era.name, func(t *testing.T) {
-			m := writeCortex(t, fixture.CortexOptions{Sessions: 40, Seed: 15, SQLite: era.sqlite})
+	for _, era := range fixture.Eras {
+		t.Run(era.Name, func(t *testing.T) {
+			m := writeCortex(t, fixture.CortexOptions{Sessions: 40, Seed: 15, SQLite: era.SQLite})
 			l := newLedger(t, m.StateDir)
 			l.ingest()
 			l.update(cortex.Options{})

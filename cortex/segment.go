@@ -156,24 +156,55 @@ func (a *episodeAcc) reindex() {
 
 // segmenter derives one transcript's episodes.
 type segmenter struct {
-	src     *clawledger.CortexSource
-	opt     Options
-	st      *state
-	seen    int64  // lines taken, those derived before included
-	channel string // from the session key and index
-	peer    string
-	done    clawledger.CortexChange // the episodes closed since the last change
+	src  *clawledger.CortexSource
+	opt  Options
+	st   *state
+	seen int64 // lines taken, those derived before included
+	// the session's facts every episode of it holds (sessionFacts)
+	facts []finding
+	links []link
+	done  clawledger.CortexChange // the episodes closed since the last change
 }
 
 // newSegmenter resumes a transcript's derivation from a state, after seen
 // lines.
 func newSegmenter(src *clawledger.CortexSource, opt Options, st *state, seen int64) *segmenter {
 	s := &segmenter{src: src, opt: opt, st: st, seen: seen}
-	s.channel, s.peer = PeerOf(src.Index)
+	s.facts, s.links = sessionFacts(src)
 	if st.Open != nil {
 		st.Open.reindex()
 	}
 	return s
+}
+
+// sessionFacts are what a transcript's index entry says of every episode
+// of it: the channel and the peer it talks with (PeerOf), and the peer's
+// link to the channel. Nothing else in an episode comes of the entry.
+func sessionFacts(src *clawledger.CortexSource) ([]finding, []link) {
+	channel, peer := PeerOf(src.Index)
+	var facts []finding
+	var links []link
+	if channel != "" {
+		facts = append(facts, finding{typ: clawledger.FacetChannel, value: channel, conf: 1})
+	}
+	if peer != "" {
+		facts = append(facts, finding{typ: clawledger.FacetPeer, value: peer, conf: 1})
+		if channel != "" {
+			links = append(links, link{clawledger.FacetPeer, peer, clawledger.RelationOnChannel, clawledger.FacetChannel, channel})
+		}
+	}
+	return facts, links
+}
+
+// addFacts records the session's facts in an episode: seen from its start
+// to its end.
+func (a *episodeAcc) addFacts(facts []finding, links []link) {
+	for _, f := range facts {
+		a.occ(f, "", 0).Whole = true
+	}
+	for _, l := range links {
+		a.link(l)
+	}
 }
 
 func freshState(opt Options) *state {
@@ -339,15 +370,7 @@ func (s *segmenter) open(b clawledger.Boundary, l *clawledger.CortexLine) {
 	if s.st.Cwd != "" {
 		s.project(a)
 	}
-	if s.channel != "" {
-		a.occ(finding{typ: clawledger.FacetChannel, value: s.channel, conf: 1}, "", 0).Whole = true
-	}
-	if s.peer != "" {
-		a.occ(finding{typ: clawledger.FacetPeer, value: s.peer, conf: 1}, "", 0).Whole = true
-		if s.channel != "" {
-			a.link(link{clawledger.FacetPeer, s.peer, clawledger.RelationOnChannel, clawledger.FacetChannel, s.channel})
-		}
-	}
+	a.addFacts(s.facts, s.links)
 }
 
 func (s *segmenter) project(a *episodeAcc) {
@@ -564,28 +587,48 @@ func (a *episodeAcc) snapshot(c *clawledger.CortexChange, final bool) {
 	sum := &ep.Summary
 	sum.FilesRead, sum.FilesModified, sum.Commands = clone(sum.FilesRead), clone(sum.FilesModified), clone(sum.Commands)
 	sum.URLs, sum.Errors = clone(sum.URLs), clone(sum.Errors)
-	n := len(c.Facets)
+	c.Facets, c.Links = a.appendFacets(c.Facets, c.Links, &ep, clone)
+	c.Episodes = append(c.Episodes, &ep)
+}
+
+// appendFacets appends the episode's facet occurrences and links, each in
+// their fixed order.
+func (a *episodeAcc) appendFacets(facets []clawledger.FacetOccurrence, links []clawledger.EntityLink, ep *clawledger.Episode,
+	clone func([]string) []string) ([]clawledger.FacetOccurrence, []clawledger.EntityLink) {
+	n := len(facets)
 	for _, o := range a.Facets {
 		f := clawledger.FacetOccurrence{Type: o.Type, Value: o.Value, EpisodeID: ep.ID, Count: o.Count, FirstMs: o.FirstMs,
 			LastMs: o.LastMs, Confidence: o.Conf, EntryIDs: clone(o.EntryIDs)}
 		if o.Whole {
 			f.FirstMs, f.LastMs, f.Count = ep.StartMs, ep.EndMs, max(f.Count, 1)
 		}
-		c.Facets = append(c.Facets, f)
+		facets = append(facets, f)
 	}
-	slices.SortFunc(c.Facets[n:], func(x, y clawledger.FacetOccurrence) int {
-		return cmp.Or(cmp.Compare(x.Type, y.Type), cmp.Compare(x.Value, y.Value))
-	})
-	n = len(c.Links)
+	sortFacets(facets[n:])
+	n = len(links)
 	for _, l := range a.Links {
-		c.Links = append(c.Links, clawledger.EntityLink{EpisodeID: ep.ID, FromType: l.FromType, From: l.From, Relation: l.Relation,
+		links = append(links, clawledger.EntityLink{EpisodeID: ep.ID, FromType: l.FromType, From: l.From, Relation: l.Relation,
 			ToType: l.ToType, To: l.To})
 	}
-	slices.SortFunc(c.Links[n:], func(x, y clawledger.EntityLink) int {
+	sortLinks(links[n:])
+	return facets, links
+}
+
+// sortFacets puts an episode's facet occurrences in their fixed order (an
+// episode holds a facet once).
+func sortFacets(facets []clawledger.FacetOccurrence) {
+	slices.SortFunc(facets, func(x, y clawledger.FacetOccurrence) int {
+		return cmp.Or(cmp.Compare(x.Type, y.Type), cmp.Compare(x.Value, y.Value))
+	})
+}
+
+// sortLinks puts an episode's links in their fixed order (an episode
+// holds a link once).
+func sortLinks(links []clawledger.EntityLink) {
+	slices.SortFunc(links, func(x, y clawledger.EntityLink) int {
 		return cmp.Or(cmp.Compare(x.FromType, y.FromType), cmp.Compare(x.From, y.From), cmp.Compare(x.Relation, y.Relation),
 			cmp.Compare(x.ToType, y.ToType), cmp.Compare(x.To, y.To))
 	})
-	c.Episodes = append(c.Episodes, &ep)
 }
 
 // change is what the lines added since the last change did: the episodes

@@ -79,6 +79,7 @@ func (s *Service) updateCortex(ctx context.Context, st clawledger.Store, d deriv
 	} else {
 		b.Progress = s.optionalBar(TaskCortex)
 	}
+	b.Fed = d.fedCortex.derived()
 	stats, err := b.Update(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("cortex: %w", err)

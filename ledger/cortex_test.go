@@ -65,13 +65,10 @@ func cortexAnswers(t *testing.T, s *Service, r Refresh) string {
 // replaced transcript is derived again: after each step the cortex
 // answers exactly what a rebuild from the ledger answers.
 func TestCortexKeptByIngest(t *testing.T) {
-	for _, era := range []struct {
-		name   string
-		sqlite bool
-	}{{"files", false}, {"sqlite", true}} {
-		t.Run(era.name, func(t *testing.T) {
+	for _, era := range fixture.Eras {
+		t.Run(era.Name, func(t *testing.T) {
 			ctx := context.Background()
-			s, m := cortexService(t, era.sqlite)
+			s, m := cortexService(t, era.SQLite)
 			step := func(name string) string {
 				t.Helper()
 				if _, err := s.Ingest(ctx, IngestRequest{}); err != nil {
@@ -99,7 +96,7 @@ func TestCortexKeptByIngest(t *testing.T) {
 			if !strings.Contains(full, `"session_start"`) || !strings.Contains(full, `"gap"`) {
 				t.Fatalf("no episodes:\n%.2000s", full)
 			}
-			if era.sqlite {
+			if era.SQLite {
 				return
 			}
 			// a transcript replaced: written again, shorter, with another cwd

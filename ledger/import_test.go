@@ -71,9 +71,23 @@ func (d recordedDB) EndImport(ctx context.Context) error {
 	return d.DB.EndImport(ctx)
 }
 
+func (d recordedDB) CortexSources(ctx context.Context, all bool) ([]*clawledger.CortexSource, bool, error) {
+	d.log.add("cortex sources")
+	return d.DB.CortexSources(ctx, all)
+}
+
 func (d recordedDB) CortexLines(ctx context.Context, sourceID, after int64, limit int) ([]clawledger.CortexLine, error) {
 	d.log.add("cortex")
 	return d.DB.CortexLines(ctx, sourceID, after, limit)
+}
+
+// FeedCortex records a cortex feed attached to the writer.
+func (d recordedDB) FeedCortex(ctx context.Context, feed clawledger.CortexFeed) (func(), error) {
+	detach, err := d.DB.FeedCortex(ctx, feed)
+	if detach != nil {
+		d.log.add("feed cortex")
+	}
+	return detach, err
 }
 
 func (d recordedDB) TranscriptDocs(ctx context.Context, src *clawledger.IndexSource, after int64, limit int) ([]clawledger.SearchDoc, []int64, error) {
@@ -125,9 +139,9 @@ var (
 // read it (in SQLite's rollback-journal mode a reader on another
 // connection would hold the layers' own commits up). An ingest opens the
 // first search index's build apart and feeds it from the import (reading
-// no line back: no "index"), finishes it beside the cortex and installs
-// it once both are done; a query's refresh derives one layer after the
-// other.
+// no line back: no "index"), feeds the first cortex too (no "cortex"),
+// finishes the build beside the cortex's update and installs it once both
+// are done; a query's refresh derives one layer after the other.
 func TestImportBeforeDerived(t *testing.T) {
 	log := &recorderLog
 	registerRecorder.Do(func() { clawledger.RegisterBackend("importrec", importRecorder{log}) })
@@ -139,13 +153,13 @@ func TestImportBeforeDerived(t *testing.T) {
 		{"ingest", func(s *Service) error {
 			_, err := s.Ingest(context.Background(), IngestRequest{})
 			return err
-		}, []string{"open to import", "build apart", "feed", "end import", "cortex", "install"}},
+		}, []string{"open to import", "build apart", "feed", "feed cortex", "end import", "cortex sources", "install"}},
 		{"a query's refresh", func(s *Service) error {
 			req := UsageDefaults()
 			req.Refresh = Refresh{Ingest: true}
 			_, err := s.Usage(context.Background(), req)
 			return err
-		}, []string{"open to import", "end import", "cortex", "index"}},
+		}, []string{"open to import", "end import", "cortex sources", "cortex", "index"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			log.mu.Lock()

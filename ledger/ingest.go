@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -55,15 +56,21 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (*view.Ingest, 
 		return nil, err
 	}
 	defer fed.close()
-	out, err := s.run(ctx, st, c, p, prescanned, true)
-	fed.importDone()
+	fedCortex, err := feedCortex(ctx, st, s.Location.Path, req.NoIndex)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.derive(ctx, st, derivation{noIndex: req.NoIndex, network: true, fed: fed}); err != nil {
+	defer fedCortex.close()
+	out, err := s.run(ctx, st, c, p, prescanned, true)
+	fed.importDone()
+	fedCortex.importDone()
+	if err != nil {
 		return nil, err
 	}
-	return out, fed.close()
+	if _, err := s.derive(ctx, st, derivation{noIndex: req.NoIndex, network: true, fed: fed, fedCortex: fedCortex}); err != nil {
+		return nil, err
+	}
+	return out, errors.Join(fed.close(), fedCortex.close())
 }
 
 // WatchRequest keeps the ledger current.

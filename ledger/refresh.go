@@ -43,7 +43,8 @@ type derivation struct {
 	// chunksOnly embeds the search index's new chunks, not the episode
 	// summaries (a reindex: those follow at the next ingest)
 	chunksOnly bool
-	fed        *indexFeed // the first index, fed by the import (feed.go)
+	fed        *indexFeed  // the first index, fed by the import (feed.go)
+	fedCortex  *cortexFeed // the first cortex, fed by the import (feed.go)
 }
 
 // lag is how many ledger lines the derived layers are behind after a

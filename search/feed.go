@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/clawledger/clawledger"
+	"github.com/clawledger/clawledger/internal/feedbatch"
 )
 
 // A new ledger's first index is fed by its import (clawledger.IndexFeeder):
@@ -53,13 +53,12 @@ type Feed struct {
 	order   []int64 // the sources in the build, ascending
 	ceiling int64   // no source from this id on is fed
 	current int64   // the source fed last
-	pending *feedBatch
 
-	toChunk, toWrite chan *feedBatch
-	ended            sync.Once
-	done             chan struct{} // closed once the writing goroutine is gone
-	ix               *indexer      // the writing goroutine's, until done
-	err              error         // why it stopped writing, once done
+	in      *feedbatch.Batcher[feedOp] // batches for the chunker
+	toWrite chan *feedBatch            // and from it for the writer
+	done    chan struct{}              // closed once the writing goroutine is gone
+	ix      *indexer                   // the writing goroutine's, until done
+	err     error                      // why it stopped writing, once done
 }
 
 // fedSource is what was fed of a source.
@@ -108,17 +107,14 @@ const (
 	opDrop
 )
 
-type feedBatch struct {
-	ops   []feedOp
-	bytes int
-}
+type feedBatch = feedbatch.Batch[feedOp]
 
 // StartFeed starts building b from what it is fed; ctx ends the build's
 // goroutines.
 func StartFeed(ctx context.Context, b clawledger.ApartIndex) *Feed {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &Feed{ctx: ctx, cancel: cancel, fed: map[int64]*fedSource{}, ceiling: 1<<63 - 1,
-		pending: &feedBatch{}, toChunk: make(chan *feedBatch, feedAhead), toWrite: make(chan *feedBatch, feedAhead),
+		in: feedbatch.New[feedOp](ctx, feedBatchOps, feedBatchBytes, feedAhead), toWrite: make(chan *feedBatch, feedAhead),
 		done: make(chan struct{}), ix: &indexer{st: b, ctx: ctx}}
 	go f.chunk()
 	go f.write()
@@ -225,26 +221,9 @@ func (f *Feed) cut(id int64) []int64 {
 }
 
 // push queues an op, handing the batch on once it is full: the writer of
-// the ledger waits here while the feed is behind.
-func (f *Feed) push(op feedOp, bytes int) {
-	b := f.pending
-	b.ops = append(b.ops, op)
-	if b.bytes += bytes; len(b.ops) >= feedBatchOps || b.bytes >= feedBatchBytes {
-		f.send()
-	}
-}
-
-func (f *Feed) send() {
-	b := f.pending
-	if len(b.ops) == 0 {
-		return
-	}
-	f.pending = &feedBatch{ops: make([]feedOp, 0, feedBatchOps)}
-	select {
-	case f.toChunk <- b:
-	case <-f.ctx.Done(): // the build stopped: nothing more is written
-	}
-}
+// the ledger waits here while the feed is behind (once the build stopped,
+// nothing more is written).
+func (f *Feed) push(op feedOp, bytes int) { f.in.Push(op, bytes) }
 
 // The feed's goroutines give way to the import's after each document
 // (runtime.Gosched): Go's scheduler shares its Ps among runnable
@@ -255,12 +234,12 @@ func (f *Feed) send() {
 // chunk cuts the documents of each batch into chunks, ahead of the writer.
 func (f *Feed) chunk() {
 	defer close(f.toWrite)
-	for b := range f.toChunk {
+	for b := range f.in.Out {
 		if f.ctx.Err() != nil {
 			continue // until the feed ends
 		}
-		for i := range b.ops {
-			op := &b.ops[i]
+		for i := range b.Ops {
+			op := &b.Ops[i]
 			switch op.kind {
 			case opWorkspace:
 				op.doc.Kind = WorkspaceKind(op.doc.Path)
@@ -306,8 +285,8 @@ func (f *Feed) writeBatch(b *feedBatch) error {
 	if err := ix.begin(); err != nil {
 		return err
 	}
-	for i := range b.ops {
-		op := &b.ops[i]
+	for i := range b.Ops {
+		op := &b.Ops[i]
 		id := op.doc.SourceID
 		var err error
 		switch op.kind {
@@ -352,13 +331,7 @@ func (f *Feed) drop(id int64) error {
 }
 
 // end hands on what is left and waits for the feed's goroutines.
-func (f *Feed) end() {
-	f.ended.Do(func() {
-		f.send()
-		close(f.toChunk)
-		<-f.done
-	})
-}
+func (f *Feed) end() { f.in.End(f.done) }
 
 // Stop ends the feed without finishing the build (the import failed):
 // what it wrote is rolled back.

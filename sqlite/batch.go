@@ -131,9 +131,7 @@ func (db *DB) abort() {
 	if db.batch != nil {
 		db.batch.Rollback()
 		db.batch = nil
-		if db.feed != nil {
-			db.feed.Abort()
-		}
+		db.abortFed()
 	}
 }
 

@@ -1,12 +1,15 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"math"
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/cortex"
@@ -291,6 +294,88 @@ func (db *DB) cortexToolCalls(ctx context.Context, sourceID int64, lines []clawl
 		}
 	}
 	return rows.Err()
+}
+
+// storedCortexLine is a line the writer stores as CortexLines reads it
+// back (cortexLinesSQL, cortexLines, cortexToolCalls): the values lineInsert
+// binds to the derived columns, and the raw bytes of the kinds those do not
+// describe in full. ok is false when the read-back might not give the same
+// line: a compaction's or model change's strings that their JSON row would
+// not give back byte for byte, or a line to parse stored without bytes.
+func storedCortexLine(rec *clawledger.Record) (l clawledger.CortexLine, ok bool) {
+	raw := rec.Line.Raw
+	l.Line = clawledger.Line{Offset: rec.Line.Offset, No: rec.Line.No, Status: rec.Line.Status}
+	e := rec.Entry
+	if e == nil { // no entry column: its raw bytes (a blank or malformed line is never parsed)
+		if len(raw) > 0 {
+			l.Raw = bytes.Clone(raw)
+		}
+		return l, true
+	}
+	l.EntryID = rec.EntryID
+	m := e.Message
+	modelRow := e.ModelChange != nil && (e.Type == "model_change" || e.Type == "thinking_level_change" || e.Type == "custom")
+	if (e.Type == "session" || e.Type == "custom" || m != nil && m.Role == "bashExecution") && (e.Type != "custom" || !modelRow) {
+		l.Raw = bytes.Clone(raw)
+		return l, len(raw) > 0
+	}
+	x := &cortexEntry{e: clawledger.Entry{Type: e.Type, ID: l.EntryID, Timestamp: e.Timestamp}}
+	l.Entry = &x.e
+	if m != nil {
+		model := m.Model
+		if rec.Model != "" {
+			model = rec.Model
+		}
+		text := m.StoredText()
+		x.m = clawledger.Message{Role: m.Role, Timestamp: e.MessageTime(), Text: text, Model: model, StopReason: m.StopReason,
+			ErrorMessage: m.ErrorMessage}
+		if m.Role == "user" && text == "" && bytes.Contains(raw, []byte(`"image"`)) {
+			x.m.Images = 1
+		}
+		if u := m.Usage; u != nil { // a message without usage stores zeros
+			x.u = clawledger.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite,
+				Cost: clawledger.Cost{Total: u.Cost.Total}}
+			if math.IsNaN(x.u.Cost.Total) { // stored as NULL
+				x.u.Cost.Total = 0
+			}
+		}
+		x.m.Usage = &x.u
+		switch m.Role {
+		case "toolResult":
+			x.m.ToolName, x.m.IsError, x.m.ErrorText = m.ToolName, rec.ToolFailed, rec.ToolError
+			if m.ExitCode != nil {
+				code := *m.ExitCode
+				x.m.ExitCode = &code
+			}
+		case "assistant":
+			for _, c := range m.ToolCalls {
+				x.m.ToolCalls = append(x.m.ToolCalls, clawledger.ToolCall{Name: c.Name, Arguments: c.Arguments})
+			}
+		}
+		x.e.Message = &x.m
+	}
+	if c := e.Compaction; c != nil && (e.Type == "compaction" || e.Type == "branch_summary") {
+		x.e.Compaction = &clawledger.Compaction{Kind: c.Kind, Summary: c.Summary,
+			ReadFiles: append([]string{}, c.ReadFiles...), ModifiedFiles: append([]string{}, c.ModifiedFiles...)}
+		ok = jsonExact(c.Kind, c.Summary) && jsonExact(c.ReadFiles...) && jsonExact(c.ModifiedFiles...)
+		return l, ok
+	}
+	if mc := e.ModelChange; modelRow {
+		x.e.ModelChange = &clawledger.ModelChange{Kind: mc.Kind, ModelID: mc.ModelID, Provider: mc.Provider}
+		return l, jsonExact(mc.Kind, mc.ModelID, mc.Provider)
+	}
+	return l, true
+}
+
+// jsonExact says whether strings come back byte for byte from the JSON
+// array a cortex read builds of their row: valid UTF-8 without NUL.
+func jsonExact(strs ...string) bool {
+	for _, s := range strs {
+		if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // cortexTx writes cortex changes on the writer connection, in transactions

@@ -52,7 +52,8 @@ type DB struct {
 	batchStmts map[string]*sql.Stmt // stmts bound to it
 	batchSlots map[int64]struct{}   // quarter hours of the usage written in it (refreshUsageSlots)
 
-	feed clawledger.IndexFeed // told what the writer stores (FeedIndex, feed.go)
+	feed       clawledger.IndexFeed  // told what the writer stores (FeedIndex, feed.go)
+	cortexFeed clawledger.CortexFeed // told the transcript lines it stores (FeedCortex, feed.go)
 }
 
 // Options tune Open (see clawledger.OpenOptions).

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/clawledger/clawledger"
 	"github.com/clawledger/clawledger/collect"
@@ -84,10 +85,27 @@ func fedTwins(t *testing.T, dirs ...string) (serial, fed *sqlite.DB, st search.I
 // before the files, as they are stored before them), archives. The feed
 // took every document itself: none was read back.
 func TestFeedIndex(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		tree func(t *testing.T, home string) []string
-	}{
+	for _, c := range feedTrees() {
+		t.Run(c.name, func(t *testing.T) {
+			dirs := c.tree(t, t.TempDir())
+			_, _, st := fedTwins(t, dirs...)
+			t.Logf("%+v", st)
+			if st.Fed == 0 || st.Fed != st.Docs {
+				t.Fatalf("the build took %d of its %d documents from the feed", st.Fed, st.Docs)
+			}
+		})
+	}
+}
+
+// feedTree is a tree of state dirs a test writes under home.
+type feedTree struct {
+	name string
+	tree func(t *testing.T, home string) []string
+}
+
+// feedTrees are the trees the feeds of an import are tried on.
+func feedTrees() []feedTree {
+	return []feedTree{
 		{"cortex, memory, CJK", func(t *testing.T, home string) []string {
 			tw := &twins{t: t, state: filepath.Join(home, ".openclaw")}
 			tw.cortex = fixture.NewCortex(tw.state, fixture.CortexOptions{Sessions: 12, Seed: 7})
@@ -135,26 +153,25 @@ func TestFeedIndex(t *testing.T) {
 		{"corpus 2026.9.6", func(t *testing.T, _ string) []string {
 			return []string{filepath.Join(testenv.Corpus(t), "openclaw-2026.9.6", ".openclaw")}
 		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			dirs := c.tree(t, t.TempDir())
-			_, _, st := fedTwins(t, dirs...)
-			t.Logf("%+v", st)
-			if st.Fed == 0 || st.Fed != st.Docs {
-				t.Fatalf("the build took %d of its %d documents from the feed", st.Fed, st.Docs)
-			}
-		})
 	}
 }
 
-// TestFeedDropsWhatItCannotHold: a source whose documents the feed may
-// not hold as the ledger will (a compressed archive whose read fails part
-// way, rolled back to its savepoint; a file rewritten while it is read,
-// then re-read by the next ingest) leaves no chunk of it in the build, and
-// the index is still the one updates build.
-func TestFeedDropsWhatItCannotHold(t *testing.T) {
-	tmp := t.TempDir()
-	state := filepath.Join(tmp, ".openclaw")
+// mishapTree is a tree whose first ingest meets mishaps: a compressed
+// archive whose read fails part way (rolled back to its savepoint), and a
+// live session rewritten while it is read.
+type mishapTree struct {
+	t       *testing.T
+	state   string
+	archive string // the archive's path
+	live    string // the live session's
+	before  []byte // what the live session held before it was rewritten
+	mtime   time.Time
+	packed  int // the archive's size
+}
+
+func newMishapTree(t *testing.T) *mishapTree {
+	t.Helper()
+	state := filepath.Join(t.TempDir(), ".openclaw")
 	cortex := fixture.NewCortex(state, fixture.CortexOptions{Sessions: 8, Seed: 11})
 	if err := cortex.Write(nil); err != nil {
 		t.Fatal(err)
@@ -164,39 +181,63 @@ func TestFeedDropsWhatItCannotHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	archive := filepath.Join(state, "agents", "main", "sessions", fixture.UUID(rand.New(rand.NewSource(1)))+".jsonl.reset.2026-03-14T09-30-00.000Z.zst")
+	m := &mishapTree{t: t, state: state, live: filepath.Join(state, filepath.FromSlash(cortex.Path(cortex.Sessions[3]))),
+		archive: filepath.Join(state, "agents", "main", "sessions", fixture.UUID(rand.New(rand.NewSource(1)))+".jsonl.reset.2026-03-14T09-30-00.000Z.zst")}
 	enc, _ := zstd.NewWriter(nil)
 	var packed []byte // a frame a line: lines come out before the read fails
 	for line := range bytes.Lines(plain) {
 		packed = enc.EncodeAll(line, packed)
 	}
-	if err := os.WriteFile(archive, packed, 0o644); err != nil {
+	if err := os.WriteFile(m.archive, packed, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// and a live session rewritten while it is read
-	live := filepath.Join(state, filepath.FromSlash(cortex.Path(cortex.Sessions[3])))
-	before, err := os.ReadFile(live)
+	m.packed = len(packed)
+	if m.before, err = os.ReadFile(m.live); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(m.live)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(live)
-	if err != nil {
-		t.Fatal(err)
+	m.mtime = fi.ModTime()
+	return m
+}
+
+// reads is a file system on which the first ingest's mishaps happen: the
+// same file as another ledger read, and the same mishaps.
+func (m *mishapTree) reads() openclaw.FS {
+	if err := os.WriteFile(m.live, m.before, 0o644); err != nil {
+		m.t.Fatal(err)
 	}
-	rewritten := bytes.ReplaceAll(before, []byte(`"role":"user"`), []byte(`"role":"user","x":"the rewritten narwhal"`))
-	reads := func() openclaw.FS {
-		// the same file as the other ledger read, and the same mishaps
-		if err := os.WriteFile(live, before, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(live, fi.ModTime(), fi.ModTime()); err != nil {
-			t.Fatal(err)
-		}
-		return &mishaps{FS: openclaw.OS, fail: archive, failAfter: int64(len(packed) / 2), rewrite: live, rewriteAfter: int64(len(before) / 3), to: rewritten}
+	if err := os.Chtimes(m.live, m.mtime, m.mtime); err != nil {
+		m.t.Fatal(err)
 	}
+	rewritten := bytes.ReplaceAll(m.before, []byte(`"role":"user"`), []byte(`"role":"user","x":"the rewritten narwhal"`))
+	return &mishaps{FS: openclaw.OS, fail: m.archive, failAfter: int64(m.packed / 2), rewrite: m.live,
+		rewriteAfter: int64(len(m.before) / 3), to: rewritten}
+}
+
+// shorten rewrites the live session shorter: the next ingest re-reads it
+// (and reads the archive).
+func (m *mishapTree) shorten() {
+	b := m.before
+	short := bytes.Replace(b[:bytes.LastIndexByte(b[:len(b)/2], '\n')+1], []byte(`"role":"user"`), []byte(`"role":"user","y":"the shorter narwhal"`), 1)
+	if err := os.WriteFile(m.live, short, 0o644); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+// TestFeedDropsWhatItCannotHold: a source whose documents the feed may
+// not hold as the ledger will (a compressed archive whose read fails part
+// way, rolled back to its savepoint; a file rewritten while it is read,
+// then re-read by the next ingest) leaves no chunk of it in the build, and
+// the index is still the one updates build.
+func TestFeedDropsWhatItCannotHold(t *testing.T) {
+	m := newMishapTree(t)
+	tmp := t.TempDir()
 	serial, fed := openLedger(t, filepath.Join(tmp, "serial.db")), openLedger(t, filepath.Join(tmp, "fed.db"))
-	serialIngest(t, serial, reads(), state)
-	st, _ := fedIngest(t, fed, reads(), state)
+	serialIngest(t, serial, m.reads(), m.state)
+	st, _ := fedIngest(t, fed, m.reads(), m.state)
 	t.Logf("%+v", st)
 	sameIndex(t, "after the first ingest", serial, fed)
 	if st.Removed == 0 || st.Fed == 0 {
@@ -205,15 +246,9 @@ func TestFeedDropsWhatItCannotHold(t *testing.T) {
 	if left := count(t, fed.Path, `SELECT count(*) FROM search_chunks c JOIN sources s ON s.id = c.source_id WHERE s.rel_path LIKE '%.zst'`); left != 0 {
 		t.Fatalf("%d chunks of the rolled-back archive", left)
 	}
-
-	// rewritten shorter between the ingests: the next re-reads it (and
-	// reads the archive)
-	short := bytes.Replace(before[:bytes.LastIndexByte(before[:len(before)/2], '\n')+1], []byte(`"role":"user"`), []byte(`"role":"user","y":"the shorter narwhal"`), 1)
-	if err := os.WriteFile(live, short, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	m.shorten()
 	for _, db := range []*sqlite.DB{serial, fed} {
-		rep, err := (&collect.Collector{Store: db, FS: openclaw.OS}).Run(context.Background(), []string{state})
+		rep, err := (&collect.Collector{Store: db, FS: openclaw.OS}).Run(context.Background(), []string{m.state})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -230,9 +230,7 @@ func (db *DB) Begin(ctx context.Context, src *clawledger.Source, mode clawledger
 			db.abort()
 			return nil, nil, err
 		}
-		if db.feed != nil {
-			db.feed.Discard(src.ID)
-		}
+		db.discardFed(src.ID)
 	}
 	if src.Kind == clawledger.KindTranscript && !replace && (src.Cursor.Offset > 0 || src.Cursor.Lines > 0) {
 		if err := loadSessionState(w, sess); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -430,8 +428,13 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	if err != nil {
 		return err
 	}
-	if f := t.w.db.feed; f != nil && t.src.Kind == clawledger.KindTranscript {
-		t.feedDocs(f, lineID, rec)
+	if db := t.w.db; t.src.Kind == clawledger.KindTranscript {
+		if db.feed != nil {
+			t.feedDocs(db.feed, lineID, rec)
+		}
+		if db.cortexFeed != nil {
+			t.feedLine(db.cortexFeed, rec)
+		}
 	}
 	sid := t.src.ID
 	if run := rec.CronRun; run != nil {
@@ -501,8 +504,13 @@ func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error
 	t.done = true
 	*t.src = src
 	db := t.w.db
-	if db.feed != nil && src.Kind == clawledger.KindTranscript {
-		t.feedStored(db.feed, sess)
+	if src.Kind == clawledger.KindTranscript {
+		if db.feed != nil {
+			t.feedStored(db.feed, sess)
+		}
+		if db.cortexFeed != nil {
+			db.cortexFeed.Stored(src.ID, src.Cursor.Lines)
+		}
 	}
 	db.batchSize += t.bytes
 	if db.batchSize >= batchBytes {
@@ -531,9 +539,7 @@ func (t *ingestTx) Rollback() error {
 		db.abort()
 		return err
 	}
-	if db.feed != nil {
-		db.feed.Discard(t.src.ID)
-	}
+	db.discardFed(t.src.ID)
 	return nil
 }
 

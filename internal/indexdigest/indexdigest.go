@@ -1,6 +1,7 @@
 // Package indexdigest writes out what a search reads from a SQLite
 // ledger's search index, so that two builds of an index can be compared
-// (internal/cmd/indexbench -digest, and the tests of a build apart).
+// (internal/cmd/indexbench -digest, and the tests of a build apart), and
+// every row of its cortex (the tests of a cortex the import fed).
 package indexdigest
 
 import (
@@ -24,20 +25,49 @@ var Queries = []string{
 	`SELECT term, doc, col, offset FROM temp.vocab`,
 }
 
+// CortexQueries are what WriteCortex reads, in order: every table of the
+// cortex, rows in key order, and every instance of every word in the word
+// index of its episodes' summaries.
+var CortexQueries = []string{
+	`SELECT * FROM cortex_sources ORDER BY source_id`,
+	`SELECT * FROM cortex_states ORDER BY source_id`,
+	`SELECT * FROM cortex_stale ORDER BY source_id`,
+	`SELECT * FROM cortex_current`,
+	`SELECT * FROM cortex_episodes ORDER BY id`,
+	`SELECT * FROM cortex_terms ORDER BY episode_id, term`,
+	`SELECT * FROM cortex_facet_episodes ORDER BY episode_id, type, value`,
+	`SELECT * FROM cortex_facets ORDER BY type, value`,
+	`SELECT * FROM cortex_links ORDER BY episode_id, from_type, from_value, relation, to_type, to_value`,
+	`SELECT * FROM cortex_vectors ORDER BY episode_id`,
+	`SELECT term, doc, col, offset FROM temp.vocab`,
+}
+
 // Write writes every row of Queries on the ledger at path to w, a line
 // each, and returns how many rows each query gave.
 func Write(ctx context.Context, path string, w io.Writer) ([]int, error) {
+	return write(ctx, path, w, "search_fts", Queries)
+}
+
+// WriteCortex writes every row of CortexQueries on the ledger at path to
+// w, a line each, and returns how many rows each query gave.
+func WriteCortex(ctx context.Context, path string, w io.Writer) ([]int, error) {
+	return write(ctx, path, w, "cortex_fts", CortexQueries)
+}
+
+// write writes every row of queries, temp.vocab the instances of words
+// of the word index fts.
+func write(ctx context.Context, path string, w io.Writer, fts string, queries []string) ([]int, error) {
 	r, err := sql.Open(sqlitedriver.Name, sqlitedriver.DSN(path, "_pragma=busy_timeout(10000)"))
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
 	r.SetMaxOpenConns(1)
-	if _, err := r.ExecContext(ctx, `CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, search_fts, instance)`); err != nil {
+	if _, err := r.ExecContext(ctx, `CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, `+fts+`, instance)`); err != nil {
 		return nil, err
 	}
-	counts := make([]int, len(Queries))
-	for i, q := range Queries {
+	counts := make([]int, len(queries))
+	for i, q := range queries {
 		if counts[i], err = writeRows(ctx, r, q, w); err != nil {
 			return nil, err
 		}

@@ -43,6 +43,18 @@ func Corpus(t testing.TB) string {
 	return dir
 }
 
+// TempFile creates an empty file in the test's temporary directory, open
+// for reading and writing, closed when the test ends.
+func TempFile(t testing.TB) *os.File {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 var (
 	buildOnce sync.Once
 	binPath   string
