@@ -124,7 +124,7 @@ func (db *DB) open(ctx context.Context, opt Options) error {
 		RETURNING id`, db.host).Scan(&db.hostID); err != nil {
 		return db.fail(err)
 	}
-	db.w = &writer{db: db, holder: opt.Writer}
+	db.w = newWriter(db, opt.Writer)
 	if err := db.w.lock(ctx, opt.LockWait); err != nil {
 		return err
 	}
