@@ -82,11 +82,11 @@ type writer struct {
 	chunkIDs  idBlock
 
 	// the first lane's, for all (lanes.go)
-	lanes  []*writer        // every lane, the first one first
-	cur    int              // the lane the next source goes on, unless it sticks to one
+	lanes  []*writer         // every lane, the first one first
+	cur    int               // the lane the next source goes on, unless it sticks to one
 	sticky map[int64]*writer // sources with rows in a lane's open batch, and their lane
-	multi  bool             // lanes besides the first hold open batches since the last barrier
-	voided map[int64]bool   // state dirs whose digest was voided and committed since the last barrier
+	multi  bool              // lanes besides the first hold open batches since the last barrier
+	voided map[int64]bool    // state dirs whose digest was voided and committed since the last barrier
 
 	// hook, in tests, runs before each round trip of a batch ("send"),
 	// on the goroutine of a round sent in the background before the round
