@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,7 +93,10 @@ func TestLostConnection(t *testing.T) {
 			schemaDSN := pgtest.InSchema(t, dsn, pgtest.NewSchema(t, dsn))
 			pg := openPG(t, schemaDSN, "h")
 			seen, fired := 0, false
+			var mu sync.Mutex // each lane's round in flight runs "inflight" on its own goroutine
 			postgres.SetWriterHook(pg, func(stage string) error {
+				mu.Lock()
+				defer mu.Unlock()
 				if stage != c.stage || fired {
 					return nil
 				}
