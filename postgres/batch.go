@@ -35,6 +35,9 @@ import (
 // commit, a rollback, the lock) waits first, and a failed round is handled
 // there as a round sent in the foreground is, by the call that waited.
 //
+// All of this is one lane's: a writer has several (lanes.go), each with a
+// connection, a batch and a round in flight of its own.
+//
 // Everything sent in a transaction is kept (log) until it commits. When
 // the connection is lost, the writer reconnects with backoff, takes the
 // host's writer lock again and, if no other writer wrote for the host
