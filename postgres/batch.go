@@ -519,18 +519,18 @@ func (m *writer) reattach(ctx context.Context, cause error, lost, committing *wr
 			return false, m.db.fail(ferr)
 		}
 	}
-	any := false
+	batches := false
 	for _, w := range m.lanes {
 		if w.b == nil {
 			continue
 		}
-		any = true
+		batches = true
 		if !w.b.replay {
 			m.abort()
 			return false, m.db.fail(fmt.Errorf("the connection was lost during a write too large to send again (it was rolled back): %w", cause))
 		}
 	}
-	if !any {
+	if !batches {
 		return false, m.db.fail(cause)
 	}
 	delay, deadline := 100*time.Millisecond, time.Now().Add(reconnectFor)
