@@ -35,6 +35,9 @@ import (
 // commit, a rollback, the lock) waits first, and a failed round is handled
 // there as a round sent in the foreground is, by the call that waited.
 //
+// All of this is one lane's: a writer has several (lanes.go), each with a
+// connection, a batch and a round in flight of its own.
+//
 // Everything sent in a transaction is kept (log) until it commits. When
 // the connection is lost, the writer reconnects with backoff, takes the
 // host's writer lock again and, if no other writer wrote for the host
@@ -58,27 +61,44 @@ const (
 type writer struct {
 	db     *DB
 	holder clawledger.Holder
-	conn   *pgx.Conn
-	pid    uint32 // the server process of conn
+	// main is the writer's first lane, which holds the host's writer lock
+	// (itself for the first lane); lane is this one's number
+	main *writer
+	lane int
+	conn *pgx.Conn
+	pid  uint32 // the server process of conn
+	// locked, on the first lane, says it holds the host's writer lock
 	locked bool
 	// committed is the token of the host's last batch as this writer knows
 	// it: its own last commit's, or what it found when it took the lock
+	// (kept by the first lane for all)
 	committed string
 	b         *batch
 	// flight is the round in flight in the background, nil when none. It
 	// is part of the batch: whatever ends the batch waits for it first.
-	flight    *flight
+	flight *flight
+	// open counts the ingest transactions begun on this lane and not
+	// finished
+	open      int
 	lineIDs   idBlock
 	sourceIDs idBlock
 	chunkIDs  idBlock
+
+	// the first lane's, for all (lanes.go)
+	lanes  []*writer         // every lane, the first one first
+	cur    int               // the lane the next source goes on, unless it sticks to one
+	sticky map[int64]*writer // sources with rows in a lane's open batch, and their lane
+	multi  bool              // lanes besides the first hold open batches since the last barrier
+	voided map[int64]bool    // state dirs whose digest was voided and committed since the last barrier
 
 	// hook, in tests, runs before each round trip of a batch ("send"),
 	// on the goroutine of a round sent in the background before the round
 	// goes out ("inflight"), before the writer waits for that round's
 	// answer ("wait"), before its commit ("commit"), after it ("committed":
 	// an error it returns is taken for the commit's answer) and after each
-	// failed attempt to reach the server ("retry")
-	hook func(stage string) error
+	// failed attempt to reach the server ("retry"), with the lane's number
+	// (the first lane's field, for all)
+	hook func(lane int, stage string) error
 }
 
 // flight is a round sent in the background.
@@ -127,6 +147,14 @@ func (r *round) rows(table string, cols []string) *copyBuf {
 	return c
 }
 
+// fire runs the test hook, if any, for a stage of this lane's batch.
+func (w *writer) fire(stage string) error {
+	if h := w.main.hook; h != nil {
+		return h(w.lane, stage)
+	}
+	return nil
+}
+
 // connect opens the writer's connection when it has none (or lost it).
 func (w *writer) connect(ctx context.Context) error {
 	if w.conn != nil && !w.conn.IsClosed() {
@@ -150,12 +178,24 @@ func (w *writer) begin(ctx context.Context) error {
 	if w.b != nil {
 		return nil
 	}
-	if !w.locked {
+	m := w.main
+	if !m.locked {
 		return errors.New("writing to the ledger without holding the host's writer lock")
 	}
 	w.b = &batch{replay: true, sessions: map[int64]*clawledger.Session{}}
-	if w.conn == nil || w.conn.IsClosed() { // lost since the last batch, and the lock with it
-		return w.recover(ctx, errors.New("the connection was lost"))
+	if w.conn == nil || w.conn.IsClosed() {
+		if w == m { // lost since the last batch, and the lock with it
+			return w.recover(ctx, errors.New("the connection was lost"))
+		}
+		// another lane: connected when first used, or lost while it held
+		// no batch
+		if err := w.connectLane(ctx); err != nil {
+			if retryable(err) {
+				return w.recover(ctx, err)
+			}
+			w.b = nil
+			return w.db.fail(err)
+		}
 	}
 	tx, err := w.conn.Begin(ctx)
 	if err != nil {
@@ -200,10 +240,11 @@ func (w *writer) maybeSend(ctx context.Context, storing *clawledger.Source) erro
 	}
 	tx := w.log(r)
 	w.flight = f
+	// the next source goes on the next lane, while this one's server
+	// process stores the round
+	w.main.cur = (w.lane + 1) % len(w.main.lanes)
 	go func() {
-		if w.hook != nil {
-			w.hook("inflight")
-		}
+		w.fire("inflight")
 		f.done <- w.run(ctx, tx, r)
 	}()
 	return nil
@@ -256,9 +297,7 @@ func (w *writer) log(r round) pgx.Tx {
 			b.log = append(b.log, r)
 		}
 	}
-	if w.hook != nil {
-		w.hook("send")
-	}
+	w.fire("send")
 	return b.tx
 }
 
@@ -274,9 +313,7 @@ func (w *writer) settle() error {
 	if f == nil {
 		return nil
 	}
-	if w.hook != nil {
-		w.hook("wait")
-	}
+	w.fire("wait")
 	w.flight = nil
 	err := <-f.done
 	if err != nil && f.storing != "" {
@@ -295,7 +332,7 @@ func (w *writer) answer(ctx context.Context, err error) error {
 	if lostConnection(w.conn, err) {
 		return w.recover(ctx, err)
 	}
-	w.abort()
+	w.main.abort()
 	return w.db.fail(err)
 }
 
@@ -353,7 +390,7 @@ func (w *writer) readPending(ctx context.Context, fn func(tx pgx.Tx) error) erro
 			return err
 		}
 		if !lostConnection(w.conn, err) {
-			w.abort()
+			w.main.abort()
 			return w.db.fail(err)
 		}
 		if err := w.recover(ctx, err); err != nil {
@@ -362,47 +399,63 @@ func (w *writer) readPending(ctx context.Context, fn func(tx pgx.Tx) error) erro
 	}
 }
 
-// flush commits the batch: its rows, then its token.
+// flush commits the lane's batch: its rows, then its token.
 func (w *writer) flush(ctx context.Context) error {
 	if w.b == nil {
 		return nil
 	}
+	m := w.main
 	token := uuid.NewString()
-	if err := w.exec(ctx, stmt{`UPDATE hosts SET batch = $1 WHERE id = $2`, []any{token, w.db.hostID}}); err != nil {
+	// the token goes with what is pending, in its round trip
+	w.b.pend.stmts = append(w.b.pend.stmts, stmt{`UPDATE hosts SET batch = $1 WHERE id = $2`, []any{token, w.db.hostID}})
+	if err := w.send(ctx); err != nil {
 		return err
 	}
 	for {
-		if w.hook != nil {
-			w.hook("commit")
-		}
+		w.fire("commit")
 		err := w.b.tx.Commit(context.WithoutCancel(ctx))
-		if err == nil && w.hook != nil {
-			err = w.hook("committed")
+		if err == nil {
+			err = w.fire("committed")
 		}
 		if err == nil {
-			w.committed, w.b = token, nil
+			m.committed = token
+			w.committedBatch()
 			return nil
 		}
 		if !lostConnection(w.conn, err) {
 			w.b = nil
+			m.abort()
 			return w.db.fail(err)
 		}
 		// did it commit before the connection went?
-		done, err := w.reattach(ctx, err, token)
+		done, err := m.reattach(ctx, err, w, w, token)
 		if err != nil {
 			return err
 		}
 		if done {
-			w.committed, w.b = token, nil
 			return nil
 		}
 	}
 }
 
+// committedBatch forgets the lane's batch once committed: its sources
+// stick to it no more.
+func (w *writer) committedBatch() {
+	w.b = nil
+	for id, l := range w.main.sticky {
+		if l == w {
+			delete(w.main.sticky, id)
+		}
+	}
+}
+
 // ready makes the writer's connection free for a transaction of its own:
-// its batch committed, the connection (and the host's lock) there, made
-// again if it was lost.
+// every lane's batch committed, the connection (and the host's lock)
+// there, made again if it was lost.
 func (w *writer) ready(ctx context.Context) error {
+	if err := w.barrier(ctx); err != nil {
+		return err
+	}
 	if w.b == nil && w.locked && w.conn != nil && !w.conn.IsClosed() {
 		return nil
 	}
@@ -412,68 +465,92 @@ func (w *writer) ready(ctx context.Context) error {
 	return w.flush(ctx)
 }
 
-// abort rolls the batch back, after a failed write or when it is given
-// up; it returns the failure of a round still in flight, which no call
-// heard of yet (a lost connection is no failure here: the batch went with
-// it).
-func (w *writer) abort() error {
-	if w.b == nil {
-		return nil
+// abort rolls every lane's batch back, after a failed write or when it is
+// given up (a failed write rolls back all the writer has not committed,
+// as one batch would); it returns the failure of a round still in flight,
+// which no call heard of yet (a lost connection is no failure here: the
+// batch went with it). Called on the first lane.
+func (m *writer) abort() error {
+	var errs []error
+	for _, w := range m.lanes {
+		if w.b == nil {
+			continue
+		}
+		err := w.settle()
+		if lostConnection(w.conn, err) {
+			err = nil
+		}
+		if w.b.tx != nil && w.conn != nil && !w.conn.IsClosed() {
+			w.b.tx.Rollback(context.Background())
+		}
+		w.b = nil
+		errs = append(errs, err)
 	}
-	err := w.settle()
-	if lostConnection(w.conn, err) {
-		err = nil
-	}
-	if w.b.tx != nil && w.conn != nil && !w.conn.IsClosed() {
-		w.b.tx.Rollback(context.Background())
-	}
-	w.b = nil
-	return w.db.fail(err)
+	m.endEpoch()
+	clear(m.sticky)
+	return m.db.fail(errors.Join(errs...))
 }
 
 // recover brings a batch whose connection was lost back to where it was:
 // it reconnects (with backoff), and sends the log again in a new
-// transaction.
+// transaction (with every other lane's that had to connect again).
 func (w *writer) recover(ctx context.Context, cause error) error {
-	if _, err := w.reattach(ctx, cause, ""); err != nil {
+	if _, err := w.main.reattach(ctx, cause, w, nil, ""); err != nil {
 		return err
 	}
 	return nil
 }
 
-// reattach reconnects after the connection was lost (cause), retrying with
-// backoff for up to reconnectFor, takes the writer lock again and checks
-// the host's batch token: when it is committing (its commit's answer was
-// lost), it reports done; when no other writer wrote meanwhile, it sends
-// the log again in a new transaction; else the batch is lost (ECONFLICT).
-func (w *writer) reattach(ctx context.Context, cause error, committing string) (done bool, err error) {
-	b := w.b
-	if b == nil {
-		return false, w.db.fail(cause)
+// reattach reconnects after a lane's connection was lost (cause),
+// retrying with backoff for up to reconnectFor: the first lane takes the
+// writer lock again (unless its session is still there, which holds it),
+// and the host's batch token is checked. When it is the token a lane was
+// committing (committing, whose commit's answer was lost), that commit
+// went through: reattach reports done. When no other writer wrote
+// meanwhile, each lane whose batch was on a lost connection (every lane
+// but a first one still there) sends its log again in a new transaction;
+// else the batches are lost (ECONFLICT). Called on the first lane.
+func (m *writer) reattach(ctx context.Context, cause error, lost, committing *writer, token string) (done bool, err error) {
+	// every lane's round in flight answers first: the lost one with the
+	// rest, a round the server refused fails the batches
+	for _, w := range m.lanes {
+		if ferr := w.settle(); ferr != nil && !lostConnection(w.conn, ferr) {
+			m.abort()
+			return false, m.db.fail(ferr)
+		}
 	}
-	if !b.replay {
-		w.abort()
-		return false, w.db.fail(fmt.Errorf("the connection was lost during a write too large to send again (it was rolled back): %w", cause))
+	batches := false
+	for _, w := range m.lanes {
+		if w.b == nil {
+			continue
+		}
+		batches = true
+		if !w.b.replay {
+			m.abort()
+			return false, m.db.fail(fmt.Errorf("the connection was lost during a write too large to send again (it was rolled back): %w", cause))
+		}
+	}
+	if !batches {
+		return false, m.db.fail(cause)
 	}
 	delay, deadline := 100*time.Millisecond, time.Now().Add(reconnectFor)
 	for {
-		done, err = w.reattachOnce(ctx, b, committing)
+		done, err = m.reattachOnce(ctx, lost, committing, token)
+		lost = m // after a failed attempt, nothing is left of the sessions
 		if err == nil || !retryable(err) {
 			if err != nil {
-				w.b = nil
+				m.drop()
 			}
 			return done, err
 		}
 		if !time.Now().Before(deadline) {
-			w.b = nil
-			return false, w.db.fail(fmt.Errorf("the connection was lost (%v) and could not be made again: %w", cause, err))
+			m.drop()
+			return false, m.db.fail(fmt.Errorf("the connection was lost (%v) and could not be made again: %w", cause, err))
 		}
-		if w.hook != nil {
-			w.hook("retry")
-		}
+		m.fire("retry")
 		select {
 		case <-ctx.Done():
-			w.b = nil
+			m.drop()
 			return false, ctx.Err()
 		case <-time.After(delay):
 		}
@@ -481,63 +558,129 @@ func (w *writer) reattach(ctx context.Context, cause error, committing string) (
 	}
 }
 
+// drop gives up every lane's batch after a failed reattach: a transaction
+// a lane began again is rolled back.
+func (m *writer) drop() {
+	for _, w := range m.lanes {
+		if w.b != nil && w.b.tx != nil && w.conn != nil && !w.conn.IsClosed() {
+			w.b.tx.Rollback(context.Background())
+		}
+		w.b = nil
+	}
+	m.endEpoch()
+	clear(m.sticky)
+}
+
 // errIntervened: another writer wrote for the host while this one was
 // disconnected, so its batch cannot be sent again.
 var errIntervened = errors.New("another writer wrote for this host while the connection was lost: the batch was rolled back")
 
-func (w *writer) reattachOnce(ctx context.Context, b *batch, committing string) (bool, error) {
-	old := w.pid
-	if w.conn != nil {
-		w.conn.Close(ctx)
-		w.conn = nil
-	}
-	if err := w.connect(ctx); err != nil {
-		return false, err
-	}
-	db := w.db
-	// the lost session may still hold the lock until the server notices
-	// it is gone: end it
-	if _, err := w.conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE pid = $1 AND application_name LIKE $2`, int32(old), fmt.Sprintf("clawledger %% %d %%", os.Getpid())); err != nil {
-		return false, err
-	}
-	ok, err := tryLock(ctx, w.conn, db.lockSpace, writerKey(db.hostID), 10*time.Second)
-	if err != nil {
-		return false, err
-	}
-	if !ok {
-		w.locked = false
-		return false, &clawledger.LockedError{Ledger: db.ledgerName(), Holder: lockHolder(ctx, w.conn, db.lockSpace, writerKey(db.hostID))}
-	}
-	if err := w.recordWriter(ctx); err != nil {
-		return false, err
-	}
-	var token string
-	if err := w.conn.QueryRow(ctx, `SELECT coalesce(batch::text, '') FROM hosts WHERE id = $1`, db.hostID).Scan(&token); err != nil {
-		return false, err
-	}
-	switch {
-	case committing != "" && token == committing:
-		return true, nil
-	case token != w.committed:
-		w.committed = token
-		return false, clawledger.Reasonf(clawledger.ECONFLICT, errIntervened, "%s: %v", db.ledgerName(), errIntervened)
-	}
-	tx, err := w.conn.Begin(ctx)
-	if err != nil {
-		return false, err
-	}
-	b.tx = tx
-	for _, r := range b.log {
-		if err := w.run(ctx, tx, r); err != nil {
+func (m *writer) reattachOnce(ctx context.Context, lost, committing *writer, token string) (bool, error) {
+	db := m.db
+	// the first lane's session, when still there, holds the lock: nothing
+	// else wrote for the host, and its batch is whole
+	kept := false
+	if lost != m && m.locked && m.conn != nil && !m.conn.IsClosed() {
+		var err error
+		if m.b != nil && m.b.tx != nil {
+			_, err = m.b.tx.Exec(ctx, `SELECT 1`)
+		} else {
+			_, err = m.conn.Exec(ctx, `SELECT 1`)
+		}
+		switch {
+		case err == nil:
+			kept = true
+		case !lostConnection(m.conn, err):
 			return false, err
 		}
 	}
-	return false, nil
+	var old []int32
+	for _, w := range m.lanes {
+		if w == m && kept {
+			continue
+		}
+		if w.pid != 0 {
+			old = append(old, int32(w.pid))
+		}
+		if w.conn != nil {
+			w.conn.Close(ctx)
+			w.conn = nil
+		}
+	}
+	if !kept {
+		if err := m.connect(ctx); err != nil {
+			return false, err
+		}
+	}
+	// the lost sessions may still hold their locks (and a commit in
+	// progress) until the server notices they are gone: end them, and
+	// wait for them to go (the locks tell)
+	if len(old) > 0 {
+		if _, err := m.conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE pid = ANY($1) AND application_name LIKE $2`, old, fmt.Sprintf("clawledger %% %d %%", os.Getpid())); err != nil {
+			return false, err
+		}
+	}
+	var q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	} = m.conn
+	if kept {
+		if err := m.waitLanes(ctx, 10*time.Second); err != nil {
+			return false, err
+		}
+		if m.b != nil {
+			q = m.b.tx
+		}
+	} else {
+		if err := m.takeLocks(ctx, 10*time.Second); err != nil {
+			return false, err
+		}
+		if err := m.recordWriter(ctx); err != nil {
+			return false, err
+		}
+	}
+	var current string
+	if err := q.QueryRow(ctx, `SELECT coalesce(batch::text, '') FROM hosts WHERE id = $1`, db.hostID).Scan(&current); err != nil {
+		return false, err
+	}
+	done := false
+	switch {
+	case committing != nil && current == token:
+		done = true
+		m.committed = token
+		committing.committedBatch()
+	case current != m.committed:
+		m.committed = current
+		return false, clawledger.Reasonf(clawledger.ECONFLICT, errIntervened, "%s: %v", db.ledgerName(), errIntervened)
+	}
+	for _, w := range m.lanes {
+		if w.b == nil || (w == m && kept) {
+			continue
+		}
+		if w != m {
+			if err := w.connectLane(ctx); err != nil {
+				return false, err
+			}
+		}
+		tx, err := w.conn.Begin(ctx)
+		if err != nil {
+			return false, err
+		}
+		w.b.tx = tx
+		for _, r := range w.b.log {
+			if err := w.run(ctx, tx, r); err != nil {
+				return false, err
+			}
+		}
+	}
+	return done, nil
 }
 
 // retryable reports whether a reconnection attempt may succeed later.
 func retryable(err error) bool {
+	if errors.Is(err, errLaneLock) {
+		return true
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		// the server is starting or shutting down, or is out of connections
@@ -572,11 +715,13 @@ func (w *writer) close() error {
 	// the lock goes first: the server lets a closed session's locks go
 	// only once its process has noticed, a moment later
 	err := w.unlock()
-	if w.conn == nil {
-		return err
+	for _, l := range w.lanes {
+		if l.conn != nil {
+			err = errors.Join(err, l.conn.Close(context.Background()))
+			l.conn = nil
+		}
 	}
-	err = errors.Join(err, w.conn.Close(context.Background()))
-	w.conn, w.locked = nil, false
+	w.locked = false
 	return err
 }
 
@@ -589,9 +734,7 @@ func (w *writer) onPool(ctx context.Context, fn func() error) error {
 		if err == nil || !lostConnection(nil, err) || !time.Now().Before(deadline) {
 			return w.db.fail(err)
 		}
-		if w.hook != nil {
-			w.hook("retry")
-		}
+		w.fire("retry")
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -36,7 +36,8 @@ import (
 var migrations embed.FS
 
 // DB is an open ledger: a pool of reader connections and, for a writer,
-// one connection of its own that holds the host's writer lock.
+// connections of its own (its lanes, lanes.go), the first of which holds
+// the host's writer lock.
 type DB struct {
 	where  string // the DSN with its password masked, for messages
 	secret string // the password, masked in every error
@@ -124,7 +125,7 @@ func (db *DB) open(ctx context.Context, opt Options) error {
 		RETURNING id`, db.host).Scan(&db.hostID); err != nil {
 		return db.fail(err)
 	}
-	db.w = &writer{db: db, holder: opt.Writer}
+	db.w = newWriter(db, opt.Writer)
 	if err := db.w.lock(ctx, opt.LockWait); err != nil {
 		return err
 	}

@@ -4,10 +4,32 @@ import "time"
 
 // SetWriterHook makes hook run at each stage of the writer's batches (see
 // writer.hook).
-func SetWriterHook(db *DB, hook func(stage string) error) { db.w.hook = hook }
+func SetWriterHook(db *DB, hook func(stage string) error) {
+	if hook == nil {
+		db.w.hook = nil
+		return
+	}
+	db.w.hook = func(_ int, stage string) error { return hook(stage) }
+}
 
-// WriterPID is the server process of the writer's connection.
+// SetLaneHook is SetWriterHook with the lane of each stage.
+func SetLaneHook(db *DB, hook func(lane int, stage string) error) { db.w.hook = hook }
+
+// WriterPID is the server process of the writer's connection (its first
+// lane's, which holds the host's writer lock).
 func WriterPID(db *DB) uint32 { return db.w.pid }
+
+// LanePID is the server process of a lane's connection (0 before its
+// first use).
+func LanePID(db *DB, lane int) uint32 { return db.w.lanes[lane].pid }
+
+// SetLanes sets how many lanes a writer opened afterwards writes on, and
+// returns a function that restores it.
+func SetLanes(n int) (restore func()) {
+	old := laneCount
+	laneCount = n
+	return func() { laneCount = old }
+}
 
 // SetBatchSizes sets how many bytes of lines a batch holds before it
 // commits and how many bytes of rows wait before they are sent, and

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,7 +63,10 @@ func faultTrees(t *testing.T) []string {
 // each time the writer reconnects, sends its batch again, and the ledger
 // answers every report as the SQLite ledger of the same trees does. At
 // "inflight" the process ends on the goroutine of a round sent in the
-// background, as the round goes out.
+// background, as the round goes out. The writer has two lanes: the process
+// ended is the first lane's (which holds the writer lock) at any lane's
+// stage, then at the second lane's stages the second lane's, or the
+// first's while the second holds an open batch (lanes.go).
 func TestLostConnection(t *testing.T) {
 	dsn := pgtest.Server(t)
 	defer postgres.SetBatchSizes(4<<10, 1)()
@@ -71,29 +75,47 @@ func TestLostConnection(t *testing.T) {
 	ingest(t, lite, dirs...)
 
 	lostReply := fmt.Errorf("the commit's answer was lost: %w", io.ErrUnexpectedEOF)
+	const anyLane = -1
 	cases := []struct {
+		lane  int // the lane whose stages count, or anyLane
 		stage string
 		at    int   // the stage's nth time
+		kill  int   // the lane whose server process ends
 		reply error // returned by the hook instead of killing the process
 	}{
-		{"send", 1, nil},
-		{"send", 7, nil},
-		{"send", 60, nil},
-		{"send", 250, nil},
-		{"inflight", 1, nil},
-		{"inflight", 40, nil},
-		{"commit", 1, nil},
-		{"commit", 3, nil},
-		{"committed", 1, lostReply},
-		{"committed", 4, lostReply},
+		{anyLane, "send", 1, 0, nil},
+		{anyLane, "send", 7, 0, nil},
+		{anyLane, "send", 60, 0, nil},
+		{anyLane, "send", 250, 0, nil},
+		{anyLane, "inflight", 1, 0, nil},
+		{anyLane, "inflight", 40, 0, nil},
+		{anyLane, "commit", 1, 0, nil},
+		{anyLane, "commit", 3, 0, nil},
+		{anyLane, "committed", 1, 0, lostReply},
+		{anyLane, "committed", 4, 0, lostReply},
+		{1, "send", 1, 1, nil},
+		{1, "send", 5, 1, nil},
+		{1, "inflight", 2, 1, nil},
+		{1, "commit", 1, 1, nil},
+		{1, "committed", 1, 1, lostReply},
+		{1, "send", 3, 0, nil},
+		{1, "inflight", 2, 0, nil},
+		{1, "commit", 1, 0, nil},
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%s-%d", c.stage, c.at), func(t *testing.T) {
+		name := fmt.Sprintf("%s-%d", c.stage, c.at)
+		if c.lane != anyLane {
+			name = fmt.Sprintf("lane-%d-%s-kill-%d", c.lane, name, c.kill)
+		}
+		t.Run(name, func(t *testing.T) {
 			schemaDSN := pgtest.InSchema(t, dsn, pgtest.NewSchema(t, dsn))
 			pg := openPG(t, schemaDSN, "h")
 			seen, fired := 0, false
-			postgres.SetWriterHook(pg, func(stage string) error {
-				if stage != c.stage || fired {
+			var mu sync.Mutex // each lane's round in flight runs "inflight" on its own goroutine
+			postgres.SetLaneHook(pg, func(lane int, stage string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if stage != c.stage || fired || c.lane != anyLane && lane != c.lane {
 					return nil
 				}
 				if seen++; seen < c.at {
@@ -103,7 +125,7 @@ func TestLostConnection(t *testing.T) {
 				if c.reply != nil {
 					return c.reply
 				}
-				if err := endBackend(dsn, postgres.WriterPID(pg)); err != nil {
+				if err := endBackend(dsn, postgres.LanePID(pg, c.kill)); err != nil {
 					t.Error(err)
 				}
 				return nil
@@ -112,6 +134,7 @@ func TestLostConnection(t *testing.T) {
 			if !fired {
 				t.Fatalf("the ingest never reached %s #%d (%d of them)", c.stage, c.at, seen)
 			}
+			postgres.SetLaneHook(pg, nil)
 			sameReports(t, lite, pg)
 			// and once more: nothing new, nothing twice
 			if rep := ingest(t, pg, dirs...); rep.LinesIngested != 0 {
@@ -170,30 +193,42 @@ func TestLostConnectionAnotherWriter(t *testing.T) {
 // backoff, sends its batch again, and nothing is lost or stored twice. It
 // needs a server of its own (scripts/test-services.sh starts one).
 func TestServerRestart(t *testing.T) {
+	sends := 0
+	serverRestart(t, 64<<10, func(_ int, stage string) bool {
+		if stage == "send" {
+			sends++
+		}
+		return sends == 5
+	})
+}
+
+// serverRestart ingests the fault trees with batches of batch bytes,
+// stops the server once stop says so (it sees each stage before the
+// first retry) and starts it again at the writer's first retry; the
+// ledger then answers every report as the SQLite ledger does.
+func serverRestart(t *testing.T, batch int64, stop func(lane int, stage string) bool) {
 	dsn, ctl := pgtest.Restartable(t)
 	run := func(action string) {
 		if out, err := exec.Command(ctl, action).CombinedOutput(); err != nil {
 			t.Fatalf("%s %s: %v\n%s", ctl, action, err, out)
 		}
 	}
-	defer postgres.SetBatchSizes(64<<10, 16<<10)()
+	defer postgres.SetBatchSizes(batch, 16<<10)()
 	dirs := faultTrees(t)
 	lite := openSQLite(t)
 	ingest(t, lite, dirs...)
 	schemaDSN := pgtest.InSchema(t, dsn, pgtest.NewSchema(t, dsn))
 	pg := openPG(t, schemaDSN, "h")
-	sends, stopped, retries := 0, false, 0
-	postgres.SetWriterHook(pg, func(stage string) error {
+	stopped, retries := false, 0
+	postgres.SetLaneHook(pg, func(lane int, stage string) error {
 		switch {
-		case stage == "send" && !stopped:
-			if sends++; sends == 5 {
-				stopped = true
-				run("stop")
-			}
 		case stage == "retry":
 			if retries++; retries == 1 {
 				run("start")
 			}
+		case !stopped && stop(lane, stage):
+			stopped = true
+			run("stop")
 		}
 		return nil
 	})
@@ -204,7 +239,7 @@ func TestServerRestart(t *testing.T) {
 	}()
 	ingest(t, pg, dirs...)
 	if !stopped || retries == 0 {
-		t.Fatalf("the server was not stopped mid-ingest (%d sends, %d retries)", sends, retries)
+		t.Fatalf("the server was not stopped mid-ingest (%d retries)", retries)
 	}
 	read := openPG(t, schemaDSN, "reader")
 	view, err := read.OnHost(context.Background(), "h")

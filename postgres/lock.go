@@ -14,12 +14,17 @@ import (
 	"github.com/clawledger/clawledger"
 )
 
-// Each host has two advisory locks, held by a session (a connection): the
-// server drops them when the session ends, however it ends, so none is
-// left stale.
+// Each host has three advisory locks, held by a session (a connection):
+// the server drops them when the session ends, however it ends, so none
+// is left stale.
 //
 //	writer lock: one writer per host at a time (hosts write at once)
 //	watch lock:  held by a host's running watch for as long as it runs
+//	lanes lock:  held shared by each of a writer's lanes but the first
+//	             (lanes.go); a writer taking the writer lock waits for it
+//	             exclusively, so no lane of a writer that lost the writer
+//	             lock (its first lane's session ended) is still there to
+//	             commit once another writer reads the host's cursors
 //
 // They are keyed by the ledger's lock space and the host's id. The holder
 // says who it is in its connection's application_name, which the
@@ -30,6 +35,7 @@ const lockPoll = 50 * time.Millisecond
 
 func writerKey(hostID int64) int32 { return int32(hostID * 2) }
 func watchKey(hostID int64) int32  { return int32(hostID*2 + 1) }
+func lanesKey(hostID int64) int32  { return -int32(hostID*2) - 1 }
 
 // holderName is a holder as an application_name (at most 63 bytes).
 func holderName(h clawledger.Holder) string {
@@ -101,20 +107,86 @@ func (w *writer) lock(ctx context.Context, wait time.Duration) error {
 		return err
 	}
 	db := w.db
-	ok, err := tryLock(ctx, w.conn, db.lockSpace, writerKey(db.hostID), wait)
-	if err != nil {
+	if err := w.takeLocks(ctx, wait); err != nil {
 		return db.fail(err)
 	}
-	if !ok {
-		return &clawledger.LockedError{Ledger: db.ledgerName(), Holder: lockHolder(ctx, w.conn, db.lockSpace, writerKey(db.hostID))}
-	}
-	w.locked = true
 	// what the host's last batch was: a batch that finds it changed after
 	// a lost connection knows another writer wrote meanwhile
 	if err := w.conn.QueryRow(ctx, `SELECT coalesce(batch::text, '') FROM hosts WHERE id = $1`, db.hostID).Scan(&w.committed); err != nil {
 		return db.fail(err)
 	}
 	return db.fail(w.recordWriter(ctx))
+}
+
+// takeLocks takes the host's writer lock on the first lane's connection,
+// then waits for the lanes of any writer before it to be gone.
+func (w *writer) takeLocks(ctx context.Context, wait time.Duration) error {
+	db := w.db
+	ok, err := tryLock(ctx, w.conn, db.lockSpace, writerKey(db.hostID), wait)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		w.locked = false
+		return &clawledger.LockedError{Ledger: db.ledgerName(), Holder: lockHolder(ctx, w.conn, db.lockSpace, writerKey(db.hostID))}
+	}
+	w.locked = true
+	if err := w.waitLanes(ctx, wait); err != nil {
+		w.locked = false
+		_, uerr := w.conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, db.lockSpace, writerKey(db.hostID))
+		return errors.Join(err, uerr)
+	}
+	return nil
+}
+
+// waitLanes waits up to wait for every session holding the host's lanes
+// lock to be gone (a writer's lanes whose first lane lost its session, and
+// the lock with it): taken exclusively, then let go.
+func (w *writer) waitLanes(ctx context.Context, wait time.Duration) error {
+	db := w.db
+	ok, err := tryLock(ctx, w.conn, db.lockSpace, lanesKey(db.hostID), wait)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &clawledger.LockedError{Ledger: db.ledgerName(), Holder: lockHolder(ctx, w.conn, db.lockSpace, lanesKey(db.hostID))}
+	}
+	_, err = w.conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, db.lockSpace, lanesKey(db.hostID))
+	return err
+}
+
+// errLaneLock: a lane found the host's writer lock no longer held by its
+// writer's first lane (whose session ended): the writer takes it again, or
+// finds another writer holds it.
+var errLaneLock = errors.New("the host's writer lock is no longer held by this writer")
+
+// connectLane connects a lane other than the first, which takes the host's
+// lanes lock shared and checks that the first lane's session holds the
+// writer lock (so that no other writer waits for the lanes to go).
+func (w *writer) connectLane(ctx context.Context) error {
+	if w.conn != nil {
+		w.conn.Close(ctx)
+		w.conn = nil
+	}
+	if err := w.connect(ctx); err != nil {
+		return err
+	}
+	db, m := w.db, w.main
+	var got, held bool
+	err := w.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock_shared($1, $2), EXISTS (SELECT 1 FROM pg_locks l
+		WHERE l.locktype = 'advisory' AND l.granted AND l.pid = $3 AND l.mode = 'ExclusiveLock'
+		  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		  AND l.classid::bigint = $4 AND l.objid::bigint = $5 AND l.objsubid = 2)`,
+		db.lockSpace, lanesKey(db.hostID), int32(m.pid), int64(uint32(db.lockSpace)), int64(uint32(writerKey(db.hostID)))).Scan(&got, &held)
+	if err == nil && (!got || !held) {
+		err = errLaneLock
+	}
+	if err != nil {
+		w.conn.Close(ctx)
+		w.conn = nil
+		return err
+	}
+	return nil
 }
 
 // ledgerName is the ledger and host, for lock messages.
@@ -141,6 +213,13 @@ func (db *DB) Lock(ctx context.Context, wait time.Duration) error {
 
 func (w *writer) unlock() error {
 	err := w.abort()
+	// the other lanes' sessions go, and their share of the lanes lock
+	for _, l := range w.lanes[1:] {
+		if l.conn != nil {
+			err = errors.Join(err, l.conn.Close(context.Background()))
+			l.conn = nil
+		}
+	}
 	if !w.locked {
 		return err
 	}

@@ -24,11 +24,25 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 // errReadOnly is returned by writes to a ledger opened for reading.
 var errReadOnly = clawledger.Errorf(clawledger.EINVALID, "the ledger is open for reading only")
 
+// writer returns the writer's first lane for a write or read of its own
+// batch that is not one source's: every other lane commits first (see
+// lanes.go).
 func (db *DB) writer() (*writer, error) {
 	if db.w == nil {
 		return nil, errReadOnly
 	}
+	if err := db.w.barrier(context.Background()); err != nil {
+		return nil, err
+	}
 	return db.w, nil
+}
+
+// lane returns the lane a source's writes go on (lanes.go).
+func (db *DB) lane(ctx context.Context, sourceID, stateDirID int64) (*writer, error) {
+	if db.w == nil {
+		return nil, errReadOnly
+	}
+	return db.w.laneFor(ctx, sourceID, stateDirID)
 }
 
 // StateDirID returns the id of a state dir of the host, registering it
@@ -215,7 +229,7 @@ func updateSourceArgs(s *clawledger.Source) []any {
 
 // UpdateSource stores a source's path, class, cursor and gone mark.
 func (db *DB) UpdateSource(ctx context.Context, src *clawledger.Source) error {
-	w, err := db.writer()
+	w, err := db.lane(ctx, src.ID, src.StateDirID)
 	if err != nil {
 		return err
 	}
@@ -237,7 +251,7 @@ func deleteSourceRows(sourceID int64) []stmt {
 // Begin starts writing one source in the write batch (in a savepoint of it
 // when mode is Replace or Atomic).
 func (db *DB) Begin(ctx context.Context, src *clawledger.Source, mode clawledger.WriteMode) (clawledger.IngestTx, *clawledger.Session, error) {
-	w, err := db.writer()
+	w, err := db.lane(ctx, src.ID, src.StateDirID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -266,6 +280,7 @@ func (db *DB) Begin(ctx context.Context, src *clawledger.Source, mode clawledger
 			return nil, nil, err
 		}
 	}
+	w.open++
 	return t, sess, nil
 }
 
@@ -331,8 +346,9 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	if err := t.live(); err != nil {
 		return err
 	}
-	w := t.w
-	id, err := w.nextID(context.Background(), &w.lineIDs, "line_ids", 1024)
+	w, m := t.w, t.w.main
+	// ids in the order lines are stored, whatever their lane
+	id, err := m.nextID(context.Background(), &m.lineIDs, "line_ids", 1024)
 	if err != nil {
 		return err
 	}
@@ -531,6 +547,7 @@ func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error
 		}
 	}
 	t.done = true
+	w.open--
 	*t.src = src
 	w.b.lines += t.bytes
 	if w.b.lines >= batchBytes {
@@ -547,11 +564,12 @@ func (t *ingestTx) Rollback() error {
 	}
 	t.done = true
 	w := t.w
+	w.open--
 	if w.b != t.b {
 		return nil // already rolled back
 	}
 	if !t.savepoint {
-		return w.abort()
+		return w.main.abort()
 	}
 	w.b.pend = round{} // all of it is the source's: its savepoint sent what came before
 	delete(w.b.sessions, t.src.ID)
@@ -593,7 +611,7 @@ var saveSessionSQL = func() string {
 
 // ReplaceIndex replaces what one session index says, and its cursor.
 func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries []clawledger.IndexEntry) error {
-	w, err := db.writer()
+	w, err := db.lane(ctx, src.ID, src.StateDirID)
 	if err != nil {
 		return err
 	}
@@ -623,7 +641,7 @@ func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries 
 			return err
 		}
 	}
-	return db.UpdateSource(ctx, src)
+	return w.queue(ctx, updateSourceSQL, updateSourceArgs(src)...)
 }
 
 // ReplaceCronJobs replaces a state dir's cron jobs and the cursors of the
@@ -661,7 +679,7 @@ func (db *DB) ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []claw
 // PutWorkspaceFile stores a workspace file's content as its latest and,
 // when new, as one of its versions, with its cursor.
 func (db *DB) PutWorkspaceFile(ctx context.Context, src *clawledger.Source, f *clawledger.WorkspaceFile) error {
-	w, err := db.writer()
+	w, err := db.lane(ctx, src.ID, src.StateDirID)
 	if err != nil {
 		return err
 	}
@@ -676,7 +694,7 @@ func (db *DB) PutWorkspaceFile(ctx context.Context, src *clawledger.Source, f *c
 		src.ID, f.SHA256, f.Size, f.MtimeNs, nowMs(), f.Content); err != nil {
 		return err
 	}
-	return db.UpdateSource(ctx, src)
+	return w.queue(ctx, updateSourceSQL, updateSourceArgs(src)...)
 }
 
 // Failures lists the files of a state dir read whole that could not be
@@ -704,7 +722,7 @@ func (db *DB) Failures(ctx context.Context, stateDirID int64) ([]clawledger.File
 // SetFailure remembers that a source's file was unusable as it was; a nil
 // failure forgets it.
 func (db *DB) SetFailure(ctx context.Context, sourceID int64, f *clawledger.FileFailure) error {
-	w, err := db.writer()
+	w, err := db.lane(ctx, sourceID, 0)
 	if err != nil {
 		return err
 	}
@@ -721,6 +739,9 @@ func (db *DB) SetFailure(ctx context.Context, sourceID int64, f *clawledger.File
 func (db *DB) Flush(ctx context.Context) error {
 	if db.w == nil {
 		return nil
+	}
+	if err := db.w.barrier(ctx); err != nil {
+		return err
 	}
 	return db.w.flush(ctx)
 }
