@@ -122,13 +122,9 @@ func (w *writer) lock(ctx context.Context, wait time.Duration) error {
 // then waits for the lanes of any writer before it to be gone.
 func (w *writer) takeLocks(ctx context.Context, wait time.Duration) error {
 	db := w.db
-	ok, err := tryLock(ctx, w.conn, db.lockSpace, writerKey(db.hostID), wait)
-	if err != nil {
-		return err
-	}
-	if !ok {
+	if err := db.takeLock(ctx, w.conn, writerKey(db.hostID), wait); err != nil {
 		w.locked = false
-		return &clawledger.LockedError{Ledger: db.ledgerName(), Holder: lockHolder(ctx, w.conn, db.lockSpace, writerKey(db.hostID))}
+		return err
 	}
 	w.locked = true
 	if err := w.waitLanes(ctx, wait); err != nil {
@@ -144,14 +140,20 @@ func (w *writer) takeLocks(ctx context.Context, wait time.Duration) error {
 // the lock with it): taken exclusively, then let go.
 func (w *writer) waitLanes(ctx context.Context, wait time.Duration) error {
 	db := w.db
-	ok, err := tryLock(ctx, w.conn, db.lockSpace, lanesKey(db.hostID), wait)
-	if err != nil {
+	if err := db.takeLock(ctx, w.conn, lanesKey(db.hostID), wait); err != nil {
 		return err
 	}
-	if !ok {
-		return &clawledger.LockedError{Ledger: db.ledgerName(), Holder: lockHolder(ctx, w.conn, db.lockSpace, lanesKey(db.hostID))}
+	_, err := w.conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, db.lockSpace, lanesKey(db.hostID))
+	return err
+}
+
+// takeLock takes an advisory lock of the session's (tryLock); when another
+// session keeps it, a LockedError names that session's holder.
+func (db *DB) takeLock(ctx context.Context, conn *pgx.Conn, key int32, wait time.Duration) error {
+	ok, err := tryLock(ctx, conn, db.lockSpace, key, wait)
+	if err == nil && !ok {
+		err = &clawledger.LockedError{Ledger: db.ledgerName(), Holder: lockHolder(ctx, conn, db.lockSpace, key)}
 	}
-	_, err = w.conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, db.lockSpace, lanesKey(db.hostID))
 	return err
 }
 
@@ -286,9 +288,9 @@ func LockWatch(ctx context.Context, dsn, host string, me clawledger.Holder, wait
 	if err != nil {
 		return nil, err
 	}
-	ok, err := tryLock(ctx, conn, db.lockSpace, watchKey(db.hostID), wait)
-	if err == nil && !ok {
-		err = &clawledger.LockedError{Ledger: db.ledgerName(), Holder: lockHolder(ctx, conn, db.lockSpace, watchKey(db.hostID)), Watch: true}
+	err = db.takeLock(ctx, conn, watchKey(db.hostID), wait)
+	if le := (*clawledger.LockedError)(nil); errors.As(err, &le) {
+		le.Watch = true
 	}
 	if err != nil {
 		conn.Close(ctx)
