@@ -29,7 +29,7 @@ var (
 // has its own (its writer never waits for another's): masks and raw keys
 // are compared within a state dir, which is one host's.
 func (db *DB) AuditSalt(ctx context.Context) ([]byte, error) {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (db *DB) AuditSalt(ctx context.Context) ([]byte, error) {
 
 // AuditCursor returns the mark stored for a stream ("" before the first).
 func (db *DB) AuditCursor(ctx context.Context, stateDirID int64, stream string) (string, error) {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -80,7 +80,7 @@ func (w *writer) nextSerial(ctx context.Context, table string) (int64, error) {
 // RecordConfig stores a configuration file's copies, oldest first (see
 // clawledger.AuditWriter).
 func (db *DB) RecordConfig(ctx context.Context, stateDirID int64, ring []clawledger.ConfigFile, seenAt int64) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (w *writer) recordConfigFile(ctx context.Context, stateDirID int64, f clawl
 
 // PutAuditEvents appends OpenClaw audit events, each once, with the cursor.
 func (db *DB) PutAuditEvents(ctx context.Context, stateDirID int64, stream string, events []clawledger.AuditEvent, cursor string) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func cleanArgs(args ...any) []any {
 
 // PutTrajectoryEvents appends trajectory events, each once, with the cursor.
 func (db *DB) PutTrajectoryEvents(ctx context.Context, stateDirID int64, stream string, events []clawledger.TrajectoryEvent, cursor string) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func (db *DB) PutTrajectoryEvents(ctx context.Context, stateDirID int64, stream 
 
 // PutDiagnosticEvents stores each distinct diagnostic event once.
 func (db *DB) PutDiagnosticEvents(ctx context.Context, stateDirID int64, events []clawledger.DiagnosticEvent) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ func textPtr(s string) *string {
 // PutSessionParticipants updates participants by key; rows OpenClaw
 // dropped stay.
 func (db *DB) PutSessionParticipants(ctx context.Context, stateDirID int64, ps []clawledger.SessionParticipant) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ func (db *DB) PutSessionParticipants(ctx context.Context, stateDirID int64, ps [
 // PutSubagentLinks updates sub-agent runs by run id; runs OpenClaw dropped
 // stay.
 func (db *DB) PutSubagentLinks(ctx context.Context, stateDirID int64, links []clawledger.SubagentLink) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -315,7 +315,7 @@ func (db *DB) PutSubagentLinks(ctx context.Context, stateDirID int64, links []cl
 // last: an item new (or back) is added at the time it dates from (else
 // now), one whose detail differs changed, one missing removed (now).
 func (db *DB) PutInventory(ctx context.Context, stateDirID int64, inv *clawledger.Inventory, seenAt int64) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}

@@ -152,7 +152,7 @@ func (db *DB) AllSources(ctx context.Context) ([]*clawledger.Source, error) {
 // ResetSource deletes a source's lines and derived rows and zeroes its
 // cursor, in one transaction, so the next ingest reads its file afresh.
 func (db *DB) ResetSource(ctx context.Context, src *clawledger.Source) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}

@@ -277,7 +277,7 @@ var (
 // empties the host's cortex first, and so does an update of a cortex that
 // holds nothing of the host yet: both write it whole in one transaction.
 func (db *DB) BeginCortex(ctx context.Context, rebuild bool) (clawledger.CortexTx, error) {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return nil, err
 	}

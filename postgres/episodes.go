@@ -116,7 +116,7 @@ func (db *DB) insertEvent(ctx context.Context, tx pgx.Tx, e *clawledger.Event) (
 // ownTx runs fn in a transaction of its own, after the writer's batch
 // commits; when the connection is lost, fn runs again in a new one.
 func (db *DB) ownTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ var (
 // MemoryIndexes lists the memory indexes this host's search index holds,
 // with their files.
 func (db *DB) MemoryIndexes(ctx context.Context) ([]clawledger.MemoryIndex, error) {
-	if _, err := db.writer(); err != nil {
+	if _, err := db.writer(ctx); err != nil {
 		return nil, err
 	}
 	idx, err := queryAll(ctx, db.pool, func(r pgx.Row) (m clawledger.MemoryIndex, err error) {

@@ -80,7 +80,7 @@ func (db *DB) behind(ctx context.Context, q querier) ([]clawledger.IndexSource, 
 // the writer's connection (which holds the host's writer lock) once its
 // batch committed.
 func (db *DB) BeginIndex(ctx context.Context) (clawledger.IndexTx, error) {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return nil, err
 	}

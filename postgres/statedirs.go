@@ -42,7 +42,7 @@ func (db *DB) StateDirList(ctx context.Context) ([]clawledger.StateDirInfo, erro
 
 // MarkSample marks a state dir of the host as the bundled sample.
 func (db *DB) MarkSample(ctx context.Context, stateDirID int64) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ SELECT e.id FROM episodic_events e
 // from it in one transaction (the write batch): see
 // clawledger.Maintenance.
 func (db *DB) ForgetStateDir(ctx context.Context, stateDirID int64) (*clawledger.Forgotten, error) {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return nil, err
 	}

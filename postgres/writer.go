@@ -27,11 +27,11 @@ var errReadOnly = clawledger.Errorf(clawledger.EINVALID, "the ledger is open for
 // writer returns the writer's first lane for a write or read of its own
 // batch that is not one source's: every other lane commits first (see
 // lanes.go).
-func (db *DB) writer() (*writer, error) {
+func (db *DB) writer(ctx context.Context) (*writer, error) {
 	if db.w == nil {
 		return nil, errReadOnly
 	}
-	if err := db.w.barrier(context.Background()); err != nil {
+	if err := db.w.barrier(ctx); err != nil {
 		return nil, err
 	}
 	return db.w, nil
@@ -55,7 +55,7 @@ func (db *DB) StateDirID(ctx context.Context, path string) (int64, error) {
 // StateDir returns the id of a state dir of the host, registering it when
 // new, and the digest of its files the last complete ingest recorded.
 func (db *DB) StateDir(ctx context.Context, path string) (int64, []byte, error) {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -79,7 +79,7 @@ func (db *DB) StateDir(ctx context.Context, path string) (int64, []byte, error) 
 // Scanned records that an ingest brought the ledger up to date with a
 // state dir, and the digest of its files as that ingest saw them.
 func (db *DB) Scanned(ctx context.Context, stateDirID int64, digest []byte) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (db *DB) Scanned(ctx context.Context, stateDirID int64, digest []byte) erro
 
 // SetAgents records the agents found in a state dir.
 func (db *DB) SetAgents(ctx context.Context, stateDirID int64, agents []string) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func scanSource(row pgx.Row) (*clawledger.Source, error) {
 
 // Sources lists every source ever seen in a state dir.
 func (db *DB) Sources(ctx context.Context, stateDirID int64) ([]*clawledger.Source, error) {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (db *DB) EnsureSource(ctx context.Context, src *clawledger.Source) (*clawle
 // thousands; one read each took a round trip each, and each waited for the
 // round of rows in flight.
 func (db *DB) EnsureSources(ctx context.Context, srcs []*clawledger.Source) ([]*clawledger.Source, error) {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -647,7 +647,7 @@ func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries 
 // ReplaceCronJobs replaces a state dir's cron jobs and the cursors of the
 // files they came from.
 func (db *DB) ReplaceCronJobs(ctx context.Context, stateDirID int64, jobs []clawledger.CronJob, srcs []*clawledger.Source) error {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -700,7 +700,7 @@ func (db *DB) PutWorkspaceFile(ctx context.Context, src *clawledger.Source, f *c
 // Failures lists the files of a state dir read whole that could not be
 // used as they were, by fingerprint.
 func (db *DB) Failures(ctx context.Context, stateDirID int64) ([]clawledger.FileFailure, error) {
-	w, err := db.writer()
+	w, err := db.writer(ctx)
 	if err != nil {
 		return nil, err
 	}
