@@ -496,8 +496,14 @@ func (w *writer) flush(ctx context.Context) error {
 }
 
 // committedBatch forgets the lane's batch once committed: its sources
-// stick to it no more.
+// stick to it no more, and its rounds' buffers, which nothing sends
+// again, take other rows.
 func (w *writer) committedBatch() {
+	for _, r := range w.b.log {
+		for _, c := range r.copies {
+			c.release()
+		}
+	}
 	w.b = nil
 	for id, l := range w.main.sticky {
 		if l == w {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -19,8 +20,26 @@ type copyBuf struct {
 
 var copyHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 
+// copyBufs keeps the buffers of the writer's committed rounds for its
+// next ones: a round's rows (4 MB and more) go into memory the process
+// has, where a buffer grown from 64 KB was copied as it grew and touched
+// pages the kernel mapped afresh (a fifth of the client's CPU in one
+// host's ingest, docs/benchmarks.md, PostgreSQL "O").
+var copyBufs sync.Pool
+
 func newCopyBuf(table string, cols []string) *copyBuf {
-	return &copyBuf{table: table, cols: cols, b: append(make([]byte, 0, 64<<10), copyHeader...)}
+	b := make([]byte, 0, 64<<10)
+	if p, ok := copyBufs.Get().(*[]byte); ok {
+		b = (*p)[:0]
+	}
+	return &copyBuf{table: table, cols: cols, b: append(b, copyHeader...)}
+}
+
+// release gives the buffer to other rows: c is not used after.
+func (c *copyBuf) release() {
+	b := c.b[:0]
+	c.b = nil
+	copyBufs.Put(&b)
 }
 
 // sql is the COPY statement the rows are for.
@@ -28,9 +47,11 @@ func (c *copyBuf) sql() string {
 	return "COPY " + c.table + "(" + strings.Join(c.cols, ", ") + ") FROM STDIN (FORMAT binary)"
 }
 
-// data is the COPY data: the rows and the trailer.
+// data is the COPY data: the rows and the trailer, which goes in the
+// buffer's room after them (c.b stays the rows: data may be sent again),
+// rather than in a copy of the whole.
 func (c *copyBuf) data() []byte {
-	return binary.BigEndian.AppendUint16(c.b[:len(c.b):len(c.b)], 0xffff)
+	return binary.BigEndian.AppendUint16(c.b, 0xffff)
 }
 
 func (c *copyBuf) size() int { return len(c.b) }
