@@ -88,6 +88,7 @@ type writer struct {
 	lanes  []*writer         // every lane, the first one first
 	cur    int               // the lane the next source goes on, unless it sticks to one
 	sticky map[int64]*writer // sources with rows in a lane's open batch, and their lane
+	spare  spareBufs         // the buffers of committed rounds' rows
 	multi  bool              // lanes besides the first hold open batches since the last barrier
 	voided map[int64]bool    // state dirs whose digest was voided and committed since the last barrier
 
@@ -191,14 +192,15 @@ func (r *round) closeCursors() {
 	}
 }
 
-// rows returns the pending COPY rows of a table, starting them.
-func (r *round) rows(table string, cols []string) *copyBuf {
+// rows returns the pending COPY rows of a table, starting them (in a
+// spare buffer, if any).
+func (r *round) rows(table string, cols []string, spare *spareBufs) *copyBuf {
 	for _, c := range r.copies {
 		if c.table == table {
 			return c
 		}
 	}
-	c := newCopyBuf(table, cols)
+	c := newCopyBuf(table, cols, spare)
 	r.copies = append(r.copies, c)
 	return c
 }
@@ -501,7 +503,7 @@ func (w *writer) flush(ctx context.Context) error {
 func (w *writer) committedBatch() {
 	for _, r := range w.b.log {
 		for _, c := range r.copies {
-			c.release()
+			w.main.spare.keep(c)
 		}
 	}
 	w.b = nil

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -20,26 +19,35 @@ type copyBuf struct {
 
 var copyHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 
-// copyBufs keeps the buffers of the writer's committed rounds for its
-// next ones: a round's rows (4 MB and more) go into memory the process
-// has, where a buffer grown from 64 KB was copied as it grew and touched
-// pages the kernel mapped afresh (a fifth of the client's CPU in one
-// host's ingest, docs/benchmarks.md, PostgreSQL "O").
-var copyBufs sync.Pool
+// spareBufs are the buffers of the writer's COPY rows that their batch
+// committed, for its next rounds: a round's rows (4 MB and more) go into
+// memory the process has, where a buffer grown from 64 KB was copied as
+// it grew and touched pages the kernel mapped afresh (a fifth of the
+// client's CPU in one host's ingest, docs/benchmarks.md, PostgreSQL "O").
+// The writer keeps what its batches held at once, until it closes; they
+// are used on the writer's goroutine only.
+type spareBufs [][]byte
 
-func newCopyBuf(table string, cols []string) *copyBuf {
-	b := make([]byte, 0, 64<<10)
-	if p, ok := copyBufs.Get().(*[]byte); ok {
-		b = (*p)[:0]
+// take returns a spare buffer, empty, or a new one (s may be nil).
+func (s *spareBufs) take() []byte {
+	if s == nil || len(*s) == 0 {
+		return make([]byte, 0, 64<<10)
 	}
-	return &copyBuf{table: table, cols: cols, b: append(b, copyHeader...)}
+	b := (*s)[len(*s)-1]
+	*s = (*s)[:len(*s)-1]
+	return b[:0]
 }
 
-// release gives the buffer to other rows: c is not used after.
-func (c *copyBuf) release() {
-	b := c.b[:0]
+// keep takes c's buffer as a spare: c is not used after.
+func (s *spareBufs) keep(c *copyBuf) {
+	*s = append(*s, c.b[:0])
 	c.b = nil
-	copyBufs.Put(&b)
+}
+
+// newCopyBuf starts rows of a table, in one of spare's buffers if it has
+// one (spare may be nil).
+func newCopyBuf(table string, cols []string, spare *spareBufs) *copyBuf {
+	return &copyBuf{table: table, cols: cols, b: append(spare.take(), copyHeader...)}
 }
 
 // sql is the COPY statement the rows are for.

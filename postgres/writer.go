@@ -400,12 +400,12 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	if err != nil {
 		return err
 	}
-	p := &t.b.pend
-	writeLine(p.rows("lines", lineCols), id, w.db.hostID, t.src, rec)
+	p, spare := &t.b.pend, &m.spare
+	writeLine(p.rows("lines", lineCols, spare), id, w.db.hostID, t.src, rec)
 	t.bytes += int64(len(rec.Line.Raw))
 	sid := t.src.ID
 	if run := rec.CronRun; run != nil {
-		c := p.rows("cron_runs", cronRunCols)
+		c := p.rows("cron_runs", cronRunCols, spare)
 		u := run.Usage
 		if u == nil {
 			u = &clawledger.Usage{}
@@ -437,7 +437,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 		}
 	} else if e := rec.Entry; e != nil {
 		if m := e.Message; m != nil && len(m.ToolCalls) > 0 {
-			c := p.rows("tool_calls", toolCallCols)
+			c := p.rows("tool_calls", toolCallCols, spare)
 			ts := e.MessageTime()
 			for i, call := range m.ToolCalls {
 				c.row()
@@ -452,7 +452,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 			}
 		}
 		if cp := e.Compaction; cp != nil {
-			c := p.rows("compactions", compactionCols)
+			c := p.rows("compactions", compactionCols, spare)
 			rf, _ := json.Marshal(storekit.NonNil(cp.ReadFiles))
 			mf, _ := json.Marshal(storekit.NonNil(cp.ModifiedFiles))
 			c.row()
@@ -469,7 +469,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 			c.int8(e.Timestamp)
 		}
 		if mc := e.ModelChange; mc != nil {
-			c := p.rows("model_changes", modelChangeCols)
+			c := p.rows("model_changes", modelChangeCols, spare)
 			c.row()
 			c.int8(id)
 			c.int8(sid)
