@@ -20,34 +20,34 @@ type copyBuf struct {
 var copyHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 
 // spareBufs are the buffers of the writer's COPY rows that their batch
-// committed, for its next rounds: a round's rows (4 MB and more) go into
-// memory the process has, where a buffer grown from 64 KB was copied as
-// it grew and touched pages the kernel mapped afresh (a fifth of the
-// client's CPU in one host's ingest, docs/benchmarks.md, PostgreSQL "O").
-// The writer keeps what its batches held at once, until it closes; they
-// are used on the writer's goroutine only.
-type spareBufs [][]byte
-
-// take returns a spare buffer, empty, or a new one (s may be nil).
-func (s *spareBufs) take() []byte {
-	if s == nil || len(*s) == 0 {
-		return make([]byte, 0, 64<<10)
-	}
-	b := (*s)[len(*s)-1]
-	*s = (*s)[:len(*s)-1]
-	return b[:0]
-}
-
-// keep takes c's buffer as a spare: c is not used after.
-func (s *spareBufs) keep(c *copyBuf) {
-	*s = append(*s, c.b[:0])
-	c.b = nil
-}
+// committed, by table, for its next rounds: a round's rows (4 MB of
+// lines) go into memory the process has, where a buffer grown from 64 KB
+// was copied as it grew and touched pages the kernel mapped afresh (a
+// fifth of the client's CPU in one host's ingest, docs/benchmarks.md,
+// PostgreSQL "O"). Each table's rows take its own buffers, so that each
+// stays the size of that table's rows. The writer keeps what its batches
+// held at once until it closes; they are used on its goroutine only.
+type spareBufs map[string][][]byte
 
 // newCopyBuf starts rows of a table, in one of spare's buffers if it has
 // one (spare may be nil).
 func newCopyBuf(table string, cols []string, spare *spareBufs) *copyBuf {
-	return &copyBuf{table: table, cols: cols, b: append(spare.take(), copyHeader...)}
+	b := make([]byte, 0, 64<<10)
+	if spare != nil {
+		if bufs := (*spare)[table]; len(bufs) > 0 {
+			b, (*spare)[table] = bufs[len(bufs)-1][:0], bufs[:len(bufs)-1]
+		}
+	}
+	return &copyBuf{table: table, cols: cols, b: append(b, copyHeader...)}
+}
+
+// keep takes c's buffer as a spare: c is not used after.
+func (s *spareBufs) keep(c *copyBuf) {
+	if *s == nil {
+		*s = spareBufs{}
+	}
+	(*s)[c.table] = append((*s)[c.table], c.b)
+	c.b = nil
 }
 
 // sql is the COPY statement the rows are for.
