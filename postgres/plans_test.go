@@ -124,6 +124,12 @@ func TestSourceTriggers(t *testing.T) {
 		check(t, tx.Commit(cur, sess))
 	}
 	expect("three cursors moved, each with its session", "digests /state/a=void,/state/b=b search o cortex o statements UPDATE 1")
+	var stored string
+	check(t, conn.QueryRow(ctx, `SELECT string_agg(concat_ws(' ', end_offset, line_count, head_hash IS NULL), ',' ORDER BY id)
+		FROM sources`).Scan(&stored))
+	if stored != "100 1 t,200 2 t,300 3 t" { // a cursor without hashes keeps none
+		t.Errorf("cursors stored: %s", stored)
+	}
 
 	mark()
 	for _, src := range srcs[:2] {
