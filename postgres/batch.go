@@ -88,6 +88,7 @@ type writer struct {
 	lanes  []*writer         // every lane, the first one first
 	cur    int               // the lane the next source goes on, unless it sticks to one
 	sticky map[int64]*writer // sources with rows in a lane's open batch, and their lane
+	spare  spareBufs         // the buffers of committed rounds' rows
 	multi  bool              // lanes besides the first hold open batches since the last barrier
 	voided map[int64]bool    // state dirs whose digest was voided and committed since the last barrier
 
@@ -126,6 +127,11 @@ type round struct {
 	copies []*copyBuf
 	stmts  []stmt
 	bytes  int64
+	// cursors, while the round is pending, holds the rows of its statement
+	// stmts[cursorsAt] (updateSourcesSQL), which may take more of them
+	// (queueCursor); its arguments are set when the round is sent
+	cursors   *rowSet
+	cursorsAt int
 }
 
 type stmt struct {
@@ -133,16 +139,68 @@ type stmt struct {
 	args []any
 }
 
+// rowSet is the values of several rows for one statement, whose
+// arguments are arrays: the columns of the rows' values (each an int64,
+// a string or a []byte), in the order added.
+type rowSet struct {
+	ids  map[int64]bool // the rows' keys
+	rows [][]any
+}
+
+func (r *rowSet) add(id int64, values []any) {
+	if r.ids == nil {
+		r.ids = map[int64]bool{}
+	}
+	r.ids[id] = true
+	r.rows = append(r.rows, values)
+}
+
+// args are the statement's arguments: the columns.
+func (r *rowSet) args() []any {
+	out := make([]any, len(r.rows[0]))
+	for j := range out {
+		switch r.rows[0][j].(type) {
+		case int64:
+			out[j] = column[int64](r.rows, j)
+		case string:
+			out[j] = column[string](r.rows, j)
+		case []byte:
+			out[j] = column[[]byte](r.rows, j)
+		default:
+			panic(fmt.Sprintf("rowSet: a %T value", r.rows[0][j]))
+		}
+	}
+	return out
+}
+
+func column[T any](rows [][]any, j int) []T {
+	c := make([]T, len(rows))
+	for i, r := range rows {
+		c[i] = r[j].(T)
+	}
+	return c
+}
+
 func (r *round) empty() bool { return len(r.copies) == 0 && len(r.stmts) == 0 }
 
-// rows returns the pending COPY rows of a table, starting them.
-func (r *round) rows(table string, cols []string) *copyBuf {
+// closeCursors sets the arguments of the round's statement updating
+// cursors, which takes no more of them.
+func (r *round) closeCursors() {
+	if r.cursors != nil {
+		r.stmts[r.cursorsAt].args = r.cursors.args()
+		r.cursors = nil
+	}
+}
+
+// rows returns the pending COPY rows of a table, starting them (in a
+// spare buffer, if any).
+func (r *round) rows(table string, cols []string, spare *spareBufs) *copyBuf {
 	for _, c := range r.copies {
 		if c.table == table {
 			return c
 		}
 	}
-	c := newCopyBuf(table, cols)
+	c := newCopyBuf(table, cols, spare)
 	r.copies = append(r.copies, c)
 	return c
 }
@@ -197,7 +255,7 @@ func (w *writer) begin(ctx context.Context) error {
 			return w.db.fail(err)
 		}
 	}
-	tx, err := w.conn.Begin(ctx)
+	tx, err := w.conn.BeginTx(ctx, batchBegin(w.conn.Config()))
 	if err != nil {
 		if lostConnection(w.conn, err) {
 			return w.recover(ctx, err)
@@ -286,6 +344,7 @@ func (w *writer) sendRound(ctx context.Context, r round) error {
 // log adds a round about to be sent to the batch's log, and returns the
 // transaction to send it in.
 func (w *writer) log(r round) pgx.Tx {
+	r.closeCursors() // in r's statements, which the caller sends
 	b := w.b
 	if b.replay {
 		for _, c := range r.copies {
@@ -439,8 +498,14 @@ func (w *writer) flush(ctx context.Context) error {
 }
 
 // committedBatch forgets the lane's batch once committed: its sources
-// stick to it no more.
+// stick to it no more, and its rounds' buffers, which nothing sends
+// again, take other rows.
 func (w *writer) committedBatch() {
+	for _, r := range w.b.log {
+		for _, c := range r.copies {
+			w.main.spare.keep(c)
+		}
+	}
 	w.b = nil
 	for id, l := range w.main.sticky {
 		if l == w {
@@ -662,7 +727,7 @@ func (m *writer) reattachOnce(ctx context.Context, lost, committing *writer, tok
 				return false, err
 			}
 		}
-		tx, err := w.conn.Begin(ctx)
+		tx, err := w.conn.BeginTx(ctx, batchBegin(w.conn.Config()))
 		if err != nil {
 			return false, err
 		}

@@ -19,8 +19,35 @@ type copyBuf struct {
 
 var copyHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 
-func newCopyBuf(table string, cols []string) *copyBuf {
-	return &copyBuf{table: table, cols: cols, b: append(make([]byte, 0, 64<<10), copyHeader...)}
+// spareBufs are the buffers of the writer's COPY rows that their batch
+// committed, by table, for its next rounds: a round's rows (4 MB of
+// lines) go into memory the process has, where a buffer grown from 64 KB
+// was copied as it grew and touched pages the kernel mapped afresh (a
+// fifth of the client's CPU in one host's ingest, docs/benchmarks.md,
+// PostgreSQL "O"). Each table's rows take its own buffers, so that each
+// stays the size of that table's rows. The writer keeps what its batches
+// held at once until it closes; they are used on its goroutine only.
+type spareBufs map[string][][]byte
+
+// newCopyBuf starts rows of a table, in one of spare's buffers if it has
+// one (spare may be nil).
+func newCopyBuf(table string, cols []string, spare *spareBufs) *copyBuf {
+	b := make([]byte, 0, 64<<10)
+	if spare != nil {
+		if bufs := (*spare)[table]; len(bufs) > 0 {
+			b, (*spare)[table] = bufs[len(bufs)-1][:0], bufs[:len(bufs)-1]
+		}
+	}
+	return &copyBuf{table: table, cols: cols, b: append(b, copyHeader...)}
+}
+
+// keep takes c's buffer as a spare: c is not used after.
+func (s *spareBufs) keep(c *copyBuf) {
+	if *s == nil {
+		*s = spareBufs{}
+	}
+	(*s)[c.table] = append((*s)[c.table], c.b)
+	c.b = nil
 }
 
 // sql is the COPY statement the rows are for.
@@ -28,9 +55,11 @@ func (c *copyBuf) sql() string {
 	return "COPY " + c.table + "(" + strings.Join(c.cols, ", ") + ") FROM STDIN (FORMAT binary)"
 }
 
-// data is the COPY data: the rows and the trailer.
+// data is the COPY data: the rows and the trailer, which goes in the
+// buffer's room after them (c.b stays the rows: data may be sent again),
+// rather than in a copy of the whole.
 func (c *copyBuf) data() []byte {
-	return binary.BigEndian.AppendUint16(c.b[:len(c.b):len(c.b)], 0xffff)
+	return binary.BigEndian.AppendUint16(c.b, 0xffff)
 }
 
 func (c *copyBuf) size() int { return len(c.b) }

@@ -364,7 +364,7 @@ func (t *cortexTx) Put(ctx context.Context, c *clawledger.CortexChange) error {
 	}
 	t.putEpisodes(c)
 	t.putFacets(c, old)
-	links := t.pend.rows("cortex_links", linkCols)
+	links := t.pend.rows("cortex_links", linkCols, nil)
 	seen := map[clawledger.EntityLink]bool{}
 	for _, l := range c.Links {
 		if seen[l] {
@@ -418,8 +418,8 @@ func nonNilBytes(b []byte) []byte {
 
 // putEpisodes adds a change's episodes and their terms to the COPYs.
 func (t *cortexTx) putEpisodes(c *clawledger.CortexChange) {
-	eps := t.pend.rows("cortex_episodes", episodeCols)
-	terms := t.pend.rows("cortex_terms", termCols)
+	eps := t.pend.rows("cortex_episodes", episodeCols, nil)
+	terms := t.pend.rows("cortex_terms", termCols, nil)
 	for _, ep := range c.Episodes {
 		eps.row()
 		eps.int8(ep.ID)
@@ -455,7 +455,7 @@ func (t *cortexTx) putEpisodes(c *clawledger.CortexChange) {
 // occurrences the change replaces), it marks for recounting the facets
 // whose occurrences changed.
 func (t *cortexTx) putFacets(c *clawledger.CortexChange, old map[occurrenceKey]occurrenceTotals) {
-	rows := t.pend.rows("cortex_facet_episodes", facetCols)
+	rows := t.pend.rows("cortex_facet_episodes", facetCols, nil)
 	seen := map[occurrenceKey]bool{}
 	for i := range c.Facets {
 		f := &c.Facets[i]

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clawledger/clawledger"
@@ -27,14 +28,40 @@ func parseDSN(dsn string) (*pgxpool.Config, error) {
 	// PostgreSQL may plan it for any parameters: a word search then walks
 	// every chunk newest first, however rare the word (600 ms where the
 	// plan for the word takes 20). The queries are planned for their
-	// values; planning them costs well under a millisecond.
+	// values; planning them costs well under a millisecond. The writer's
+	// batches are the exception (batchBegin).
 	if _, ok := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !ok {
-		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = customPlans
 	}
 	if cfg.MaxConns < 4 {
 		cfg.MaxConns = 4
 	}
 	return cfg, nil
+}
+
+// customPlans is the plan_cache_mode of the store's connections unless
+// the DSN sets one.
+const customPlans = "force_custom_plan"
+
+// batchBegin begins a write batch of the writer (batch.go) on a connection
+// made with cfg. Its statements are the writer's own: inserts, upserts and
+// updates by key, the reads of its bookkeeping by key, and what the
+// ledger's triggers and foreign keys run for them, each with one plan
+// whatever its values. Planned for their values every time (customPlans),
+// they and the triggers' statements were 5% of the server's CPU in one
+// host's ingest (docs/benchmarks.md, PostgreSQL "O"): a batch plans them
+// as PostgreSQL does by default (auto: once per connection, unless the
+// plan for the values is cheaper). Nothing else runs in a batch: the
+// derived layers (the search index on the writer's first lane, the
+// cortex on the pool) run in transactions of their own, planned for
+// their values. A DSN's own plan_cache_mode is kept everywhere.
+func batchBegin(cfg *pgx.ConnConfig) pgx.TxOptions {
+	if cfg.RuntimeParams["plan_cache_mode"] != customPlans {
+		return pgx.TxOptions{}
+	}
+	// one round trip: a query without arguments goes by the simple
+	// protocol, which takes both statements
+	return pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL plan_cache_mode = auto"}
 }
 
 // keywordPassword finds the password of a keyword/value DSN.

@@ -1,6 +1,11 @@
 package postgres
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
 
 // SetWriterHook makes hook run at each stage of the writer's batches (see
 // writer.hook).
@@ -78,4 +83,54 @@ func SetRangeHook(margin float64, hook func(tsquery string, lo int64)) (restore 
 	old := rangeMargin
 	rangeMargin, rangeHook = margin, hook
 	return func() { rangeMargin, rangeHook = old, nil }
+}
+
+// PlanModes is plan_cache_mode in the writer's batch, in a transaction of
+// the search index (on the writer's connection, rolled back) and on the
+// readers' connections.
+func PlanModes(ctx context.Context, db *DB) (batch, index, reader string, err error) {
+	w, err := db.writer(ctx)
+	if err != nil {
+		return "", "", "", err
+	}
+	show := func(q querier, mode *string) error {
+		return q.QueryRow(ctx, `SELECT current_setting('plan_cache_mode')`).Scan(mode)
+	}
+	if err := w.read(ctx, func(tx pgx.Tx) error { return show(tx, &batch) }); err != nil {
+		return "", "", "", err
+	}
+	itx, err := db.BeginIndex(ctx)
+	if err != nil {
+		return "", "", "", err
+	}
+	t := itx.(*indexTx)
+	defer t.Rollback()
+	if err := show(t.tx, &index); err != nil {
+		return "", "", "", err
+	}
+	return batch, index, reader, show(db.pool, &reader)
+}
+
+// PreparedPlan is how often the server planned a statement with
+// parameters that the writer's connection prepared generically and for
+// its values (one without parameters has only a generic plan).
+type PreparedPlan struct {
+	Statement       string
+	Generic, Custom int64
+}
+
+// WriterPlans lists the statements prepared on the writer's connection
+// (its first lane's) that take parameters, once every lane's batch
+// committed.
+func WriterPlans(ctx context.Context, db *DB) ([]PreparedPlan, error) {
+	w, err := db.writer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.ready(ctx); err != nil {
+		return nil, err
+	}
+	return queryAll(ctx, w.conn, func(r pgx.Row) (p PreparedPlan, err error) {
+		return p, r.Scan(&p.Statement, &p.Generic, &p.Custom)
+	}, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE cardinality(parameter_types) > 0`)
 }

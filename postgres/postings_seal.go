@@ -338,7 +338,7 @@ func (b *rangeBuilder) rows(blk int64) *copyBuf {
 		words = append(words, w)
 	}
 	slices.SortFunc(words, strings.Compare)
-	c := newCopyBuf("search_postings", postingCols)
+	c := newCopyBuf("search_postings", postingCols, nil)
 	for _, w := range words {
 		l := b.words[w]
 		c.row()

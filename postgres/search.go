@@ -221,7 +221,7 @@ func (t *indexTx) AddChunk(ctx context.Context, c *clawledger.Chunk, tokens int)
 	}
 	c.ID = id
 	if t.rows == nil {
-		t.rows = newCopyBuf("search_chunks", chunkCols)
+		t.rows = newCopyBuf("search_chunks", chunkCols, nil)
 	}
 	r := t.rows
 	r.row()

@@ -189,6 +189,7 @@ func (db *DB) EnsureSources(ctx context.Context, srcs []*clawledger.Source) ([]*
 		return nil, err
 	}
 	out := make([]*clawledger.Source, 0, len(srcs))
+	var added rowSet
 	for _, src := range srcs {
 		k := key{src.StateDirID, src.Rel}
 		if s := found[k]; s != nil {
@@ -203,18 +204,26 @@ func (db *DB) EnsureSources(ctx context.Context, srcs []*clawledger.Source) ([]*
 		if err != nil {
 			return nil, err
 		}
-		if err := w.queue(ctx, `INSERT INTO sources(id, state_dir_id, host_id, rel_path, kind, class, agent_id, file_session_id, topic)
-			VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9)`, id, src.StateDirID, db.hostID, src.Rel, string(src.Kind), string(src.Class),
-			clean(src.AgentID), clean(src.SessionID), clean(src.Topic)); err != nil {
-			return nil, err
-		}
+		added.add(id, []any{id, src.StateDirID, db.hostID, src.Rel, string(src.Kind), string(src.Class),
+			clean(src.AgentID), clean(src.SessionID), clean(src.Topic)})
 		s := &clawledger.Source{ID: id, StateDirID: src.StateDirID, StateDir: dir, Rel: src.Rel, Kind: src.Kind,
 			Class: src.Class, AgentID: src.AgentID, SessionID: src.SessionID, Topic: src.Topic}
 		found[k] = s // given twice: registered once
 		out = append(out, s)
 	}
-	return out, nil
+	if len(added.ids) == 0 {
+		return out, nil
+	}
+	// one statement: the ledger's triggers on sources run once for all
+	if err := w.begin(ctx); err != nil {
+		return nil, err
+	}
+	w.b.pend.stmts = append(w.b.pend.stmts, stmt{insertSourcesSQL, added.args()})
+	return out, w.maybeSend(ctx, nil)
 }
+
+const insertSourcesSQL = `INSERT INTO sources(id, state_dir_id, host_id, rel_path, kind, class, agent_id, file_session_id, topic)
+	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`
 
 const updateSourceSQL = `UPDATE sources SET rel_path = $1, kind = $2, class = $3, agent_id = $4, file_session_id = $5, topic = $6,
 	dev = $7, inode = $8, size = $9, mtime_ns = $10, head_hash = $11, tail_hash = $12, prefix_hash = $13, end_offset = $14,
@@ -227,13 +236,52 @@ func updateSourceArgs(s *clawledger.Source) []any {
 		c.Lines, c.Malformed, c.Pending, s.GoneAt, clean(c.Mark), s.ID}
 }
 
+// updateSourcesSQL is updateSourceSQL for several sources at once, each
+// argument an array of updateSourceArgs' values (columns).
+const updateSourcesSQL = `UPDATE sources s SET rel_path = v.rel_path, kind = v.kind, class = v.class, agent_id = v.agent_id,
+	file_session_id = v.file_session_id, topic = v.topic, dev = v.dev, inode = v.inode, size = v.size, mtime_ns = v.mtime_ns,
+	head_hash = v.head_hash, tail_hash = v.tail_hash, prefix_hash = v.prefix_hash, end_offset = v.end_offset,
+	line_count = v.line_count, malformed_count = v.malformed_count, pending_bytes = v.pending_bytes, gone_at_ms = v.gone_at_ms,
+	mark = v.mark
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::bigint[],
+		$10::bigint[], $11::bytea[], $12::bytea[], $13::bytea[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[],
+		$18::bigint[], $19::text[], $20::bigint[])
+		AS v(rel_path, kind, class, agent_id, file_session_id, topic, dev, inode, size, mtime_ns, head_hash, tail_hash,
+		prefix_hash, end_offset, line_count, malformed_count, pending_bytes, gone_at_ms, mark, id)
+	WHERE s.id = v.id AND s.id = ANY($20)` // the sources by their key, whatever the plan's guess of v's rows
+
 // UpdateSource stores a source's path, class, cursor and gone mark.
 func (db *DB) UpdateSource(ctx context.Context, src *clawledger.Source) error {
 	w, err := db.lane(ctx, src.ID, src.StateDirID)
 	if err != nil {
 		return err
 	}
-	return w.queue(ctx, updateSourceSQL, updateSourceArgs(src)...)
+	return w.queueCursor(ctx, src)
+}
+
+// queueCursor queues the update of a source's path, class, cursor and
+// gone mark. Updates queued one after another, or with only session
+// summaries between them (which they commute with), go in one statement:
+// the ledger's triggers on sources run once for it
+// (migration 00017), not once per source. A source already in that
+// statement starts another, so each statement updates a row once, in the
+// order queued.
+func (w *writer) queueCursor(ctx context.Context, src *clawledger.Source) error {
+	if err := w.begin(ctx); err != nil {
+		return err
+	}
+	p := &w.b.pend
+	open := p.cursors != nil && !p.cursors.ids[src.ID]
+	for i := p.cursorsAt + 1; open && i < len(p.stmts); i++ {
+		open = p.stmts[i].sql == saveSessionSQL
+	}
+	if !open {
+		p.closeCursors()
+		p.cursors, p.cursorsAt = &rowSet{}, len(p.stmts)
+		p.stmts = append(p.stmts, stmt{updateSourcesSQL, nil})
+	}
+	p.cursors.add(src.ID, updateSourceArgs(src))
+	return w.maybeSend(ctx, nil)
 }
 
 // derivedTables hold rows derived from a source's lines, keyed by source_id.
@@ -352,12 +400,12 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 	if err != nil {
 		return err
 	}
-	p := &t.b.pend
-	writeLine(p.rows("lines", lineCols), id, w.db.hostID, t.src, rec)
+	p, spare := &t.b.pend, &m.spare
+	writeLine(p.rows("lines", lineCols, spare), id, w.db.hostID, t.src, rec)
 	t.bytes += int64(len(rec.Line.Raw))
 	sid := t.src.ID
 	if run := rec.CronRun; run != nil {
-		c := p.rows("cron_runs", cronRunCols)
+		c := p.rows("cron_runs", cronRunCols, spare)
 		u := run.Usage
 		if u == nil {
 			u = &clawledger.Usage{}
@@ -389,7 +437,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 		}
 	} else if e := rec.Entry; e != nil {
 		if m := e.Message; m != nil && len(m.ToolCalls) > 0 {
-			c := p.rows("tool_calls", toolCallCols)
+			c := p.rows("tool_calls", toolCallCols, spare)
 			ts := e.MessageTime()
 			for i, call := range m.ToolCalls {
 				c.row()
@@ -404,7 +452,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 			}
 		}
 		if cp := e.Compaction; cp != nil {
-			c := p.rows("compactions", compactionCols)
+			c := p.rows("compactions", compactionCols, spare)
 			rf, _ := json.Marshal(storekit.NonNil(cp.ReadFiles))
 			mf, _ := json.Marshal(storekit.NonNil(cp.ModifiedFiles))
 			c.row()
@@ -421,7 +469,7 @@ func (t *ingestTx) Add(rec *clawledger.Record) error {
 			c.int8(e.Timestamp)
 		}
 		if mc := e.ModelChange; mc != nil {
-			c := p.rows("model_changes", modelChangeCols)
+			c := p.rows("model_changes", modelChangeCols, spare)
 			c.row()
 			c.int8(id)
 			c.int8(sid)
@@ -530,7 +578,7 @@ func (t *ingestTx) Commit(cur clawledger.Cursor, sess *clawledger.Session) error
 	ctx := context.Background()
 	src := *t.src
 	src.Cursor, src.GoneAt = cur, 0
-	if err := w.queue(ctx, updateSourceSQL, updateSourceArgs(&src)...); err != nil {
+	if err := w.queueCursor(ctx, &src); err != nil {
 		return err
 	}
 	if sess != nil && src.Kind == clawledger.KindTranscript {
@@ -641,7 +689,7 @@ func (db *DB) ReplaceIndex(ctx context.Context, src *clawledger.Source, entries 
 			return err
 		}
 	}
-	return w.queue(ctx, updateSourceSQL, updateSourceArgs(src)...)
+	return w.queueCursor(ctx, src)
 }
 
 // ReplaceCronJobs replaces a state dir's cron jobs and the cursors of the
