@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"fmt"
 	"io"
 	"runtime"
 
@@ -64,6 +65,17 @@ type Feed struct {
 	size    int64
 	derived map[int64]span
 	err     error
+	// the changes are gob values of one stream, whose type definitions
+	// (primer, a zero change) start the spill: a decoder or encoder per
+	// change compiled its engine and sent the types every time (a tenth of
+	// the cortex's feed and update)
+	enc    *gob.Encoder
+	encBuf bytes.Buffer
+	primer span
+	// the update's side (one goroutine): the decoder, read from the spill
+	// one change at a time
+	dec   *gob.Decoder
+	decIn bytes.Reader
 }
 
 // Spill is the file a Feed keeps what it derived in, until the update
@@ -99,6 +111,8 @@ func StartFeed(ctx context.Context, opt Options, spill Spill) *Feed {
 	f := &Feed{opt: opt, ctx: ctx, cancel: cancel, fed: map[int64]*fedSource{},
 		in: feedbatch.New[feedOp](ctx, feedBatchLines, feedBatchBytes, feedAhead), done: make(chan struct{}),
 		spill: spill, w: bufio.NewWriterSize(spill, 1<<20), derived: map[int64]span{}}
+	f.enc = gob.NewEncoder(&f.encBuf)
+	f.primer, f.err = f.write(&clawledger.CortexChange{})
 	go f.derive()
 	return f
 }
@@ -177,7 +191,6 @@ func (f *Feed) derive() {
 		id   int64
 		last int64 // the offset of the last line derived
 	)
-	var buf bytes.Buffer
 	finish := func(keep bool) {
 		if seg == nil {
 			return
@@ -186,7 +199,7 @@ func (f *Feed) derive() {
 			c := seg.change(0)
 			c.Seen, c.Offset = seg.seen, last
 			if c.State, f.err = seg.encodeState(true); f.err == nil {
-				f.err = f.put(id, c, &buf)
+				f.err = f.put(id, c)
 			}
 		}
 		seg.release()
@@ -225,27 +238,55 @@ func (f *Feed) derive() {
 }
 
 // put writes a transcript's change into the spill.
-func (f *Feed) put(id int64, c *clawledger.CortexChange, buf *bytes.Buffer) error {
-	buf.Reset()
-	if err := gob.NewEncoder(buf).Encode(c); err != nil {
-		return err
+func (f *Feed) put(id int64, c *clawledger.CortexChange) error {
+	at, err := f.write(c)
+	if err == nil {
+		f.derived[id] = at
 	}
-	if _, err := f.w.Write(buf.Bytes()); err != nil {
-		return err
-	}
-	f.derived[id] = span{f.size, int64(buf.Len())}
-	f.size += int64(buf.Len())
-	return nil
+	return err
 }
 
-// get reads a transcript's change from the spill.
+// write appends a change to the spill's stream.
+func (f *Feed) write(c *clawledger.CortexChange) (span, error) {
+	f.encBuf.Reset()
+	if err := f.enc.Encode(c); err != nil {
+		return span{}, err
+	}
+	if _, err := f.w.Write(f.encBuf.Bytes()); err != nil {
+		return span{}, err
+	}
+	at := span{f.size, int64(f.encBuf.Len())}
+	f.size += at.n
+	return at, nil
+}
+
+// get reads a transcript's change from the spill: the first reads the
+// stream's type definitions.
 func (f *Feed) get(at span) (*clawledger.CortexChange, error) {
+	if f.dec == nil {
+		f.dec = gob.NewDecoder(&f.decIn)
+		if _, err := f.read(f.primer); err != nil {
+			return nil, err
+		}
+	}
+	return f.read(at)
+}
+
+// read decodes the change at a span, a gob message of the stream.
+func (f *Feed) read(at span) (*clawledger.CortexChange, error) {
 	b := make([]byte, at.n)
 	if _, err := f.spill.ReadAt(b, at.off); err != nil {
 		return nil, err
 	}
+	f.decIn.Reset(b)
 	c := &clawledger.CortexChange{}
-	return c, gob.NewDecoder(bytes.NewReader(b)).Decode(c)
+	if err := f.dec.Decode(c); err != nil {
+		return nil, err
+	}
+	if f.decIn.Len() != 0 {
+		return nil, fmt.Errorf("cortex feed: %d bytes left after a change in the spill", f.decIn.Len())
+	}
+	return c, nil
 }
 
 // end hands on what is left and waits for the deriving goroutine: the

@@ -3,6 +3,8 @@ package cortex_test
 import (
 	"bytes"
 	"context"
+	"encoding/gob"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -145,5 +147,42 @@ func TestFeedOptions(t *testing.T) {
 	}
 	if got, want := fed.digest(), ref.digest(); got != want {
 		t.Fatalf("the cortex differs: %s", firstDiff(want, got))
+	}
+}
+
+// TestFeedSpillOneStream: the changes the feed keeps are values of one gob
+// stream, its type definitions written once (a decoder or encoder per
+// change compiled its engine and wrote the types every time), and the
+// update reads each of them, in any order, to the same cortex.
+func TestFeedSpillOneStream(t *testing.T) {
+	ctx := context.Background()
+	m := writeCortex(t, fixture.CortexOptions{Sessions: 6, Seed: 3})
+	ref, fed, srcs := twins(t, m.StateDir)
+	spill := testenv.TempFile(t)
+	f := cortex.StartFeed(ctx, cortex.Options{}, spill)
+	defer f.Stop()
+	for i := len(srcs) - 1; i >= 0; i-- { // stored last first, read first first
+		feedLines(f, srcs[i], fed.lines(srcs[i]), srcs[i].Lines)
+	}
+	b := fed.builder(cortex.Options{})
+	b.Fed = f
+	if st, err := b.Update(ctx); err != nil || st.Fed != len(srcs) {
+		t.Fatalf("the update took %+v from the feed of %d transcripts (%v)", st, len(srcs), err)
+	}
+	if got, want := fed.digest(), ref.digest(); got != want {
+		t.Fatalf("the fed cortex differs: %s", firstDiff(want, got))
+	}
+	data, err := os.ReadFile(spill.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types bytes.Buffer // the type definitions, as one encoder writes them
+	if err := gob.NewEncoder(&types).Encode(&clawledger.CortexChange{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"CortexChange", "FacetOccurrence", "EntityLink"} {
+		if n, want := bytes.Count(data, []byte(name)), bytes.Count(types.Bytes(), []byte(name)); n != want {
+			t.Errorf("the spill names the type %s %d times, want %d (its definitions once)", name, n, want)
+		}
 	}
 }
