@@ -70,13 +70,20 @@ func (db *DB) fromPostings(ctx context.Context, pq *postingQuery, expr string, f
 	b.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
 	var s *postingsState
 	var newest, chunks, tokens int64
-	// with the corpus totals, which a first page's snapshot takes from here
+	// with the corpus totals, which a first page's snapshot takes from here,
+	// and the search layer's settings, which check the embedder's setting
+	// the search was begun with (metacache.go)
 	b.Queue(`SELECT shift, sealed_below, legacy_end, ARRAY(SELECT blk::bigint FROM search_sealed ORDER BY blk),
-		(SELECT coalesce(max(id), 0) FROM search_chunks), t.chunks, t.tokens FROM search_postings_state,
+		(SELECT coalesce(max(id), 0) FROM search_chunks), t.chunks, t.tokens, ` + metaColumns + ` FROM search_postings_state,
 		(SELECT coalesce(sum(chunks), 0)::bigint AS chunks, coalesce(sum(tokens), 0)::bigint AS tokens FROM search_stats) t`).
 		QueryRow(func(r pgx.Row) (err error) {
 			s = &postingsState{}
-			return r.Scan(&s.shift, &s.sealedBelow, &s.legacyEnd, &s.sealed, &newest, &chunks, &tokens)
+			var keys, values []string
+			if err := r.Scan(&s.shift, &s.sealedBelow, &s.legacyEnd, &s.sealed, &newest, &chunks, &tokens, &keys, &values); err != nil {
+				return err
+			}
+			db.meta.saw(keys, values)
+			return nil
 		})
 	// each positive word's postings by range (the index holds n)
 	positive := pq.words[:len(pq.k.lexemes)]
