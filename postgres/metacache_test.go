@@ -2,12 +2,9 @@ package postgres_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/clawledger/clawledger"
-	"github.com/clawledger/clawledger/internal/pgtest"
-	"github.com/clawledger/clawledger/internal/searchbench"
 	"github.com/clawledger/clawledger/postgres"
 	"github.com/clawledger/clawledger/search"
 )
@@ -20,16 +17,7 @@ import (
 // search the postings do not answer leaves the check a read.
 func TestSearchMetaCached(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.DSN(t)
-	w := openPG(t, dsn, "w")
-	pgtest.Exec(t, dsn, `UPDATE search_postings_state SET shift = 6`)
-	raw := filepath.Join(t.TempDir(), "raw")
-	_, err := searchbench.NewGenerator(5).WriteCorpus(ctx, openSQLite(t), raw, 600, 30)
-	check(t, err)
-	ingest(t, w, raw)
-	_, err = search.UpdateIndex(ctx, w, nil)
-	check(t, err)
-	sealAll(t, w)
+	w, _, _, dsn := sealedCorpus(t)
 	check(t, w.SetSearchMeta(ctx, "embedder", "a"))
 
 	r := openPG(t, dsn, "r")
