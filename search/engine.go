@@ -506,17 +506,15 @@ func (e *Engine) rank(ctx context.Context, req *Request, mode string, lex, vec [
 			ids = append(ids, f.id)
 		}
 	}
-	info := make(map[int64]*HitInfo, len(fs))
+	info := map[int64]*HitInfo{}
 	if len(ids) > 0 {
 		var err error
 		if info, err = e.Store.Hits(ctx, ids); err != nil {
 			return nil, nil, err
 		}
 	}
-	for _, f := range fs {
-		if h := read[f.id]; h != nil {
-			info[f.id] = h
-		}
+	for id, h := range read {
+		info[id] = h // a candidate or not: the others are not looked up
 	}
 	kept := fs[:0]
 	for _, f := range fs {
