@@ -14,10 +14,10 @@ import (
 // statements; a setting another process changes is the next search's
 // (here a static model that cannot load, then embeddings off again).
 func TestSearchSeesEmbedderChange(t *testing.T) {
-	ctx := context.Background()
 	loc := pgtest.DSN(t)
 	s, m := cortexServiceAt(t, t.TempDir(), loc, false)
 	s.Getenv = func(string) string { return "" }
+	ctx := context.Background()
 	if err := m.Write(nil); err != nil {
 		t.Fatal(err)
 	}
