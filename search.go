@@ -49,6 +49,10 @@ type LexicalMatch struct {
 	// query occurs in the chunk, in the order the query renders them (its
 	// positive terms, then the excluded ones); Text is then left empty.
 	TF []int
+	// Hit, when not nil, is the chunk's hit as Hits would give it, read
+	// with the match in its snapshot (a store reads a rare query's few
+	// matches so, saving Hits' round trip): the engine does not ask for it.
+	Hit *ChunkHit
 }
 
 // DocFrequency is how many chunks a query term occurs in.

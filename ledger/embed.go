@@ -44,6 +44,11 @@ func (s *Service) embedConfig(ctx context.Context, st clawledger.SearchReader) (
 	if err != nil {
 		return embed.Config{}, err
 	}
+	return s.embedConfigOf(raw)
+}
+
+// embedConfigOf is the embedder configuration of raw, the stored setting.
+func (s *Service) embedConfigOf(raw string) (embed.Config, error) {
 	switch raw {
 	case "":
 		return embed.ConfigFromEnv(s.getenv)
@@ -156,35 +161,66 @@ const (
 // embedder when its vectors are the stored ones, else lexical with a note
 // saying why. The query's own embedding is not cached (a search never
 // writes).
-func (s *Service) searchEngine(ctx context.Context, st clawledger.SearchReader, mode string) (*search.Engine, error) {
-	eng := &search.Engine{Store: st, NotEmbedded: noteNotEmbedded}
+//
+// Unless fresh, the embedder's setting may come from the store's cache
+// (cachedMeta): current, when not nil, then says after the search whether
+// it was still the stored one, and the search is asked again fresh if not.
+func (s *Service) searchEngine(ctx context.Context, st clawledger.SearchReader, mode string, fresh bool) (eng *search.Engine,
+	current func(context.Context) (bool, error), err error) {
+	eng = &search.Engine{Store: st, NotEmbedded: noteNotEmbedded}
 	if mode == search.ModeLexical {
-		return eng, nil
+		return eng, nil, nil
 	}
-	cfg, err := s.embedConfig(ctx, st)
+	raw, current, err := embedSetting(ctx, st, fresh)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	cfg, err := s.embedConfigOf(raw)
+	if err != nil {
+		return nil, nil, err
 	}
 	if cfg.Provider == "" {
 		eng.NoVectors = noteNoEmbedder
-		return eng, nil
+		return eng, current, nil
 	}
 	e, err := s.openEmbedder(cfg)
 	if err != nil {
 		eng.NoVectors = fmt.Sprintf("the embedder (%s) is unavailable: %v; full-text search only", cfg, err)
-		return eng, nil
+		return eng, current, nil
 	}
 	stored, err := st.VectorSpace(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if stored != "" && stored != search.SpaceString(e.Space()) {
 		eng.NoVectors = fmt.Sprintf("the stored vectors are not %s's: run `clawledger embed` to re-embed; full-text search only", cfg)
-		return eng, nil
+		return eng, current, nil
 	}
 	eng.Embedder = e
 	memlimit.Lift() // the search loads every vector
-	return eng, nil
+	return eng, current, nil
+}
+
+// cachedMeta is a store that keeps the search layer's settings between
+// searches (PostgreSQL, where reading one is a round trip): a value as
+// last read, with no round trip, and after the search whether it was
+// still the stored one (read with the search's own statements when it
+// can).
+type cachedMeta interface {
+	CachedSearchMeta(key string) (v string, stamp uint64, ok bool)
+	SearchMetaCurrent(ctx context.Context, key, v string, stamp uint64) (bool, error)
+}
+
+// embedSetting is the stored embedder setting: from the store's cache
+// unless fresh, with the check of it after the search (nil when read).
+func embedSetting(ctx context.Context, st clawledger.SearchReader, fresh bool) (string, func(context.Context) (bool, error), error) {
+	if c, ok := st.(cachedMeta); ok && !fresh {
+		if v, stamp, ok := c.CachedSearchMeta(embedConfigKey); ok {
+			return v, func(ctx context.Context) (bool, error) { return c.SearchMetaCurrent(ctx, embedConfigKey, v, stamp) }, nil
+		}
+	}
+	v, err := st.SearchMeta(ctx, embedConfigKey)
+	return v, nil, err
 }
 
 // Reindex rebuilds the search index from the ledger in one transaction

@@ -180,18 +180,30 @@ func (s *Service) Search(ctx context.Context, req SearchRequest) (*view.Search, 
 			return nil, err
 		}
 	}
-	eng, err := s.searchEngine(ctx, idx, req.Mode)
-	if err != nil {
-		return nil, err
+	run := func(fresh bool) (*search.Result, func(context.Context) (bool, error), error) {
+		eng, current, err := s.searchEngine(ctx, idx, req.Mode, fresh)
+		if err != nil {
+			return nil, nil, err
+		}
+		if req.Episodes {
+			eng.NotEmbedded = noteEpisodesNotEmbedded
+		} else if eng.Embedder != nil {
+			if err := s.matrix.fill(ctx, r, eng); err != nil {
+				return nil, nil, err
+			}
+		}
+		res, err := eng.Search(ctx, sr)
+		return res, current, err
 	}
-	if req.Episodes {
-		eng.NotEmbedded = noteEpisodesNotEmbedded
-	} else if eng.Embedder != nil {
-		if err := s.matrix.fill(ctx, r, eng); err != nil {
-			return nil, err
+	res, current, err := run(false)
+	if err == nil && current != nil {
+		// the embedder's setting came from the store's cache: asked again
+		// when it changed before the search's snapshot
+		var same bool
+		if same, err = current(ctx); err == nil && !same {
+			res, _, err = run(true)
 		}
 	}
-	res, err := eng.Search(ctx, sr)
 	if err != nil {
 		return nil, err
 	}

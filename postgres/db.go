@@ -54,6 +54,9 @@ type DB struct {
 	// lockSpace keys this ledger's advisory locks: the oid of its hosts
 	// table, so ledgers in two schemas of one database never share a lock
 	lockSpace int32
+	// meta is the search layer's settings as last read, shared with the
+	// store's views (metacache.go)
+	meta *metaCache
 
 	w *writer // nil for readers and views
 }
@@ -69,7 +72,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{where: maskDSN(dsn), secret: cfg.ConnConfig.Password, cfg: cfg}
+	db := &DB{where: maskDSN(dsn), secret: cfg.ConnConfig.Password, cfg: cfg, meta: &metaCache{}}
 	if db.host, err = hostName(opt.Host); err != nil {
 		return nil, err
 	}

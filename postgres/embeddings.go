@@ -49,6 +49,7 @@ const setMetaSQL = `INSERT INTO search_meta(key, value) VALUES($1, $2) ON CONFLI
 
 // SetSearchMeta stores a search_meta value; "" deletes it.
 func (db *DB) SetSearchMeta(ctx context.Context, key, value string) error {
+	defer db.meta.forget()
 	return db.ownTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		if value == "" {
@@ -65,6 +66,7 @@ func (db *DB) SetSearchMeta(ctx context.Context, key, value string) error {
 // many were deleted.
 func (db *DB) UseVectorSpace(ctx context.Context, space string) (int64, error) {
 	var n int64
+	defer db.meta.forget()
 	err := db.ownTx(ctx, func(tx pgx.Tx) error {
 		n = 0
 		var cur string

@@ -70,13 +70,20 @@ func (db *DB) fromPostings(ctx context.Context, pq *postingQuery, expr string, f
 	b.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
 	var s *postingsState
 	var newest, chunks, tokens int64
-	// with the corpus totals, which a first page's snapshot takes from here
+	// with the corpus totals, which a first page's snapshot takes from here,
+	// and the search layer's settings, which check the embedder's setting
+	// the search was begun with (metacache.go)
 	b.Queue(`SELECT shift, sealed_below, legacy_end, ARRAY(SELECT blk::bigint FROM search_sealed ORDER BY blk),
-		(SELECT coalesce(max(id), 0) FROM search_chunks), t.chunks, t.tokens FROM search_postings_state,
+		(SELECT coalesce(max(id), 0) FROM search_chunks), t.chunks, t.tokens, ` + metaColumns + ` FROM search_postings_state,
 		(SELECT coalesce(sum(chunks), 0)::bigint AS chunks, coalesce(sum(tokens), 0)::bigint AS tokens FROM search_stats) t`).
 		QueryRow(func(r pgx.Row) (err error) {
 			s = &postingsState{}
-			return r.Scan(&s.shift, &s.sealedBelow, &s.legacyEnd, &s.sealed, &newest, &chunks, &tokens)
+			var keys, values []string
+			if err := r.Scan(&s.shift, &s.sealedBelow, &s.legacyEnd, &s.sealed, &newest, &chunks, &tokens, &keys, &values); err != nil {
+				return err
+			}
+			db.meta.saw(keys, values)
+			return nil
 		})
 	// each positive word's postings by range (the index holds n)
 	positive := pq.words[:len(pq.k.lexemes)]
@@ -123,6 +130,7 @@ func (db *DB) fromPostings(ctx context.Context, pq *postingQuery, expr string, f
 	}
 	slices.SortFunc(sealed, func(a, b int64) int { return cmp.Compare(b, a) })
 
+	var hits map[int64]*clawledger.ChunkHit // a rare query's, by chunk
 	m := newRangeMatcher(pq, int(size))
 	var found []clawledger.LexicalMatch // from the postings, newest first
 	var fromTail []clawledger.LexicalMatch
@@ -145,6 +153,13 @@ func (db *DB) fromPostings(ctx context.Context, pq *postingQuery, expr string, f
 			postingsHook(expr, read)
 		}
 		b := &pgx.Batch{}
+		if pass == 0 && len(tail) <= 1 && (s.sealedBelow > 0 || len(s.sealed) > 0) && rare(pq, counts) {
+			// a rare query's matches with their hits, through the word index
+			// (before enable_indexscan is off: the join reads sources by key)
+			hits = map[int64]*clawledger.ChunkHit{}
+			b.Queue(hitsSQL+` WHERE c.words @@ $1::tsquery LIMIT `+strconv.Itoa(rareHits), expr).
+				Query(func(r pgx.Rows) error { return scanHits(r, hits) })
+		}
 		if pass == 0 && len(tail) > 0 {
 			var p params
 			cond := tailSQL(tail, s.shift, f.MaxID, &p)
@@ -255,7 +270,31 @@ func (db *DB) fromPostings(ctx context.Context, pq *postingQuery, expr string, f
 	}
 	out = append(fromTail, found...)
 	slices.SortFunc(out, func(a, b clawledger.LexicalMatch) int { return cmp.Compare(b.ID, a.ID) })
-	return out[:min(len(out), want)], true, nil
+	out = out[:min(len(out), want)]
+	for i := range out {
+		out[i].Hit = hits[out[i].ID]
+	}
+	return out, true, nil
+}
+
+// rareHits is how many postings of a query (the sum of its bounds over
+// the ranges sealed) make it rare: its search reads its matches' hits
+// with them, in the postings' second round trip, so the engine does not
+// ask Hits in a round trip of its own (LexicalMatch.Hit); the word index
+// gives at most as many (a word rare in the ranges sealed may be common
+// in the range not sealed yet, the newest: the rest are read by Hits;
+// with more ranges not sealed, or none sealed, the counts say nothing).
+const rareHits = 64
+
+// rare reports whether pq's postings per range (counts) make it rare.
+func rare(pq *postingQuery, counts map[int64][]int) bool {
+	n := 0
+	for _, ns := range counts {
+		if n += pq.bound(ns); n > rareHits {
+			return false
+		}
+	}
+	return true
 }
 
 // tailSQL is the condition on search_chunks c that keeps the chunks of

@@ -812,31 +812,37 @@ func (db *DB) Hits(ctx context.Context, ids []int64) (map[int64]*clawledger.Chun
 	}
 	err := db.pool.generic(ctx, func(b *pgx.Batch) {
 		clear(out)
-		b.Queue(`SELECT c.id, c.kind, c.source_id, c.line_id, c.agent_id, c.session_id, c.entry_id,
-			c.role, c.ts_ms, c.start_line, c.end_line, c.part, c.hash, c.text, d.path, s.rel_path, s.class, s.gone_at_ms <> 0
-			FROM search_chunks c JOIN sources s ON s.id = c.source_id JOIN state_dirs d ON d.id = s.state_dir_id
-			WHERE c.id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				h := &clawledger.ChunkHit{}
-				c := &h.Chunk
-				var part int32
-				if err := rows.Scan(&c.ID, &c.Kind, &c.SourceID, &c.LineID, &c.AgentID, &c.SessionID, &c.EntryID, &c.Role, &c.TsMs,
-					&c.StartLine, &c.EndLine, &part, &c.Hash, &c.Text, &h.StateDir, &h.Path, &h.Class, &h.Gone); err != nil {
-					return err
-				}
-				c.Part = int(part)
-				if search.FileKind(c.Kind) {
-					h.Class = ""
-				}
-				out[c.ID] = h
-			}
-			return rows.Err()
-		})
+		b.Queue(hitsSQL+` WHERE c.id = ANY($1)`, ids).Query(func(rows pgx.Rows) error { return scanHits(rows, out) })
 	})
 	if err != nil {
 		return nil, db.fail(err)
 	}
 	return out, db.memoryIndexHits(ctx, ids, out)
+}
+
+// hitsSQL reads chunks' hits, with their sources and state dirs (a
+// condition on c follows).
+const hitsSQL = `SELECT c.id, c.kind, c.source_id, c.line_id, c.agent_id, c.session_id, c.entry_id,
+	c.role, c.ts_ms, c.start_line, c.end_line, c.part, c.hash, c.text, d.path, s.rel_path, s.class, s.gone_at_ms <> 0
+	FROM search_chunks c JOIN sources s ON s.id = c.source_id JOIN state_dirs d ON d.id = s.state_dir_id`
+
+// scanHits adds the hits of rows of hitsSQL to out.
+func scanHits(rows pgx.Rows, out map[int64]*clawledger.ChunkHit) error {
+	for rows.Next() {
+		h := &clawledger.ChunkHit{}
+		c := &h.Chunk
+		var part int32
+		if err := rows.Scan(&c.ID, &c.Kind, &c.SourceID, &c.LineID, &c.AgentID, &c.SessionID, &c.EntryID, &c.Role, &c.TsMs,
+			&c.StartLine, &c.EndLine, &part, &c.Hash, &c.Text, &h.StateDir, &h.Path, &h.Class, &h.Gone); err != nil {
+			return err
+		}
+		c.Part = int(part)
+		if search.FileKind(c.Kind) {
+			h.Class = ""
+		}
+		out[c.ID] = h
+	}
+	return rows.Err()
 }
 
 // LoadVectors adds every stored chunk vector to x, in chunk order, from

@@ -318,6 +318,17 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		req.Now = snap.Now
 	}
 	var lex []laneHit
+	var read map[int64]*HitInfo // the hits the lexical lane's matches came with
+	if first != nil {
+		for _, m := range first.matches {
+			if m.Hit != nil {
+				if read == nil {
+					read = map[int64]*HitInfo{}
+				}
+				read[m.ID] = m.Hit
+			}
+		}
+	}
 	if res.Mode != ModeVector {
 		if lex, err = e.lexical(ctx, p, &req, snap, corpus, first, res); err != nil {
 			return nil, err
@@ -357,7 +368,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 			}
 		}
 		lexK := lex[:min(pool, len(lex))]
-		fs, info, err := e.rank(ctx, &req, res.Mode, lexK, vec)
+		fs, info, err := e.rank(ctx, &req, res.Mode, lexK, vec, read)
 		if err != nil {
 			return nil, err
 		}
@@ -479,7 +490,8 @@ type lexRead struct {
 
 // rank fuses the lanes' candidates and orders them: decay, one chunk per
 // document, MMR, the minimum score.
-func (e *Engine) rank(ctx context.Context, req *Request, mode string, lex, vec []laneHit) ([]*fused, map[int64]*HitInfo, error) {
+// read holds the hits of candidates already read (LexicalMatch.Hit).
+func (e *Engine) rank(ctx context.Context, req *Request, mode string, lex, vec []laneHit, read map[int64]*HitInfo) ([]*fused, map[int64]*HitInfo, error) {
 	vw, tw := VectorWeight, TextWeight
 	switch mode {
 	case ModeLexical:
@@ -488,13 +500,21 @@ func (e *Engine) rank(ctx context.Context, req *Request, mode string, lex, vec [
 		vw, tw = 1, 0
 	}
 	fs := fuse(lex, vec, req.Fusion, vw, tw)
-	ids := make([]int64, len(fs))
-	for i, f := range fs {
-		ids[i] = f.id
+	ids := make([]int64, 0, len(fs))
+	for _, f := range fs {
+		if read[f.id] == nil {
+			ids = append(ids, f.id)
+		}
 	}
-	info, err := e.Store.Hits(ctx, ids)
-	if err != nil {
-		return nil, nil, err
+	info := map[int64]*HitInfo{}
+	if len(ids) > 0 {
+		var err error
+		if info, err = e.Store.Hits(ctx, ids); err != nil {
+			return nil, nil, err
+		}
+	}
+	for id, h := range read {
+		info[id] = h // a candidate or not: the others are not looked up
 	}
 	kept := fs[:0]
 	for _, f := range fs {
