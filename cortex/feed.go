@@ -66,9 +66,9 @@ type Feed struct {
 	derived map[int64]span
 	err     error
 	// the changes are gob values of one stream, whose type definitions
-	// (primer, a zero change) start the spill: a decoder or encoder per
-	// change compiled its engine and sent the types every time (a tenth of
-	// the cortex's feed and update)
+	// (primer, a zero change) start the spill: an encoder and a decoder
+	// per change wrote the types and compiled the decoder's engine every
+	// time (2.3% of a full ingest's instructions, docs/benchmarks.md)
 	enc    *gob.Encoder
 	encBuf bytes.Buffer
 	primer span
