@@ -506,12 +506,15 @@ func (e *Engine) rank(ctx context.Context, req *Request, mode string, lex, vec [
 			ids = append(ids, f.id)
 		}
 	}
-	info := map[int64]*HitInfo{}
+	var info map[int64]*HitInfo
 	if len(ids) > 0 {
 		var err error
 		if info, err = e.Store.Hits(ctx, ids); err != nil {
 			return nil, nil, err
 		}
+	}
+	if info == nil { // nothing to look up, or a store that found nothing
+		info = make(map[int64]*HitInfo, len(read))
 	}
 	for id, h := range read {
 		info[id] = h // a candidate or not: the others are not looked up
